@@ -1,0 +1,100 @@
+package org.standalonecinder.provisioner.cinder;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The narrow view of Cinder (block storage API v3) that the provisioner needs.
+ *
+ * <p>Implementations are thread-safe. Every method blocks until Cinder answered or the call's
+ * timeout passed, and fails with a {@link CinderException} subtype mapped from Cinder's answer;
+ * callers on an event loop must call it from a worker. The types are this project's own: no SDK
+ * type crosses this interface.
+ */
+public interface CinderClient extends AutoCloseable {
+
+  /** The server's microversion range and the version this client sends on every call. */
+  ApiVersions apiVersions();
+
+  /** Starts creating a volume; the result is usually still {@code creating}. */
+  Volume createVolume(VolumeSpec spec);
+
+  /** The volume, or empty when Cinder does not know it. */
+  Optional<Volume> getVolume(String volumeId);
+
+  /**
+   * Volumes whose name is {@code name} (when not null) and whose metadata contains every entry of
+   * {@code metadata}. Looking up before creating is what makes provisioning idempotent.
+   */
+  List<Volume> findVolumes(String name, Map<String, String> metadata);
+
+  /**
+   * Polls until the volume's status is one of {@code wanted}, with exponential backoff.
+   *
+   * @throws CinderException.UnexpectedState when it reaches an {@code error*} status or the
+   *     deadline passes
+   * @throws CinderException.NotFound when the volume disappears
+   */
+  Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff backoff);
+
+  /**
+   * Polls until Cinder no longer knows the volume.
+   *
+   * @throws CinderException.UnexpectedState when it reaches {@code error_deleting} or the deadline
+   *     passes
+   */
+  void awaitVolumeDeleted(String volumeId, Backoff backoff);
+
+  /** Starts deleting the volume. A volume that is already gone counts as deleted. */
+  void deleteVolume(String volumeId);
+
+  /** Grows the volume to {@code newSizeGib}. */
+  void extendVolume(String volumeId, int newSizeGib);
+
+  /** Marks the volume {@code attaching} so nothing else takes it (os-reserve). */
+  void reserve(String volumeId);
+
+  /** Undoes {@link #reserve}: back to {@code available} (os-unreserve). */
+  void unreserve(String volumeId);
+
+  /** Exports the volume to the connector and returns how to reach it. */
+  ConnectionInfo initializeConnection(String volumeId, Connector connector);
+
+  /** Withdraws the export made for the connector. */
+  void terminateConnection(String volumeId, Connector connector);
+
+  /**
+   * Creates an attachment with a connector and no instance (Nova is never involved), and returns it
+   * with its connection info. Needs microversion 3.27.
+   *
+   * @throws CinderException.Unsupported when the server is older
+   */
+  Attachment createAttachment(String volumeId, Connector connector);
+
+  /** Marks the attachment complete, the volume becomes {@code in-use} (needs 3.44). */
+  void completeAttachment(String attachmentId);
+
+  /** Deletes the attachment. One that is already gone counts as deleted. */
+  void deleteAttachment(String attachmentId);
+
+  /** Starts a snapshot of the volume. */
+  Snapshot createSnapshot(String volumeId, String name, Map<String, String> metadata);
+
+  /** The snapshot, or empty when Cinder does not know it. */
+  Optional<Snapshot> getSnapshot(String snapshotId);
+
+  /** Polls until the snapshot is {@code available}. */
+  Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff);
+
+  /** Starts deleting the snapshot. One that is already gone counts as deleted. */
+  void deleteSnapshot(String snapshotId);
+
+  /** The scheduler's pools with their capacity (needs an admin role). */
+  List<Pool> pools();
+
+  /** Releases connections and threads. */
+  @Override
+  void close();
+}

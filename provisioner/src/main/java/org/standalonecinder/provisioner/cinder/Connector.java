@@ -1,0 +1,39 @@
+package org.standalonecinder.provisioner.cinder;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The host-side description Cinder needs to export a volume (os-brick's "connector").
+ *
+ * <p>Without Nova there is no compute host: the provisioner sends one cluster-wide initiator, and
+ * the same initiator name goes into the PersistentVolume so that nodes can log in.
+ *
+ * @param initiator the iSCSI initiator IQN
+ * @param host a host name for Cinder's records
+ * @param ip an address for Cinder's records (some drivers use it for access lists)
+ * @param multipath whether to ask for all portals
+ */
+public record Connector(String initiator, String host, String ip, boolean multipath) {
+
+  public Connector {
+    Objects.requireNonNull(initiator, "initiator");
+    Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(ip, "ip");
+  }
+
+  /** The connector as Cinder's API expects it. */
+  public Map<String, Object> toApi() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("initiator", initiator);
+    m.put("host", host);
+    m.put("ip", ip);
+    m.put("multipath", multipath);
+    m.put("platform", "x86_64");
+    m.put("os_type", "linux2");
+    // Never let Cinder try to attach on its own host.
+    m.put("do_local_attach", false);
+    return m;
+  }
+}

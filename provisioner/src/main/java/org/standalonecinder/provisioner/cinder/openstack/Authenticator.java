@@ -1,0 +1,6 @@
+package org.standalonecinder.provisioner.cinder.openstack;
+
+/** Obtains a fresh token; each call goes to Keystone (or, for noauth, nowhere). */
+interface Authenticator {
+  AuthToken authenticate();
+}

@@ -1,0 +1,11 @@
+package org.standalonecinder.provisioner.cli;
+
+import picocli.CommandLine.Command;
+
+/** Commands that talk to Cinder directly. */
+@Command(
+    name = "cinder",
+    mixinStandardHelpOptions = true,
+    description = "Talk to Cinder directly.",
+    subcommands = {CheckCommand.class})
+final class CinderCommand {}

@@ -1,0 +1,12 @@
+package org.standalonecinder.provisioner.config;
+
+/** The configuration is wrong; the message names the key and its source and says what to change. */
+public class ConfigException extends RuntimeException {
+  public ConfigException(String message) {
+    super(message);
+  }
+
+  public ConfigException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}
