@@ -268,7 +268,8 @@ class OpenStackCinderClientTest {
 
   @Test
   void aDroppedConnectionIsUnavailable() {
-    cloud.cinderAlways(r -> new MockResponse().setSocketPolicy(SocketPolicy.DISCONNECT_AFTER_REQUEST));
+    cloud.cinderAlways(
+        r -> new MockResponse().setSocketPolicy(SocketPolicy.DISCONNECT_AFTER_REQUEST));
     assertThatThrownBy(() -> client(noauth()).getVolume(VOLUME))
         .isInstanceOf(CinderException.Unavailable.class)
         .hasMessageContaining("no answer");
