@@ -23,10 +23,10 @@ import okhttp3.mockwebserver.RecordedRequest;
  * a test queues something else. Keystone lives under {@code /identity/v3}, Cinder under {@code
  * /volume/v3/<project>}; the version document at {@code /volume/}.
  */
-final class MockCloud implements AutoCloseable {
+public final class MockCloud implements AutoCloseable {
 
-  static final ObjectMapper JSON = new ObjectMapper();
-  static final String PROJECT = "30543a7fe9334f6194de775b13aff533";
+  public static final ObjectMapper JSON = new ObjectMapper();
+  public static final String PROJECT = "30543a7fe9334f6194de775b13aff533";
 
   final MockWebServer server = new MockWebServer();
   final List<RecordedRequest> keystoneRequests = Collections.synchronizedList(new ArrayList<>());
@@ -39,7 +39,7 @@ final class MockCloud implements AutoCloseable {
   private ArrayNode catalog;
   private String expiresAt = "2099-01-01T00:00:00.000000Z";
 
-  MockCloud() {
+  public MockCloud() {
     server.setDispatcher(
         new Dispatcher() {
           @Override
@@ -82,50 +82,50 @@ final class MockCloud implements AutoCloseable {
     }
   }
 
-  String url(String path) {
+  public String url(String path) {
     return server.url(path).toString();
   }
 
-  synchronized MockCloud thenCinder(Function<RecordedRequest, MockResponse> f) {
+  public synchronized MockCloud thenCinder(Function<RecordedRequest, MockResponse> f) {
     cinder.add(f);
     return this;
   }
 
-  synchronized MockCloud thenCinder(MockResponse r) {
+  public synchronized MockCloud thenCinder(MockResponse r) {
     return thenCinder(req -> r);
   }
 
-  synchronized MockCloud cinderAlways(Function<RecordedRequest, MockResponse> f) {
+  public synchronized MockCloud cinderAlways(Function<RecordedRequest, MockResponse> f) {
     cinderDefault = f;
     return this;
   }
 
-  synchronized MockCloud thenKeystone(MockResponse r) {
+  public synchronized MockCloud thenKeystone(MockResponse r) {
     keystone.add(req -> r);
     return this;
   }
 
-  synchronized MockCloud keystoneAlways(Function<RecordedRequest, MockResponse> f) {
+  public synchronized MockCloud keystoneAlways(Function<RecordedRequest, MockResponse> f) {
     keystoneDefault = f;
     return this;
   }
 
-  MockCloud catalog(ArrayNode c) {
+  public MockCloud catalog(ArrayNode c) {
     this.catalog = c;
     return this;
   }
 
-  ArrayNode catalog() {
+  public ArrayNode catalog() {
     return catalog;
   }
 
-  MockCloud expiresAt(String instant) {
+  public MockCloud expiresAt(String instant) {
     this.expiresAt = instant;
     return this;
   }
 
   /** A Keystone 201 with the recorded body, this mock's catalog and the given token id. */
-  MockResponse token(String id) {
+  public MockResponse token(String id) {
     ObjectNode body = (ObjectNode) load("keystone-token.json").get("body").deepCopy();
     ObjectNode t = (ObjectNode) body.get("token");
     t.set("catalog", catalog);
@@ -137,7 +137,7 @@ final class MockCloud implements AutoCloseable {
         .setBody(body.toString());
   }
 
-  static JsonNode load(String name) {
+  public static JsonNode load(String name) {
     try (InputStream in = MockCloud.class.getResourceAsStream("/transcripts/" + name)) {
       if (in == null) {
         throw new IllegalArgumentException("no transcript " + name);
@@ -149,7 +149,7 @@ final class MockCloud implements AutoCloseable {
   }
 
   /** The recorded answer: status, request id and body as the real Cinder sent them. */
-  static MockResponse recorded(String name) {
+  public static MockResponse recorded(String name) {
     JsonNode t = load(name);
     MockResponse r =
         new MockResponse()
@@ -166,7 +166,7 @@ final class MockCloud implements AutoCloseable {
     return r;
   }
 
-  static MockResponse status(int code, String body) {
+  public static MockResponse status(int code, String body) {
     return new MockResponse()
         .setResponseCode(code)
         .setHeader("Content-Type", "application/json")

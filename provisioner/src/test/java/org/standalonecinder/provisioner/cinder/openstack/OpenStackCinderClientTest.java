@@ -465,6 +465,34 @@ class OpenStackCinderClientTest {
     assertThat(auth.at("/scope/OS-TRUST:trust/id").asText()).isEqualTo("trust-42");
   }
 
+  @Test
+  void keystoneV2PasswordForLegacyClouds() throws Exception {
+    String cinderUrl = cloud.url("/volume/v3/" + MockCloud.PROJECT);
+    cloud.keystoneAlways(
+        r ->
+            MockCloud.status(
+                200,
+                "{\"access\":{\"token\":{\"id\":\"v2-token\",\"expires\":"
+                    + "\"2099-01-01T00:00:00Z\",\"tenant\":{\"id\":\"t1\",\"name\":\"k8s\"}},"
+                    + "\"serviceCatalog\":[{\"type\":\"volumev3\",\"name\":\"cinderv3\","
+                    + "\"endpoints\":[{\"region\":\"RegionOne\",\"publicURL\":\""
+                    + cinderUrl
+                    + "\",\"internalURL\":\""
+                    + cinderUrl
+                    + "\",\"adminURL\":\""
+                    + cinderUrl
+                    + "\"}]}],\"user\":{\"id\":\"u1\",\"name\":\"provisioner\",\"roles\":[]}}}"));
+    Map<ConfigKey, String> cfg = keystone();
+    cfg.put(ConfigKey.AUTH_URL, cloud.url("/identity/v2.0"));
+    assertThat(client(cfg).getVolume(VOLUME)).isPresent();
+    RecordedRequest auth = cloud.keystoneRequests.get(0);
+    assertThat(auth.getPath()).isEqualTo("/identity/v2.0/tokens");
+    JsonNode body = MockCloud.JSON.readTree(auth.getBody().readUtf8()).path("auth");
+    assertThat(body.at("/passwordCredentials/username").asText()).isEqualTo("provisioner");
+    assertThat(body.at("/tenantName").asText()).isEqualTo("k8s");
+    assertThat(lastCinder().getHeader("X-Auth-Token")).isEqualTo("v2-token");
+  }
+
   // ------------------------------------------------------------------ TLS
 
   @Test

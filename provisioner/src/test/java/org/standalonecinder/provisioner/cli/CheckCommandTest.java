@@ -1,0 +1,158 @@
+package org.standalonecinder.provisioner.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.provisioner.cinder.openstack.MockCloud;
+import picocli.CommandLine;
+
+/** The diagnostic's exit code and the line it prints, for each thing that can be wrong. */
+class CheckCommandTest {
+
+  private final MockCloud cloud = new MockCloud();
+
+  @AfterEach
+  void stop() throws Exception {
+    cloud.close();
+  }
+
+  private Map<String, String> noauth() {
+    Map<String, String> env = new HashMap<>();
+    env.put("OS_CINDER_ENDPOINT", cloud.url("/volume/v3"));
+    env.put("OS_PROJECT_ID", MockCloud.PROJECT);
+    return env;
+  }
+
+  private Map<String, String> keystone() {
+    Map<String, String> env = new HashMap<>();
+    env.put("OS_AUTH_URL", cloud.url("/identity/v3"));
+    env.put("OS_USERNAME", "provisioner");
+    env.put("OS_PASSWORD", "pw");
+    env.put("OS_PROJECT_NAME", "k8s");
+    return env;
+  }
+
+  static Arguments row(
+      String name, Consumer<MockCloud> setup, boolean keystone, int exit, String... lines) {
+    return Arguments.of(name, setup, keystone, exit, lines);
+  }
+
+  static Stream<Arguments> cases() {
+    Consumer<MockCloud> healthy =
+        c ->
+            c.cinderAlways(
+                r ->
+                    r.getPath().contains("get_pools")
+                        ? MockCloud.recorded("get-pools-detail.json")
+                        : MockCloud.recorded("list-volumes-metadata.json"));
+    return Stream.of(
+        row(
+            "noauth, all well",
+            healthy,
+            false,
+            0,
+            "configuration   ok    NOAUTH",
+            "api versions    ok    server 3.0 .. 3.70, using 3.70 (attachments API available)",
+            "project         ok",
+            "pools           ok    1 pool(s)",
+            "protocol iSCSI"),
+        row(
+            "keystone, all well",
+            healthy,
+            true,
+            0,
+            "configuration   ok    V3_PASSWORD",
+            "endpoint        ok    http://",
+            "/volume/v3/" + MockCloud.PROJECT),
+        row(
+            "credentials refused",
+            c -> c.keystoneAlways(r -> MockCloud.status(401, "{\"error\":{\"message\":\"no\"}}")),
+            true,
+            CheckCommand.REFUSED,
+            "authentication  FAIL  Keystone authentication as user 'provisioner'"),
+        row(
+            "no volumev3 in the catalog",
+            c -> {
+              ArrayNode only = MockCloud.JSON.createArrayNode();
+              for (JsonNode svc : c.catalog()) {
+                if (svc.path("type").asText().equals("identity")) {
+                  only.add(svc);
+                }
+              }
+              c.catalog(only);
+            },
+            true,
+            CheckCommand.MISMATCH,
+            "authentication  FAIL  the Keystone catalog has no volumev3 or block-storage endpoint"),
+        row(
+            "pools are admin-only",
+            c ->
+                c.cinderAlways(
+                    r ->
+                        r.getPath().contains("get_pools")
+                            ? MockCloud.status(403, "{\"forbidden\":{\"message\":\"Policy\"}}")
+                            : MockCloud.recorded("list-volumes-metadata.json")),
+            false,
+            0,
+            "pools           WARN"),
+        row(
+            "Cinder answers 500",
+            c -> c.cinderAlways(r -> MockCloud.status(500, "{}")),
+            false,
+            CheckCommand.UNREACHABLE,
+            "project         FAIL"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cases")
+  void check(String name, Consumer<MockCloud> setup, boolean keystone, int exit, String[] lines) {
+    setup.accept(cloud);
+    CheckCommand cmd = new CheckCommand();
+    cmd.env = keystone ? keystone() : noauth();
+    StringWriter out = new StringWriter();
+    int code = new CommandLine(cmd).setOut(new PrintWriter(out, true)).execute();
+    assertThat(out.toString()).contains(lines);
+    assertThat(code).as(out.toString()).isEqualTo(exit);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("offline")
+  void offline(String name, Map<String, String> env, int exit, String line) {
+    CheckCommand cmd = new CheckCommand();
+    cmd.env = env;
+    StringWriter out = new StringWriter();
+    int code = new CommandLine(cmd).setOut(new PrintWriter(out, true)).execute();
+    assertThat(out.toString()).contains(line);
+    assertThat(code).isEqualTo(exit);
+  }
+
+  static Stream<Arguments> offline() {
+    return Stream.of(
+        Arguments.of(
+            "no configuration",
+            Map.of(),
+            CheckCommand.BAD_CONFIG,
+            "configuration   FAIL  no cloud configured"),
+        Arguments.of(
+            "tenant name in noauth",
+            Map.of("OS_CINDER_ENDPOINT", "http://127.0.0.1:9/v3", "OS_PROJECT_ID", "admin"),
+            CheckCommand.BAD_CONFIG,
+            "every call would get 404"),
+        Arguments.of(
+            "nothing listens",
+            Map.of("OS_CINDER_ENDPOINT", "http://127.0.0.1:9/v3", "OS_PROJECT_ID", "abc"),
+            CheckCommand.UNREACHABLE,
+            "api versions    FAIL"));
+  }
+}
