@@ -24,7 +24,8 @@ if "$ROOT/dev/cinder-local/start.sh" --keystone --running; then
   echo "dev/test.sh: using the local Cinder that is already running ($STATE)"
 else
   started=1
-  "$ROOT/dev/cinder-local/start.sh" --keystone
+  # A fresh state: tests see only what they create.
+  "$ROOT/dev/cinder-local/start.sh" --keystone --fresh
 fi
 
 cd "$ROOT"

@@ -98,7 +98,10 @@ public record CloudConfig(
 
   public CloudConfig {
     Objects.requireNonNull(auth, "auth");
-    sources = Map.copyOf(sources);
+    Map<ConfigKey, String> ordered = new EnumMap<>(ConfigKey.class);
+    ordered.putAll(sources);
+    // Key order, so that the start-up log reads like the configuration reference.
+    sources = java.util.Collections.unmodifiableMap(ordered);
   }
 
   /** Validates and types the merged settings. */
@@ -295,7 +298,6 @@ public record CloudConfig(
   /** One line per setting with its source, secrets masked: for the start-up log. */
   public List<String> describe() {
     List<String> lines = new ArrayList<>();
-    lines.add("auth method: " + auth);
     sources.forEach(
         (k, src) -> lines.add(k.display() + " = " + shown(k) + "   (from " + src + ")"));
     return lines;

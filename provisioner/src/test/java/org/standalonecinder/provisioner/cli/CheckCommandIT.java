@@ -1,0 +1,77 @@
+package org.standalonecinder.provisioner.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/**
+ * The diagnostic against the real local Cinder, both APIs, from a cloud.conf as a user writes it.
+ */
+class CheckCommandIT {
+
+  @TempDir Path dir;
+
+  private static Map<String, String> localEnv() throws IOException {
+    String file = System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env");
+    Map<String, String> m = new HashMap<>();
+    for (String line : Files.readAllLines(Path.of(file))) {
+      int eq = line.indexOf('=');
+      if (!line.startsWith("#") && eq > 0) {
+        m.put(line.substring(0, eq), line.substring(eq + 1));
+      }
+    }
+    return m;
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "noauth, 0, endpoint        ok    http://127.0.0.1:8776/v3/",
+    "keystone, 0, endpoint        ok    http://127.0.0.1:8777/v3/",
+    "keystone with a wrong password, 3, authentication  FAIL  Keystone authentication",
+    "keystone in another region, 4, in region RegionTwo"
+  })
+  void check(String mode, int exit, String line) throws IOException {
+    Map<String, String> e = localEnv();
+    String ini =
+        mode.equals("noauth")
+            ? "[Global]\ncinder-endpoint = "
+                + e.get("CINDER_ENDPOINT")
+                + "\ntenant-id = "
+                + e.get("CINDER_PROJECT_ID")
+                + "\n"
+            : "[Global]\nauth-url = "
+                + e.get("OS_AUTH_URL")
+                + "\nusername = "
+                + e.get("OS_USERNAME")
+                + "\npassword = \""
+                + (mode.contains("wrong password") ? "wrong" : e.get("OS_PASSWORD"))
+                + "\"\ntenant-name = "
+                + e.get("OS_PROJECT_NAME")
+                + "\ndomain-name = Default\nregion = "
+                + (mode.contains("region") ? "RegionTwo" : e.get("OS_REGION_NAME"))
+                + "\n";
+    Path conf = Files.writeString(dir.resolve("cloud.conf"), ini);
+    CheckCommand cmd = new CheckCommand();
+    cmd.env = Map.of();
+    StringWriter out = new StringWriter();
+    int code =
+        new CommandLine(cmd)
+            .setOut(new PrintWriter(out, true))
+            .execute("--cloud-config", conf.toString());
+    assertThat(out.toString()).contains(line);
+    assertThat(code).as(out.toString()).isEqualTo(exit);
+    if (exit == 0) {
+      assertThat(out.toString()).contains("pools           ok    1 pool(s)", "protocol iSCSI");
+    }
+  }
+}
