@@ -11,7 +11,8 @@
 #   rabbitmq-server (oslo.messaging transport)   127.0.0.1:5672 (+epmd 4369,
 #                                                 dist 25672)
 #   tgtd (user-space iSCSI target)               127.0.0.1:3260 (backend file)
-#   cinder-volume, cinder-scheduler, cinder-api  127.0.0.1:8776, sqlite DB
+#   mariadb (cinder's database)                   unix socket only, no TCP
+#   cinder-volume, cinder-scheduler, cinder-api  127.0.0.1:8776
 #   keystone under uwsgi (only with --keystone)  127.0.0.1:5000, sqlite DB
 #   a second cinder-api with auth_strategy=keystone (only with --keystone)
 #                                                 127.0.0.1:8777 (API port + 1)
@@ -151,7 +152,7 @@ mem_report() {
 if [ "$STATUS_ONLY" = 1 ]; then mem_report; exit 0; fi
 
 # ----------------------------------------------------------------- install
-PKGS="cinder-api cinder-scheduler cinder-volume rabbitmq-server tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra"
+PKGS="cinder-api cinder-scheduler cinder-volume rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra"
 [ "$KEYSTONE" = 1 ] && PKGS="$PKGS keystone uwsgi-core uwsgi-plugin-python3"
 has_backend rbd && PKGS="$PKGS ceph-mon ceph-mgr ceph-osd ceph-common python3-rbd python3-rados"
 missing=""
@@ -198,6 +199,7 @@ fi
 # ----------------------------------------------------------------- already up?
 if pid_alive "$RUN/cinder-api.pid" cinder-api && pid_alive "$RUN/cinder-volume.pid" cinder-volume \
    && pid_alive "$RUN/cinder-scheduler.pid" cinder-scheduler && pid_alive "$RUN/rabbitmq.pid" rabbitmq \
+   && pid_alive "$RUN/mariadb.pid" mariadbd \
    && [ -s "$STATE/cinder-local.env" ] && [ "$(http_code "http://127.0.0.1:$API_PORT/")" = 300 ] \
    && [ "$(cat "$RUN/backend" 2>/dev/null)" = "$BACKEND" ] && [ "$(cat "$RUN/keystone" 2>/dev/null)" = "$KEYSTONE" ] \
    && { [ "$KEYSTONE" = 0 ] || pid_alive "$RUN/cinder-api-keystone.pid" cinder-api; }; then
@@ -264,6 +266,7 @@ log "rabbitmq up"
 
 # ----------------------------------------------------------------- keystone
 KS_ADMIN_PW=lab-admin-secret; KS_CINDER_PW=lab-cinder-secret; KS_PROV_PW=lab-provisioner-secret
+KS_TRUSTEE_PW=lab-trustee-secret; KS_APPCRED_SECRET=lab-appcred-secret
 KS_URL="http://127.0.0.1:$KS_PORT"
 if [ "$KEYSTONE" = 1 ]; then
   mkdir -p "$STATE/keystone"
@@ -308,8 +311,9 @@ EOF
   wait_for keystone 90 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' $KS_URL/v3)\" = 200 ]" \
     || { tail -30 "$LOG/keystone-uwsgi.log" >&2; die "keystone did not answer"; }
   KS_IDS=$($PY "$HERE/keystone_setup.py" "$KS_URL" "$KS_ADMIN_PW" "$KS_CINDER_PW" "$KS_PROV_PW" \
-           "http://127.0.0.1:$KS_API_PORT" RegionOne)
-  K8S_PROJECT_ID=$(echo "$KS_IDS" | $PY -c 'import json,sys; print(json.load(sys.stdin)["k8s_project_id"])')
+           "http://127.0.0.1:$KS_API_PORT" RegionOne "$KS_TRUSTEE_PW" "$KS_APPCRED_SECRET")
+  ks_id() { echo "$KS_IDS" | $PY -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+  K8S_PROJECT_ID=$(ks_id k8s_project_id); KS_TRUST_ID=$(ks_id trust_id); KS_APPCRED_ID=$(ks_id application_credential_id)
   log "keystone up; objects: $KS_IDS"
 fi
 
@@ -319,6 +323,30 @@ if has_backend rbd; then
   "$HERE/ceph-setup.sh" "$STATE" "$RUN" "$LOG" || die "ceph did not start (logs: $LOG/ceph-*)"
   log "ceph up"
 fi
+
+# ----------------------------------------------------------------- mariadb
+# Cinder's database. Not sqlite: four Cinder processes write to it (two APIs, the
+# scheduler, the volume service) and sqlite answered "database is locked" (a 500)
+# under that load even in WAL mode. Unix socket only: --skip-networking opens no port.
+DB_DIR="$STATE/mysql"; DB_SOCK="$DB_DIR/mysqld.sock"; DB_PW=lab-db-secret
+if [ ! -d "$DB_DIR/data/mysql" ]; then
+  mkdir -p "$DB_DIR/data"
+  log "mariadb: initializing $DB_DIR/data"
+  mariadb-install-db --user=root --datadir="$DB_DIR/data" --auth-root-authentication-method=socket \
+    --skip-test-db >>"$LOG/mariadb-install.log" 2>&1 || { tail -20 "$LOG/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
+fi
+log "starting mariadb (unix socket $DB_SOCK, no TCP)"
+spawn mariadb "$RUN/mariadb.pid" "$LOG/mariadb.log" \
+  mariadbd --user=root --datadir="$DB_DIR/data" --socket="$DB_SOCK" --pid-file="$DB_DIR/mariadbd.pid" \
+    --skip-networking --log-error="$LOG/mariadb.err" --innodb-buffer-pool-size=64M \
+    --innodb-log-file-size=16M --skip-log-bin --character-set-server=utf8mb4
+wait_for mariadb 60 mariadb-admin --socket="$DB_SOCK" --silent ping \
+  || { tail -20 "$LOG/mariadb.err" >&2; die "mariadb did not start"; }
+mariadb --socket="$DB_SOCK" -e "CREATE DATABASE IF NOT EXISTS cinder CHARACTER SET utf8mb4;
+  CREATE USER IF NOT EXISTS 'cinder'@'localhost' IDENTIFIED BY '$DB_PW';
+  GRANT ALL PRIVILEGES ON cinder.* TO 'cinder'@'localhost';" \
+  || die "cannot create the cinder database"
+log "mariadb up"
 
 # ----------------------------------------------------------------- cinder.conf
 CONF="$STATE/cinder/cinder.conf"
@@ -357,7 +385,7 @@ EOF
 cat <<EOF
 
 [database]
-connection = sqlite:///$STATE/cinder/cinder.sqlite
+connection = mysql+pymysql://cinder:$DB_PW@localhost/cinder?unix_socket=$DB_SOCK&charset=utf8
 
 [oslo_concurrency]
 lock_path = $STATE/cinder/lock
@@ -418,10 +446,10 @@ region_name = RegionOne
 EOF
 fi
 
-if [ ! -s "$STATE/cinder/cinder.sqlite" ]; then
+if [ ! -e "$STATE/cinder/db-synced" ]; then
   log "cinder-manage db sync"
   cinder-manage --config-file "$CONF" db sync >>"$LOG/cinder-manage.stdout" 2>&1 || { tail -20 "$LOG/cinder-manage.log" >&2; die "db sync failed"; }
-  sqlite3 "$STATE/cinder/cinder.sqlite" 'PRAGMA journal_mode=WAL;' >/dev/null   # 3 writer processes
+  touch "$STATE/cinder/db-synced"
 fi
 
 # ----------------------------------------------------------------- tgtd
@@ -515,6 +543,12 @@ fi
     echo "OS_PROJECT_DOMAIN_NAME=Default"
     echo "OS_REGION_NAME=RegionOne"
     echo "OS_ADMIN_PASSWORD=$KS_ADMIN_PW"
+    # the other v3 methods, under names that do not clash with the password auth above
+    echo "CINDER_LOCAL_APPCRED_ID=$KS_APPCRED_ID"
+    echo "CINDER_LOCAL_APPCRED_SECRET=$KS_APPCRED_SECRET"
+    echo "CINDER_LOCAL_TRUST_ID=$KS_TRUST_ID"
+    echo "CINDER_LOCAL_TRUSTEE_USER=trustee"
+    echo "CINDER_LOCAL_TRUSTEE_PASSWORD=$KS_TRUSTEE_PW"
   fi
   has_backend file && echo "CINDER_ISCSI_PORTAL=127.0.0.1:$ISCSI_PORT"
   if has_backend rbd; then

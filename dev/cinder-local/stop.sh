@@ -53,6 +53,7 @@ stop_one ceph-osd ceph-osd
 stop_one ceph-mgr ceph-mgr
 stop_one ceph-mon ceph-mon
 stop_one keystone uwsgi
+stop_one mariadb mariadbd
 stop_one rabbitmq rabbitmq
 stop_one epmd epmd single
 rm -f /etc/tgt/conf.d/cinder-local.conf

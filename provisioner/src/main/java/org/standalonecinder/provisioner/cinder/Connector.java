@@ -19,6 +19,10 @@ public record Connector(String initiator, String host, String ip, boolean multip
 
   public Connector {
     Objects.requireNonNull(initiator, "initiator");
+    // Cinder accepts an empty initiator and exports a target no node can log into.
+    if (initiator.isBlank()) {
+      throw new IllegalArgumentException("the connector needs an initiator name (an iSCSI IQN)");
+    }
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(ip, "ip");
   }

@@ -81,6 +81,13 @@ class CinderTypesTest {
   }
 
   @Test
+  void aConnectorNeedsAnInitiator() {
+    assertThatThrownBy(() -> new Connector(" ", "node", "10.0.0.1", false))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("initiator");
+  }
+
+  @Test
   void connectionInfoMasksEveryCredential() {
     ConnectionInfo ci =
         new ConnectionInfo(

@@ -7,11 +7,11 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import picocli.CommandLine;
 
 /**
@@ -21,18 +21,6 @@ class CheckCommandIT {
 
   @TempDir Path dir;
 
-  private static Map<String, String> localEnv() throws IOException {
-    String file = System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env");
-    Map<String, String> m = new HashMap<>();
-    for (String line : Files.readAllLines(Path.of(file))) {
-      int eq = line.indexOf('=');
-      if (!line.startsWith("#") && eq > 0) {
-        m.put(line.substring(0, eq), line.substring(eq + 1));
-      }
-    }
-    return m;
-  }
-
   @ParameterizedTest(name = "{0}")
   @CsvSource({
     "noauth, 0, endpoint        ok    http://127.0.0.1:8776/v3/",
@@ -41,7 +29,7 @@ class CheckCommandIT {
     "keystone in another region, 4, in region RegionTwo"
   })
   void check(String mode, int exit, String line) throws IOException {
-    Map<String, String> e = localEnv();
+    Map<String, String> e = LocalCinder.env();
     String ini =
         mode.equals("noauth")
             ? "[Global]\ncinder-endpoint = "

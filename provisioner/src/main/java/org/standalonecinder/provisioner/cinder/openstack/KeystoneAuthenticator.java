@@ -85,6 +85,17 @@ final class KeystoneAuthenticator implements Authenticator {
               + "/auth/tokens answered 404: is [Global] auth-url the Keystone v3 URL?",
           null);
     }
+    if (status == 401) {
+      // Keystone says no more than "requires authentication" for every cause: list them.
+      throw new CinderException.Unauthorized(
+          "Keystone authentication as "
+              + who()
+              + ": "
+              + Errors.message(status, body)
+              + " Check "
+              + causes(),
+          Errors.requestId(res));
+    }
     if (status / 100 != 2) {
       throw Errors.fromStatus(
           "Keystone authentication as " + who(), status, body, Errors.requestId(res));
@@ -145,6 +156,28 @@ final class KeystoneAuthenticator implements Authenticator {
         : cfg.userId() != null
             ? "user id " + cfg.userId()
             : "application credential " + cfg.applicationCredentialId();
+  }
+
+  private String causes() {
+    return switch (cfg.auth()) {
+      case V3_APPLICATION_CREDENTIAL ->
+          "the application credential's id (or name and user) and secret, and that it has not"
+              + " expired.";
+      case V3_TRUST ->
+          "the trustee's name, domain and password, and that trust "
+              + cfg.trustId()
+              + " exists, names this user as trustee and has not expired.";
+      default ->
+          "the user name, its domain and password, and that the user has a role on project "
+              + (cfg.projectId() != null ? cfg.projectId() : "'" + cfg.projectName() + "'")
+              + (cfg.projectId() != null
+                  ? ""
+                  : " in domain "
+                      + (cfg.projectDomainId() != null
+                          ? cfg.projectDomainId()
+                          : cfg.projectDomainName()))
+              + ".";
+    };
   }
 
   /** The v3 {@code auth} request body for the configured method. */

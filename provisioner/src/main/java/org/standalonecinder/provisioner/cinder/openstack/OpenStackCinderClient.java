@@ -146,25 +146,21 @@ public final class OpenStackCinderClient implements CinderClient {
             .retryOnConnectionFailure(false)
             .connectionPool(new ConnectionPool(cfg.maxConcurrentRequests(), 30, TimeUnit.SECONDS));
     if (cfg.caFile() != null) {
-      X509TrustManager tm = trustManager(cfg);
-      try {
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, new TrustManager[] {tm}, null);
-        b.sslSocketFactory(ctx.getSocketFactory(), tm);
-      } catch (GeneralSecurityException e) {
-        throw new CinderException.Misconfigured("cannot set up TLS: " + e.getMessage(), e);
-      }
+      trust(b, trustManager(cfg));
     } else if (cfg.tlsInsecure()) {
-      X509TrustManager all = InsecureTrust.TRUST_ALL;
-      try {
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, new TrustManager[] {all}, null);
-        b.sslSocketFactory(ctx.getSocketFactory(), all).hostnameVerifier((h, s) -> true);
-      } catch (GeneralSecurityException e) {
-        throw new CinderException.Misconfigured("cannot set up TLS: " + e.getMessage(), e);
-      }
+      trust(b, InsecureTrust.TRUST_ALL).hostnameVerifier((host, session) -> true);
     }
     return b.build();
+  }
+
+  private static OkHttpClient.Builder trust(OkHttpClient.Builder b, X509TrustManager tm) {
+    try {
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, new TrustManager[] {tm}, null);
+      return b.sslSocketFactory(ctx.getSocketFactory(), tm);
+    } catch (GeneralSecurityException e) {
+      throw new CinderException.Misconfigured("cannot set up TLS: " + e.getMessage(), e);
+    }
   }
 
   /** Trusts exactly the CAs of the configured PEM file, not the JVM's defaults. */

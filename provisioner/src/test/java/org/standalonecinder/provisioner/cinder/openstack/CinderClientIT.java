@@ -308,6 +308,21 @@ class CinderClientIT {
       rows.add(
           row(
               m,
+              "delete an in-use volume",
+              CinderException.BadRequest.class,
+              "must not be migrating, attached",
+              (c, v) -> {
+                Attachment a = c.createAttachment(v.id(), NODE);
+                try {
+                  c.completeAttachment(a.id());
+                  c.deleteVolume(v.id());
+                } finally {
+                  c.deleteAttachment(a.id());
+                }
+              }));
+      rows.add(
+          row(
+              m,
               "unknown volume type",
               CinderException.NotFound.class,
               "could not be found",

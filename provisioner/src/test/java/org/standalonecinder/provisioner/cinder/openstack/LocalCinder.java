@@ -14,19 +14,25 @@ import org.standalonecinder.provisioner.config.CloudConfigLoader;
  * The local Cinder that dev/cinder-local/start.sh runs, as its env file describes it. Integration
  * tests fail (not skip) without it, so CI cannot pass by testing nothing.
  */
-final class LocalCinder {
+public final class LocalCinder {
 
-  /** The two ways the client reaches Cinder; both APIs share one Cinder behind them. */
-  enum Mode {
+  /**
+   * The ways the client reaches Cinder: the noauth API, and the keystone API with each Keystone v3
+   * method. Both APIs share one Cinder behind them.
+   */
+  public enum Mode {
     NOAUTH,
-    KEYSTONE
+    KEYSTONE,
+    KEYSTONE_APPLICATION_CREDENTIAL,
+    KEYSTONE_TRUST
   }
 
   private static Map<String, String> env;
 
   private LocalCinder() {}
 
-  static synchronized Map<String, String> env() {
+  /** The env file's variables. */
+  public static synchronized Map<String, String> env() {
     if (env == null) {
       String file = System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env");
       Map<String, String> m = new HashMap<>();
@@ -43,8 +49,10 @@ final class LocalCinder {
                 + file
                 + " is missing. Run dev/test.sh, or dev/cinder-local/start.sh --keystone first");
       }
-      if (!m.containsKey("OS_AUTH_URL")) {
-        fail("the local Cinder runs without keystone; restart it with start.sh --keystone");
+      if (!m.containsKey("CINDER_LOCAL_TRUST_ID")) {
+        fail(
+            "the local Cinder runs without keystone (or predates its trust and application"
+                + " credential); restart it: dev/cinder-local/start.sh --keystone --fresh");
       }
       env = m;
     }
@@ -52,13 +60,23 @@ final class LocalCinder {
   }
 
   /** The environment a user of this mode would set. */
-  static Map<String, String> osEnv(Mode mode) {
+  public static Map<String, String> osEnv(Mode mode) {
     Map<String, String> e = env();
     Map<String, String> os = new HashMap<>();
     if (mode == Mode.NOAUTH) {
       os.put("OS_CINDER_ENDPOINT", e.get("CINDER_ENDPOINT"));
       os.put("OS_PROJECT_ID", e.get("CINDER_PROJECT_ID"));
       os.put("OS_USERNAME", "it");
+    } else if (mode == Mode.KEYSTONE_APPLICATION_CREDENTIAL) {
+      os.put("OS_AUTH_URL", e.get("OS_AUTH_URL"));
+      os.put("OS_APPLICATION_CREDENTIAL_ID", e.get("CINDER_LOCAL_APPCRED_ID"));
+      os.put("OS_APPLICATION_CREDENTIAL_SECRET", e.get("CINDER_LOCAL_APPCRED_SECRET"));
+    } else if (mode == Mode.KEYSTONE_TRUST) {
+      os.put("OS_AUTH_URL", e.get("OS_AUTH_URL"));
+      os.put("OS_USERNAME", e.get("CINDER_LOCAL_TRUSTEE_USER"));
+      os.put("OS_PASSWORD", e.get("CINDER_LOCAL_TRUSTEE_PASSWORD"));
+      os.put("OS_USER_DOMAIN_NAME", "Default");
+      os.put("OS_TRUST_ID", e.get("CINDER_LOCAL_TRUST_ID"));
     } else {
       for (String k :
           new String[] {
@@ -76,7 +94,8 @@ final class LocalCinder {
     return os;
   }
 
-  static CloudConfig config(Mode mode) {
+  /** The configuration a user of this mode would have. */
+  public static CloudConfig config(Mode mode) {
     return CloudConfigLoader.load(null, osEnv(mode));
   }
 
