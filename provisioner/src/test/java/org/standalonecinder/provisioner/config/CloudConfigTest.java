@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.config.CloudConfig.AuthMethod;
@@ -497,10 +499,68 @@ class CloudConfigTest {
         .hasMessageContaining("mine");
   }
 
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(ConfigKey.class)
+  void everyKeyFromTheIniFile(ConfigKey k) throws IOException {
+    Path f =
+        Files.writeString(
+            dir.resolve("one.conf"), "[" + k.section() + "]\n" + k.iniName() + " = v\n");
+    Map<ConfigKey, Setting> m = CloudConfigLoader.fromIni(f);
+    assertThat(m).containsOnlyKeys(k);
+    assertThat(m.get(k).source()).endsWith("[" + k.section() + "] " + k.iniName());
+  }
+
+  static Stream<Arguments> envNames() {
+    return Arrays.stream(ConfigKey.values())
+        .flatMap(
+            k ->
+                Stream.concat(k.envName().stream(), k.envAliases().stream())
+                    .map(n -> Arguments.of(n, k)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("envNames")
+  void everyKeyFromItsEnvironmentVariable(String name, ConfigKey k) {
+    Map<ConfigKey, Setting> m = CloudConfigLoader.fromEnv(Map.of(name, "v"));
+    assertThat(m).containsOnlyKeys(k);
+    assertThat(m.get(k).source()).isEqualTo("env " + name);
+  }
+
+  static Stream<Arguments> cloudsYamlPaths() {
+    return Arrays.stream(ConfigKey.values())
+        .filter(k -> k.cloudsYamlPath().isPresent())
+        .map(k -> Arguments.of(k.cloudsYamlPath().get(), k));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("cloudsYamlPaths")
+  void everyKeyFromCloudsYaml(String path, ConfigKey k) throws IOException {
+    String yaml =
+        path.startsWith("auth.")
+            ? "clouds:\n  c:\n    auth:\n      " + path.substring(5) + ": v\n"
+            : "clouds:\n  c:\n    " + path + ": v\n";
+    Path f = Files.writeString(dir.resolve("clouds.yaml"), yaml);
+    Map<ConfigKey, Setting> m = CloudConfigLoader.fromCloudsYaml(f, "c");
+    assertThat(m).containsOnlyKeys(k);
+    assertThat(m.get(k).source()).endsWith("clouds.c." + path);
+  }
+
   @Test
-  void everyKeyIsReachableFromTheIniFile() {
-    for (ConfigKey k : ConfigKey.values()) {
-      assertThat(ConfigKey.fromIni(k.section(), k.iniName())).contains(k);
-    }
+  void describeShowsEveryKeyWithItsSourceAndMasksSecrets() throws IOException {
+    CloudConfig c =
+        load(
+            "[Global]\nauth-url = http://k/v3\nuser-id = u\npassword = hunter2\ntenant-id = t\n"
+                + "user-domain-id = ud\nproject-domain-name = PD\nregion = R\n"
+                + "[BlockStorage]\nrequest-timeout = 9\n",
+            Map.of());
+    assertThat(c.describe())
+        .contains(
+            "[Global] password = ***   (from " + dir.resolve("cloud.conf") + " [Global] password)",
+            "[BlockStorage] request-timeout = 9s   (from "
+                + dir.resolve("cloud.conf")
+                + " [BlockStorage] request-timeout)")
+        .noneMatch(l -> l.contains("hunter2"))
+        .hasSize(8);
+    assertThat(c.toString()).doesNotContain("hunter2");
   }
 }
