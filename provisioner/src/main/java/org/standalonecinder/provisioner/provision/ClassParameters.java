@@ -1,0 +1,116 @@
+package org.standalonecinder.provisioner.provision;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The parameters of one of our StorageClasses, typed.
+ *
+ * <p>Keys are matched case-insensitively ({@code fsType}, {@code fstype}). Every problem is
+ * collected and reported at once; an unknown key gets a suggestion when it is close to a known one.
+ *
+ * @param volumeType the Cinder volume type, or null for the cloud's default
+ * @param availabilityZone the Cinder availability zone, or null
+ * @param fsType the filesystem for Filesystem-mode PVs, or null for the node's default
+ * @param smartclone whether claims of this class may be clones of other claims
+ */
+public record ClassParameters(
+    String volumeType, String availabilityZone, String fsType, boolean smartclone) {
+
+  /** The keys, in their documented spelling. */
+  public static final List<String> KEYS = List.of("type", "availability", "fsType", "smartclone");
+
+  private static final Pattern FS_TYPE = Pattern.compile("[a-z0-9]{1,16}");
+
+  /** Parses a StorageClass's parameters; throws with every problem listed. */
+  public static ClassParameters parse(Map<String, String> params) {
+    String type = null;
+    String zone = null;
+    String fsType = null;
+    boolean smartclone = false;
+    List<String> problems = new ArrayList<>();
+    for (Map.Entry<String, String> e :
+        (params == null ? Map.<String, String>of() : params).entrySet()) {
+      String key = e.getKey();
+      String value = e.getValue() == null ? "" : e.getValue().trim();
+      switch (key.toLowerCase(Locale.ROOT)) {
+        case "type" -> type = nonEmpty(key, value, problems);
+        case "availability" -> zone = nonEmpty(key, value, problems);
+        case "fstype" -> {
+          fsType = nonEmpty(key, value, problems);
+          if (fsType != null && !FS_TYPE.matcher(fsType).matches()) {
+            problems.add(
+                "parameter "
+                    + key
+                    + "='"
+                    + value
+                    + "' is not a filesystem name such as ext4 or xfs");
+          }
+        }
+        case "smartclone" -> {
+          switch (value.toLowerCase(Locale.ROOT)) {
+            case "true" -> smartclone = true;
+            case "false" -> smartclone = false;
+            default ->
+                problems.add("parameter " + key + "='" + value + "' must be \"true\" or \"false\"");
+          }
+        }
+        default -> problems.add("unknown parameter '" + key + "'" + suggestion(key));
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw ProvisioningException.invalid(
+          "StorageClass parameters: " + String.join("; ", problems) + " (known: " + KEYS + ")");
+    }
+    return new ClassParameters(type, zone, fsType, smartclone);
+  }
+
+  private static String nonEmpty(String key, String value, List<String> problems) {
+    if (value.isEmpty()) {
+      problems.add("parameter " + key + " is empty");
+      return null;
+    }
+    return value;
+  }
+
+  private static String suggestion(String key) {
+    String k = key.toLowerCase(Locale.ROOT).replaceAll("[^a-z]", "");
+    String best = null;
+    int bestDistance = Integer.MAX_VALUE;
+    for (String known : KEYS) {
+      String kn = known.toLowerCase(Locale.ROOT);
+      int d = k.startsWith(kn) || kn.startsWith(k) && k.length() >= 3 ? 1 : distance(k, kn);
+      if (d == 0) {
+        d = -1; // fs_type -> fstype: the same key spelt differently
+      }
+      if (d < bestDistance) {
+        best = known;
+        bestDistance = d;
+      }
+    }
+    return bestDistance <= 2 ? "; did you mean '" + best + "'?" : "";
+  }
+
+  /** Levenshtein distance, for "did you mean". */
+  static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(sub, Math.min(prev[j] + 1, cur[j - 1] + 1));
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+}

@@ -1,0 +1,58 @@
+package org.standalonecinder.provisioner.provision;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Every name and annotation the provisioner derives, in one place. Names come from the claim's UID
+ * so that a repeated attempt finds what an earlier one made instead of making a second one.
+ */
+public final class Names {
+
+  public static final String ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by";
+  public static final String ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+  public static final String ANN_STORAGE_PROVISIONER_BETA =
+      "volume.beta.kubernetes.io/storage-provisioner";
+  public static final String ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node";
+  public static final String ANN_VOLUME_ID = "cinderVolumeId";
+  public static final String ANN_IDENTITY = "standaloneCinderProvisionerIdentity";
+
+  /** How the volume was made attachable: an attachment id, or {@link #RESERVED}. */
+  public static final String ANN_ATTACHMENT = "standalone-cinder.io/attachment";
+
+  /** {@link #ANN_ATTACHMENT} for os-reserve + os-initialize_connection. */
+  public static final String RESERVED = "reserved";
+
+  public static final String LABEL_PV = "standalone-cinder.io/pv";
+  public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+  public static final String MANAGED_BY = "standalone-cinder";
+
+  public static final String META_PVC_NAMESPACE = "kubernetes.io/created-for/pvc/namespace";
+  public static final String META_PVC_NAME = "kubernetes.io/created-for/pvc/name";
+  public static final String META_PV_NAME = "kubernetes.io/created-for/pv/name";
+  public static final String META_PVC_UID = "standalone-cinder.io/pvc-uid";
+  public static final String META_CLUSTER = "standalone-cinder.io/cluster-id";
+
+  private Names() {}
+
+  /** The PV's name, which is also the Cinder volume's name. */
+  public static String pvName(String claimUid) {
+    return "pvc-" + claimUid;
+  }
+
+  /** The metadata that identifies the claim's volume among all volumes of the project. */
+  public static Map<String, String> identifying(String claimUid, String clusterId) {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(META_PVC_UID, claimUid);
+    m.put(META_CLUSTER, clusterId);
+    return m;
+  }
+
+  /** Labels of the auth Secrets of a PV. */
+  public static Map<String, String> secretLabels(String pvName) {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(LABEL_PV, pvName);
+    m.put(LABEL_MANAGED_BY, MANAGED_BY);
+    return m;
+  }
+}

@@ -1,0 +1,37 @@
+package org.standalonecinder.provisioner.provision;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The undo steps of what a provisioning attempt has done so far, run in reverse order when a later
+ * step fails. Every step must be safe to repeat (deleting what is gone is not an error), so a
+ * rollback that itself fails half-way can simply run again on the next attempt.
+ */
+final class Rollback {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Rollback.class);
+
+  private final Deque<Step> steps = new ArrayDeque<>();
+
+  private record Step(String name, Runnable undo) {}
+
+  void push(String name, Runnable undo) {
+    steps.push(new Step(name, undo));
+  }
+
+  /** Runs every step, newest first; failures are attached to {@code cause}, never thrown. */
+  void run(Throwable cause) {
+    while (!steps.isEmpty()) {
+      Step s = steps.pop();
+      try {
+        s.undo().run();
+      } catch (RuntimeException e) {
+        LOG.warn("rollback step '{}' failed: {}", s.name(), e.getMessage());
+        cause.addSuppressed(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,374 @@
+package org.standalonecinder.provisioner.provision;
+
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.SecretReference;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.standalonecinder.provisioner.cinder.Attachment;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.ConnectionInfo;
+import org.standalonecinder.provisioner.cinder.Connector;
+import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.mapping.MappedVolume;
+import org.standalonecinder.provisioner.mapping.MappingContext;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+
+/**
+ * Turns a claim into a Cinder volume exported to the cluster and the PersistentVolume that
+ * describes it, and back.
+ *
+ * <p>Provisioning is idempotent: the volume's name and metadata derive from the claim's UID, an
+ * existing volume is looked up before one is created and reused (a different size is an error), and
+ * a reused volume left attached by a crashed attempt is detached first. Whatever fails after the
+ * volume exists undoes the completed steps in reverse order (export, volume, Secret) and reports
+ * the original error.
+ *
+ * <p>Without Nova, the volume is attached to "the cluster": one connector with the cluster-wide
+ * initiator name, through the attachments API when Cinder has it (3.44: create with a connector and
+ * complete), else os-reserve and os-initialize_connection.
+ */
+public final class VolumeProvisioner {
+
+  /** The largest volume we ask for; Cinder's own limit is the project quota. */
+  static final long MAX_GIB = 64L * 1024;
+
+  private static final Set<String> AVAILABLE = Set.of("available");
+  private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
+
+  private final CinderClient cinder;
+  private final SecretStore secrets;
+  private final VolumeMappers mappers;
+  private final ProvisionerSettings settings;
+  private final Backoff backoff;
+
+  public VolumeProvisioner(
+      CinderClient cinder,
+      SecretStore secrets,
+      VolumeMappers mappers,
+      ProvisionerSettings settings,
+      Backoff backoff) {
+    this.cinder = cinder;
+    this.secrets = secrets;
+    this.mappers = mappers;
+    this.settings = settings;
+    this.backoff = backoff;
+  }
+
+  /** The connector this cluster presents to Cinder. */
+  public Connector connector() {
+    return new Connector(
+        settings.initiatorName(),
+        settings.connectorHost(),
+        settings.connectorIp(),
+        settings.multipath());
+  }
+
+  /**
+   * Creates (or finds) the claim's volume, exports it and returns the PV to create. The PV is not
+   * created here; the caller creates it and calls {@link #delete} if it cannot.
+   *
+   * @throws ProvisioningException with everything done so far undone
+   */
+  public PersistentVolume provision(PersistentVolumeClaim claim, StorageClass storageClass) {
+    ClaimRequest req = ClaimRequest.of(claim, storageClass);
+    String uid = claim.getMetadata().getUid();
+    String pvName = Names.pvName(uid);
+    Rollback rollback = new Rollback();
+    try {
+      Volume volume = findOrCreate(req, claim, pvName, rollback);
+      if (req.multiNode() && !volume.multiattach()) {
+        throw ProvisioningException.invalid(
+            "ReadWriteMany needs a multiattach volume type, and volume type '"
+                + volume.volumeType()
+                + "' is not one: set parameter type to a type with multiattach=\"<is> True\"");
+      }
+      String attachment;
+      ConnectionInfo info;
+      Connector connector = connector();
+      if (cinder.apiVersions().used().atLeast(Microversion.ATTACHMENT_COMPLETE)) {
+        Attachment a = cinder.createAttachment(volume.id(), connector);
+        rollback.push("delete attachment " + a.id(), () -> cinder.deleteAttachment(a.id()));
+        cinder.completeAttachment(a.id());
+        attachment = a.id();
+        info = a.connectionInfo();
+        if (info == null) {
+          throw new ProvisioningException(
+              "Cinder created attachment " + a.id() + " without connection info", false, null);
+        }
+      } else {
+        cinder.reserve(volume.id());
+        rollback.push("unreserve " + volume.id(), () -> cinder.unreserve(volume.id()));
+        info = cinder.initializeConnection(volume.id(), connector);
+        rollback.push(
+            "terminate connection " + volume.id(),
+            () -> cinder.terminateConnection(volume.id(), connector));
+        attachment = Names.RESERVED;
+      }
+      MappedVolume mapped =
+          mappers.map(
+              info,
+              new MappingContext(
+                  pvName,
+                  settings.initiatorName(),
+                  req.params().fsType(),
+                  req.block(),
+                  req.readOnly(),
+                  settings.secretNamespace(),
+                  Names.secretLabels(pvName)));
+      mapped
+          .secret()
+          .ifPresent(
+              s -> {
+                // Pushed first: a put that times out may still have created the Secret.
+                rollback.push(
+                    "delete secret " + s.getMetadata().getName(),
+                    () ->
+                        secrets.delete(s.getMetadata().getNamespace(), s.getMetadata().getName()));
+                secrets.put(s);
+              });
+      return persistentVolume(claim, storageClass, req, pvName, volume, attachment, mapped);
+    } catch (RuntimeException e) {
+      rollback.run(e);
+      throw asProvisioningFailure(e);
+    }
+  }
+
+  private Volume findOrCreate(
+      ClaimRequest req, PersistentVolumeClaim claim, String pvName, Rollback rollback) {
+    String uid = claim.getMetadata().getUid();
+    List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
+    Volume volume;
+    if (found.size() > 1) {
+      throw new ProvisioningException(
+          "Cinder has "
+              + found.size()
+              + " volumes named "
+              + pvName
+              + " for this claim ("
+              + found.stream().map(Volume::id).toList()
+              + "); delete the extra ones",
+          true,
+          null);
+    } else if (found.size() == 1) {
+      volume = found.get(0);
+      if (volume.sizeGib() != req.sizeGib()) {
+        throw ProvisioningException.invalid(
+            "volume "
+                + volume.id()
+                + " of this claim exists with "
+                + volume.sizeGib()
+                + " GiB but the claim asks for "
+                + req.sizeGib()
+                + " GiB");
+      }
+    } else {
+      Map<String, String> meta = new LinkedHashMap<>(Names.identifying(uid, settings.clusterId()));
+      meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
+      meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
+      meta.put(Names.META_PV_NAME, pvName);
+      volume =
+          cinder.createVolume(
+              VolumeSpec.blank(pvName, req.sizeGib())
+                  .withType(req.params().volumeType())
+                  .withAvailabilityZone(req.params().availabilityZone())
+                  .withDescription(
+                      "Kubernetes claim "
+                          + claim.getMetadata().getNamespace()
+                          + "/"
+                          + claim.getMetadata().getName())
+                  .withMetadata(meta));
+    }
+    String id = volume.id();
+    rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
+    return makeAvailable(volume);
+  }
+
+  /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */
+  private Volume makeAvailable(Volume v) {
+    if (!v.attachmentIds().isEmpty()) {
+      v.attachmentIds().forEach(cinder::deleteAttachment);
+    } else if (v.status().equals("attaching") || v.status().equals("reserved")) {
+      cinder.terminateConnection(v.id(), connector());
+      cinder.unreserve(v.id());
+    }
+    return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+  }
+
+  private PersistentVolume persistentVolume(
+      PersistentVolumeClaim claim,
+      StorageClass sc,
+      ClaimRequest req,
+      String pvName,
+      Volume volume,
+      String attachment,
+      MappedVolume mapped) {
+    Map<String, String> annotations = new LinkedHashMap<>();
+    annotations.put(Names.ANN_PROVISIONED_BY, settings.provisionerName());
+    annotations.put(Names.ANN_VOLUME_ID, volume.id());
+    annotations.put(Names.ANN_IDENTITY, settings.identity());
+    annotations.put(Names.ANN_ATTACHMENT, attachment);
+    PersistentVolume pv =
+        new PersistentVolumeBuilder()
+            .withNewMetadata()
+            .withName(pvName)
+            .withAnnotations(annotations)
+            .endMetadata()
+            .withNewSpec()
+            .withCapacity(Map.of("storage", new Quantity(volume.sizeGib() + "Gi")))
+            .withAccessModes(claim.getSpec().getAccessModes())
+            .withClaimRef(
+                new ObjectReferenceBuilder()
+                    .withApiVersion("v1")
+                    .withKind("PersistentVolumeClaim")
+                    .withNamespace(claim.getMetadata().getNamespace())
+                    .withName(claim.getMetadata().getName())
+                    .withUid(claim.getMetadata().getUid())
+                    .build())
+            .withStorageClassName(sc.getMetadata().getName())
+            .withPersistentVolumeReclaimPolicy(
+                sc.getReclaimPolicy() == null ? "Delete" : sc.getReclaimPolicy())
+            .withMountOptions(sc.getMountOptions())
+            .withVolumeMode(req.block() ? "Block" : "Filesystem")
+            .endSpec()
+            .build();
+    mapped.source().accept(pv.getSpec());
+    return pv;
+  }
+
+  /** What {@link #delete} found. */
+  public enum DeleteOutcome {
+    /** Everything of the PV is gone from Cinder and the cluster; the PV may be deleted. */
+    DELETED,
+    /** The PV was made by another provisioner or another instance: nothing was touched. */
+    NOT_MINE
+  }
+
+  /**
+   * Withdraws the export, deletes the volume and the PV's auth Secret, in that order. Each step
+   * treats "already gone" as done, so a delete that failed half-way can simply run again.
+   *
+   * @throws ProvisioningException (not final) when Cinder will not delete the volume yet
+   */
+  public DeleteOutcome delete(PersistentVolume pv) {
+    Map<String, String> ann = pv.getMetadata().getAnnotations();
+    if (ann == null || !settings.identity().equals(ann.get(Names.ANN_IDENTITY))) {
+      return DeleteOutcome.NOT_MINE;
+    }
+    String volumeId = ann.get(Names.ANN_VOLUME_ID);
+    try {
+      if (volumeId != null && cinder.getVolume(volumeId).isPresent()) {
+        String attachment = ann.get(Names.ANN_ATTACHMENT);
+        if (Names.RESERVED.equals(attachment)) {
+          cinder.terminateConnection(volumeId, connector());
+          cinder.unreserve(volumeId);
+        } else if (attachment != null) {
+          cinder.deleteAttachment(attachment);
+        }
+        cinder.deleteVolume(volumeId);
+        cinder.awaitVolumeDeleted(volumeId, backoff);
+      }
+    } catch (CinderException.NotFound gone) {
+      // deleted under us: what we wanted
+    } catch (RuntimeException e) {
+      throw asProvisioningFailure(e);
+    }
+    SecretReference ref =
+        pv.getSpec() != null && pv.getSpec().getIscsi() != null
+            ? pv.getSpec().getIscsi().getSecretRef()
+            : null;
+    if (ref != null && ref.getName() != null) {
+      secrets.delete(
+          ref.getNamespace() == null ? settings.secretNamespace() : ref.getNamespace(),
+          ref.getName());
+    }
+    return DeleteOutcome.DELETED;
+  }
+
+  private static ProvisioningException asProvisioningFailure(RuntimeException e) {
+    if (e instanceof ProvisioningException p) {
+      return p;
+    }
+    if (e instanceof CinderException c) {
+      // A timeout or outage may still succeed; a refusal of our parameters will not, except
+      // while the volume is busy (snapshots, attached) which the user may change.
+      boolean busy = c instanceof CinderException.BadRequest;
+      return new ProvisioningException(c.getMessage(), !c.retryable() && !busy, c);
+    }
+    return new ProvisioningException(e.toString(), false, e);
+  }
+
+  /** The claim's request, validated against what this provisioner can do. */
+  record ClaimRequest(
+      int sizeGib, ClassParameters params, boolean block, boolean readOnly, boolean multiNode) {
+
+    static ClaimRequest of(PersistentVolumeClaim claim, StorageClass sc) {
+      ClassParameters params = ClassParameters.parse(sc.getParameters());
+      var spec = claim.getSpec();
+      List<String> modes = spec.getAccessModes() == null ? List.of() : spec.getAccessModes();
+      if (modes.isEmpty()) {
+        throw ProvisioningException.invalid("the claim names no access mode");
+      }
+      for (String m : modes) {
+        if (!List.of("ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod", "ReadWriteMany")
+            .contains(m)) {
+          throw ProvisioningException.invalid("unknown access mode " + m);
+        }
+      }
+      boolean block = "Block".equals(spec.getVolumeMode());
+      if (!block && spec.getVolumeMode() != null && !"Filesystem".equals(spec.getVolumeMode())) {
+        throw ProvisioningException.invalid("unknown volumeMode " + spec.getVolumeMode());
+      }
+      Quantity request =
+          spec.getResources() == null || spec.getResources().getRequests() == null
+              ? null
+              : spec.getResources().getRequests().get("storage");
+      if (request == null) {
+        throw ProvisioningException.invalid("the claim requests no storage size");
+      }
+      BigDecimal bytes = Quantity.getAmountInBytes(request);
+      if (bytes.signum() <= 0) {
+        throw ProvisioningException.invalid("the claim requests " + request + " of storage");
+      }
+      long gib = bytes.divide(GIB, 0, RoundingMode.CEILING).longValueExact();
+      if (gib > MAX_GIB) {
+        throw ProvisioningException.invalid(
+            "the claim requests " + request + "; the largest volume is " + MAX_GIB + " GiB");
+      }
+      Quantity limit =
+          spec.getResources().getLimits() == null
+              ? null
+              : spec.getResources().getLimits().get("storage");
+      if (limit != null
+          && Quantity.getAmountInBytes(limit).compareTo(GIB.multiply(BigDecimal.valueOf(gib)))
+              < 0) {
+        throw ProvisioningException.invalid(
+            "Cinder allocates whole GiB: the claim's request rounds up to "
+                + gib
+                + "Gi, above its limit of "
+                + limit);
+      }
+      boolean readOnly = modes.stream().allMatch("ReadOnlyMany"::equals);
+      boolean multiNode = modes.contains("ReadWriteMany");
+      return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
+    }
+  }
+
+  /** For tests and the controller: how long waits for Cinder may take. */
+  public static Backoff defaultBackoff() {
+    return Backoff.DEFAULT.withDeadline(Duration.ofMinutes(5));
+  }
+}

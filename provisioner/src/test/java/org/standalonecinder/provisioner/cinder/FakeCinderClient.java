@@ -1,0 +1,318 @@
+package org.standalonecinder.provisioner.cinder;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * An in-memory Cinder: the one test fake of {@link CinderClient}. It logs every call as {@code "op
+ * target"} (ids are {@code vol-1}, {@code att-1}...), and fails the calls a test names, so a test
+ * can assert the exact sequence of calls, rollback included, and that nothing is left.
+ */
+public final class FakeCinderClient implements CinderClient {
+
+  private final Map<String, Volume> volumes = new LinkedHashMap<>();
+  private final Map<String, String> attachments = new HashMap<>();
+  private final List<String> log = Collections.synchronizedList(new ArrayList<>());
+  private final Map<String, List<Supplier<RuntimeException>>> failures = new HashMap<>();
+  private final AtomicInteger ids = new AtomicInteger();
+  private Microversion version = Microversion.NEWEST_KNOWN;
+  private Map<String, Object> exportData = defaultExport();
+  private String exportType = "iscsi";
+  private boolean multiattachTypes = false;
+
+  /** A valid iSCSI export with CHAP, like the local Cinder's. */
+  public static Map<String, Object> defaultExport() {
+    Map<String, Object> d = new LinkedHashMap<>();
+    d.put("target_portal", "127.0.0.1:3260");
+    d.put("target_iqn", "iqn.2010-10.org.openstack:volume-x");
+    d.put("target_lun", 1);
+    d.put("auth_method", "CHAP");
+    d.put("auth_username", "chap-user");
+    d.put("auth_password", "chap-secret");
+    d.put("access_mode", "rw");
+    d.put("encrypted", false);
+    return d;
+  }
+
+  /** The next call of {@code op} throws what {@code error} makes (calls queue up in order). */
+  public synchronized FakeCinderClient failNext(String op, Supplier<RuntimeException> error) {
+    failures.computeIfAbsent(op, k -> new ArrayList<>()).add(error);
+    return this;
+  }
+
+  public synchronized FakeCinderClient microversion(Microversion v) {
+    this.version = v;
+    return this;
+  }
+
+  public synchronized FakeCinderClient export(String type, Map<String, Object> data) {
+    this.exportType = type;
+    this.exportData = data;
+    return this;
+  }
+
+  public synchronized FakeCinderClient multiattachTypes(boolean yes) {
+    this.multiattachTypes = yes;
+    return this;
+  }
+
+  /** Adds a volume as if an earlier attempt had made it. */
+  public synchronized Volume seed(Volume v) {
+    volumes.put(v.id(), v);
+    v.attachmentIds().forEach(a -> attachments.put(a, v.id()));
+    return v;
+  }
+
+  /** Sets a volume's status, as Cinder's volume service would. */
+  public synchronized void setStatus(String volumeId, String status) {
+    status(volumeId, status);
+  }
+
+  /** Adds a line to the call log, for fakes of other systems that share it. */
+  public void note(String line) {
+    log.add(line);
+  }
+
+  public List<String> log() {
+    synchronized (log) {
+      return List.copyOf(log);
+    }
+  }
+
+  public synchronized void clearLog() {
+    log.clear();
+  }
+
+  public synchronized Map<String, Volume> volumes() {
+    return Map.copyOf(volumes);
+  }
+
+  public synchronized Map<String, String> attachments() {
+    return Map.copyOf(attachments);
+  }
+
+  private synchronized void call(String op, String target) {
+    log.add(op + " " + target);
+    List<Supplier<RuntimeException>> f = failures.get(op);
+    if (f != null && !f.isEmpty()) {
+      throw f.remove(0).get();
+    }
+  }
+
+  private Volume existing(String id) {
+    Volume v = volumes.get(id);
+    if (v == null) {
+      throw new CinderException.NotFound("Volume " + id + " could not be found.", "req-fake");
+    }
+    return v;
+  }
+
+  private synchronized void status(String id, String status) {
+    Volume v = existing(id);
+    volumes.put(id, copy(v, status, v.attachmentIds()));
+  }
+
+  private static Volume copy(Volume v, String status, List<String> attachmentIds) {
+    return new Volume(
+        v.id(),
+        v.name(),
+        status,
+        v.sizeGib(),
+        v.availabilityZone(),
+        v.volumeType(),
+        v.metadata(),
+        v.sourceVolumeId(),
+        v.snapshotId(),
+        v.multiattach(),
+        attachmentIds);
+  }
+
+  @Override
+  public synchronized ApiVersions apiVersions() {
+    return new ApiVersions(Microversion.BASE, version, version);
+  }
+
+  @Override
+  public synchronized Volume createVolume(VolumeSpec spec) {
+    call("createVolume", spec.name());
+    String id = "vol-" + ids.incrementAndGet();
+    Volume v =
+        new Volume(
+            id,
+            spec.name(),
+            "creating",
+            spec.sizeGib(),
+            spec.availabilityZone() == null ? "nova" : spec.availabilityZone(),
+            spec.volumeType() == null ? "__DEFAULT__" : spec.volumeType(),
+            spec.metadata(),
+            spec.sourceVolumeId(),
+            spec.snapshotId(),
+            multiattachTypes,
+            List.of());
+    volumes.put(id, v);
+    return v;
+  }
+
+  @Override
+  public synchronized Optional<Volume> getVolume(String volumeId) {
+    call("getVolume", volumeId);
+    return Optional.ofNullable(volumes.get(volumeId));
+  }
+
+  @Override
+  public synchronized List<Volume> findVolumes(String name, Map<String, String> metadata) {
+    call("findVolumes", name);
+    return volumes.values().stream()
+        .filter(v -> name == null || name.equals(v.name()))
+        .filter(v -> v.metadata().entrySet().containsAll(metadata.entrySet()))
+        .toList();
+  }
+
+  @Override
+  public synchronized Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff b) {
+    call("awaitVolumeStatus", volumeId);
+    Volume v = existing(volumeId);
+    if (v.status().equals("creating")) {
+      status(volumeId, "available");
+    }
+    v = existing(volumeId);
+    if (!wanted.contains(v.status())) {
+      throw new CinderException.UnexpectedState(
+          "volume " + volumeId + " is " + v.status(), v.status(), false);
+    }
+    return v;
+  }
+
+  @Override
+  public synchronized void awaitVolumeDeleted(String volumeId, Backoff b) {
+    call("awaitVolumeDeleted", volumeId);
+  }
+
+  @Override
+  public synchronized void deleteVolume(String volumeId) {
+    call("deleteVolume", volumeId);
+    Volume v = volumes.get(volumeId);
+    if (v == null) {
+      return;
+    }
+    if (!v.status().equals("available") && !v.status().startsWith("error")) {
+      throw new CinderException.BadRequest(
+          "Invalid volume: Volume status must be available or error, but is " + v.status(),
+          400,
+          "req-fake");
+    }
+    volumes.remove(volumeId);
+  }
+
+  @Override
+  public synchronized void extendVolume(String volumeId, int newSizeGib) {
+    call("extendVolume", volumeId);
+  }
+
+  @Override
+  public synchronized void reserve(String volumeId) {
+    call("reserve", volumeId);
+    if (!existing(volumeId).status().equals("available")) {
+      throw new CinderException.BadRequest("Volume status must be available to reserve", 400, null);
+    }
+    status(volumeId, "attaching");
+  }
+
+  @Override
+  public synchronized void unreserve(String volumeId) {
+    call("unreserve", volumeId);
+    if (existing(volumeId).status().equals("attaching")) {
+      status(volumeId, "available");
+    }
+  }
+
+  @Override
+  public synchronized ConnectionInfo initializeConnection(String volumeId, Connector connector) {
+    call("initializeConnection", volumeId);
+    existing(volumeId);
+    return new ConnectionInfo(exportType, exportData);
+  }
+
+  @Override
+  public synchronized void terminateConnection(String volumeId, Connector connector) {
+    call("terminateConnection", volumeId);
+    existing(volumeId);
+  }
+
+  @Override
+  public synchronized Attachment createAttachment(String volumeId, Connector connector) {
+    call("createAttachment", volumeId);
+    Volume v = existing(volumeId);
+    String id = "att-" + ids.incrementAndGet();
+    attachments.put(id, volumeId);
+    List<String> ids = new ArrayList<>(v.attachmentIds());
+    ids.add(id);
+    volumes.put(volumeId, copy(v, "attaching", ids));
+    return new Attachment(id, volumeId, "attaching", new ConnectionInfo(exportType, exportData));
+  }
+
+  @Override
+  public synchronized void completeAttachment(String attachmentId) {
+    call("completeAttachment", attachmentId);
+    String vol = attachments.get(attachmentId);
+    if (vol == null) {
+      throw new CinderException.NotFound("attachment " + attachmentId, null);
+    }
+    status(vol, "in-use");
+  }
+
+  @Override
+  public synchronized void deleteAttachment(String attachmentId) {
+    call("deleteAttachment", attachmentId);
+    String vol = attachments.remove(attachmentId);
+    if (vol != null && volumes.containsKey(vol)) {
+      Volume v = volumes.get(vol);
+      List<String> ids = new ArrayList<>(v.attachmentIds());
+      ids.remove(attachmentId);
+      volumes.put(vol, copy(v, ids.isEmpty() ? "available" : v.status(), ids));
+    }
+  }
+
+  @Override
+  public synchronized Snapshot createSnapshot(
+      String volumeId, String name, Map<String, String> metadata) {
+    call("createSnapshot", volumeId);
+    throw new UnsupportedOperationException("snapshots are not faked yet");
+  }
+
+  @Override
+  public synchronized Optional<Snapshot> getSnapshot(String snapshotId) {
+    call("getSnapshot", snapshotId);
+    return Optional.empty();
+  }
+
+  @Override
+  public synchronized Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff) {
+    call("awaitSnapshotAvailable", snapshotId);
+    throw new CinderException.NotFound("snapshot " + snapshotId, null);
+  }
+
+  @Override
+  public synchronized void deleteSnapshot(String snapshotId) {
+    call("deleteSnapshot", snapshotId);
+  }
+
+  @Override
+  public synchronized List<Pool> pools() {
+    call("pools", "");
+    return List.of(
+        new Pool(
+            "fake@fake#fake", "fake", "iSCSI", new Capacity.Infinite(), new Capacity.Infinite()));
+  }
+
+  @Override
+  public void close() {}
+}

@@ -1,0 +1,72 @@
+package org.standalonecinder.provisioner.provision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** StorageClass parameters: accepted spellings and every rejection, one row each. */
+class ClassParametersTest {
+
+  static Stream<Arguments> accepted() {
+    return Stream.of(
+        Arguments.of("none", Map.of(), new ClassParameters(null, null, null, false)),
+        Arguments.of(
+            "all, documented spelling",
+            Map.of("type", "fast", "availability", "az1", "fsType", "xfs", "smartclone", "true"),
+            new ClassParameters("fast", "az1", "xfs", true)),
+        Arguments.of(
+            "keys in any case",
+            Map.of("TYPE", "fast", "Availability", "az1", "fstype", "ext4", "SmartClone", "FALSE"),
+            new ClassParameters("fast", "az1", "ext4", false)),
+        Arguments.of(
+            "values trimmed",
+            Map.of("type", " fast ", "smartclone", " True"),
+            new ClassParameters("fast", null, null, true)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("accepted")
+  void accepted(String name, Map<String, String> params, ClassParameters expected) {
+    assertThat(ClassParameters.parse(params)).isEqualTo(expected);
+  }
+
+  static Stream<Arguments> rejected() {
+    Map<String, String> two = new LinkedHashMap<>();
+    two.put("smartclone", "yes");
+    two.put("iops", "100");
+    return Stream.of(
+        Arguments.of(
+            "smartclone yes",
+            Map.of("smartclone", "yes"),
+            "smartclone='yes' must be \"true\" or \"false\""),
+        Arguments.of("smartclone empty", Map.of("smartclone", ""), "must be \"true\" or \"false\""),
+        Arguments.of("misspelt key", Map.of("smartClne", "true"), "did you mean 'smartclone'?"),
+        Arguments.of("fs_type", Map.of("fs_type", "xfs"), "did you mean 'fsType'?"),
+        Arguments.of(
+            "availabilityZone", Map.of("availabilityZone", "az"), "did you mean 'availability'?"),
+        Arguments.of("unknown key", Map.of("iops", "100"), "unknown parameter 'iops' (known:"),
+        Arguments.of("empty type", Map.of("type", " "), "parameter type is empty"),
+        Arguments.of("bad fsType", Map.of("fsType", "ext4; rm -rf"), "is not a filesystem name"),
+        Arguments.of("every problem at once", two, "smartclone='yes' must be"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rejected")
+  void rejected(String name, Map<String, String> params, String message) {
+    assertThatThrownBy(() -> ClassParameters.parse(params))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+        .hasMessageContaining(message)
+        .satisfies(
+            e -> {
+              if (params.size() > 1) {
+                assertThat(e).hasMessageContaining("unknown parameter 'iops'");
+              }
+            });
+  }
+}

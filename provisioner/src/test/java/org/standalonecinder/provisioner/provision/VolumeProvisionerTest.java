@@ -1,0 +1,508 @@
+package org.standalonecinder.provisioner.provision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.standalonecinder.provisioner.provision.Fixtures.PV;
+import static org.standalonecinder.provisioner.provision.Fixtures.UID;
+import static org.standalonecinder.provisioner.provision.Fixtures.claim;
+import static org.standalonecinder.provisioner.provision.Fixtures.claimOf;
+import static org.standalonecinder.provisioner.provision.Fixtures.storageClass;
+
+import io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+
+/**
+ * The provisioning logic against the fake Cinder: every failure point with the exact sequence of
+ * calls it causes (the rollback in reverse order) and nothing left behind; then the PV it makes,
+ * reuse of an earlier attempt's volume, and deletion.
+ */
+class VolumeProvisionerTest {
+
+  private static final Microversion OLD = new Microversion(3, 0);
+  private static final Supplier<RuntimeException> OUTAGE =
+      () -> new CinderException.Unavailable("Cinder down", 503, "req-x", null);
+
+  private final FakeCinderClient cinder = new FakeCinderClient();
+  private final FakeSecretStore secrets = new FakeSecretStore(cinder::note);
+  private final VolumeProvisioner provisioner =
+      new VolumeProvisioner(
+          cinder, secrets, VolumeMappers.standard(), Fixtures.settings(), Backoff.DEFAULT);
+
+  private static final String FIND = "findVolumes " + PV;
+  private static final String CREATE = "createVolume " + PV;
+  private static final String AWAIT = "awaitVolumeStatus vol-1";
+  private static final String ATTACH = "createAttachment vol-1";
+  private static final String COMPLETE = "completeAttachment att-2";
+  private static final String DETACH = "deleteAttachment att-2";
+  private static final String DELETE = "deleteVolume vol-1";
+  private static final String RESERVE = "reserve vol-1";
+  private static final String INIT = "initializeConnection vol-1";
+  private static final String TERMINATE = "terminateConnection vol-1";
+  private static final String UNRESERVE = "unreserve vol-1";
+  private static final String PUT_SECRET = "putSecret chap-" + PV;
+  private static final String DELETE_SECRET = "deleteSecret chap-" + PV;
+
+  static Arguments fails(
+      String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, String... calls) {
+    return Arguments.of(name, inject, isFinal, List.of(calls));
+  }
+
+  static Stream<Arguments> failurePoints() {
+    return Stream.of(
+        fails(
+            "lookup fails: nothing was done",
+            t -> t.cinder.failNext("findVolumes", OUTAGE),
+            false,
+            FIND),
+        fails(
+            "create over quota: final, nothing to undo",
+            t ->
+                t.cinder.failNext(
+                    "createVolume", () -> new CinderException.QuotaExceeded("quota", "req-q")),
+            true,
+            FIND,
+            CREATE),
+        fails(
+            "volume goes to error: deleted",
+            t ->
+                t.cinder.failNext(
+                    "awaitVolumeStatus",
+                    () -> {
+                      t.cinder.setStatus("vol-1", "error");
+                      return new CinderException.UnexpectedState("error", "error", false);
+                    }),
+            true,
+            FIND,
+            CREATE,
+            AWAIT,
+            DELETE),
+        fails(
+            "attachment fails: volume deleted",
+            t -> t.cinder.failNext("createAttachment", OUTAGE),
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            ATTACH,
+            DELETE),
+        fails(
+            "completing fails: attachment, then volume",
+            t -> t.cinder.failNext("completeAttachment", OUTAGE),
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            ATTACH,
+            COMPLETE,
+            DETACH,
+            DELETE),
+        fails(
+            "no portal in the export: attachment, then volume",
+            t -> {
+              Map<String, Object> d = new HashMap<>(FakeCinderClient.defaultExport());
+              d.remove("target_portal");
+              t.cinder.export("iscsi", d);
+            },
+            true,
+            FIND,
+            CREATE,
+            AWAIT,
+            ATTACH,
+            COMPLETE,
+            DETACH,
+            DELETE),
+        fails(
+            "unknown protocol: attachment, then volume",
+            t -> t.cinder.export("nvmeof", Map.of("target_nqn", "x")),
+            true,
+            FIND,
+            CREATE,
+            AWAIT,
+            ATTACH,
+            COMPLETE,
+            DETACH,
+            DELETE),
+        fails(
+            "Secret cannot be written: Secret, attachment, volume",
+            t -> t.secrets.failNextPut(() -> new IllegalStateException("apiserver timeout")),
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            ATTACH,
+            COMPLETE,
+            PUT_SECRET,
+            DELETE_SECRET,
+            DETACH,
+            DELETE),
+        fails(
+            "ReadWriteMany without multiattach: volume deleted",
+            t -> {},
+            true,
+            FIND,
+            CREATE,
+            AWAIT,
+            DELETE),
+        fails(
+            "old Cinder: reserve fails: volume deleted",
+            t -> t.cinder.microversion(OLD).failNext("reserve", OUTAGE),
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            RESERVE,
+            DELETE),
+        fails(
+            "old Cinder: initialize fails: unreserve, volume",
+            t -> t.cinder.microversion(OLD).failNext("initializeConnection", OUTAGE),
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            RESERVE,
+            INIT,
+            UNRESERVE,
+            DELETE),
+        fails(
+            "old Cinder: bad export: terminate, unreserve, volume",
+            t -> t.cinder.microversion(OLD).export("iscsi", Map.of("target_lun", 1)),
+            true,
+            FIND,
+            CREATE,
+            AWAIT,
+            RESERVE,
+            INIT,
+            TERMINATE,
+            UNRESERVE,
+            DELETE),
+        fails(
+            "old Cinder: Secret fails: Secret, terminate, unreserve, volume",
+            t -> {
+              t.cinder.microversion(OLD);
+              t.secrets.failNextPut(() -> new IllegalStateException("apiserver timeout"));
+            },
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            RESERVE,
+            INIT,
+            PUT_SECRET,
+            DELETE_SECRET,
+            TERMINATE,
+            UNRESERVE,
+            DELETE));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("failurePoints")
+  void everyFailureIsRolledBackInReverse(
+      String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, List<String> calls) {
+    inject.accept(this);
+    var claim = name.startsWith("ReadWriteMany") ? claim("1Gi", "ReadWriteMany") : claim("1Gi");
+    assertThatThrownBy(() -> provisioner.provision(claim, storageClass(Map.of())))
+        .isInstanceOfSatisfying(
+            ProvisioningException.class, e -> assertThat(e.isFinal()).isEqualTo(isFinal));
+    assertThat(cinder.log()).containsExactlyElementsOf(calls);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(cinder.attachments()).isEmpty();
+    assertThat(secrets.secrets).isEmpty();
+  }
+
+  @Test
+  void aFailingRollbackStepKeepsTheOriginalErrorAndTheNextAttemptRecovers() {
+    cinder.failNext("completeAttachment", OUTAGE);
+    cinder.failNext(
+        "deleteAttachment", () -> new CinderException.Unavailable("still down", 503, null, null));
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOf(ProvisioningException.class)
+        .hasMessageContaining("Cinder down")
+        // The detach failed, so Cinder refused to delete the attached volume as well.
+        .satisfies(e -> assertThat(e.getCause().getSuppressed()).hasSize(2));
+    assertThat(cinder.log()).endsWith(DETACH, DELETE);
+    assertThat(cinder.volumes()).containsKey("vol-1");
+
+    // The next attempt finds the volume, detaches it and carries on: nothing is lost or leaked.
+    cinder.clearLog();
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    assertThat(cinder.log()).startsWith(FIND, DETACH, AWAIT, ATTACH);
+    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
+    assertThat(cinder.volumes()).hasSize(1);
+    assertThat(cinder.attachments()).hasSize(1);
+  }
+
+  // ------------------------------------------------------------------ success
+
+  @Test
+  void theAttachmentsPathMakesAnIscsiPvWithChap() {
+    PersistentVolume pv =
+        provisioner.provision(
+            claim("1500Mi"), storageClass(Map.of("fsType", "xfs", "type", "fast")));
+    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, PUT_SECRET);
+    assertThat(pv.getMetadata().getName()).isEqualTo(PV);
+    assertThat(pv.getMetadata().getAnnotations())
+        .containsEntry(Names.ANN_VOLUME_ID, "vol-1")
+        .containsEntry(Names.ANN_ATTACHMENT, "att-2")
+        .containsEntry(Names.ANN_IDENTITY, "cluster-a")
+        .containsEntry(Names.ANN_PROVISIONED_BY, "openstack.org/standalone-cinder");
+    var spec = pv.getSpec();
+    assertThat(spec.getCapacity()).containsEntry("storage", new Quantity("2Gi"));
+    assertThat(spec.getClaimRef().getUid()).isEqualTo(UID);
+    assertThat(spec.getClaimRef().getNamespace()).isEqualTo("apps");
+    assertThat(spec.getStorageClassName()).isEqualTo("cinder");
+    assertThat(spec.getPersistentVolumeReclaimPolicy()).isEqualTo("Delete");
+    assertThat(spec.getMountOptions()).containsExactly("noatime");
+    assertThat(spec.getVolumeMode()).isEqualTo("Filesystem");
+    ISCSIPersistentVolumeSource iscsi = spec.getIscsi();
+    assertThat(iscsi.getTargetPortal()).isEqualTo("127.0.0.1:3260");
+    assertThat(iscsi.getIqn()).isEqualTo("iqn.2010-10.org.openstack:volume-x");
+    assertThat(iscsi.getLun()).isEqualTo(1);
+    assertThat(iscsi.getInitiatorName()).isEqualTo("iqn.2026-11.org.standalonecinder:cluster-a");
+    assertThat(iscsi.getFsType()).isEqualTo("xfs");
+    assertThat(iscsi.getChapAuthSession()).isTrue();
+    assertThat(iscsi.getSecretRef().getNamespace()).isEqualTo("standalone-cinder");
+    var secret = secrets.secrets.get("standalone-cinder/chap-" + PV);
+    assertThat(secret.getType()).isEqualTo("kubernetes.io/iscsi-chap");
+    assertThat(secret.getStringData()).containsEntry("node.session.auth.password", "chap-secret");
+    assertThat(secret.getMetadata().getLabels()).containsEntry(Names.LABEL_PV, PV);
+    Volume v = cinder.volumes().get("vol-1");
+    assertThat(v.sizeGib()).isEqualTo(2);
+    assertThat(v.volumeType()).isEqualTo("fast");
+    assertThat(v.metadata())
+        .containsEntry(Names.META_PVC_UID, UID)
+        .containsEntry(Names.META_CLUSTER, "cluster-a")
+        .containsEntry(Names.META_PVC_NAMESPACE, "apps")
+        .containsEntry(Names.META_PVC_NAME, "data");
+    assertThat(v.status()).isEqualTo("in-use");
+  }
+
+  @Test
+  void anOldCinderIsReservedAndInitialized() {
+    cinder.microversion(OLD);
+    PersistentVolume pv =
+        provisioner.provision(
+            claimOf(UID, "raw", "1Gi", "Block", "ReadOnlyMany"), storageClass(Map.of()));
+    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, RESERVE, INIT, PUT_SECRET);
+    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_ATTACHMENT, "reserved");
+    assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
+    assertThat(pv.getSpec().getIscsi().getFsType()).isNull();
+    assertThat(pv.getSpec().getIscsi().getReadOnly()).isTrue();
+  }
+
+  @Test
+  void aVolumeOfAnEarlierAttemptIsReusedAndDetachedFirst() {
+    cinder.seed(
+        new Volume(
+            "vol-old",
+            PV,
+            "in-use",
+            1,
+            "nova",
+            "__DEFAULT__",
+            Names.identifying(UID, "cluster-a"),
+            null,
+            null,
+            false,
+            List.of("att-old")));
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    assertThat(cinder.log())
+        .containsExactly(
+            FIND,
+            "deleteAttachment att-old",
+            "awaitVolumeStatus vol-old",
+            "createAttachment vol-old",
+            "completeAttachment att-1",
+            PUT_SECRET);
+    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-old");
+    assertThat(cinder.volumes()).hasSize(1);
+  }
+
+  @Test
+  void aVolumeOfAnotherClusterIsNotTaken() {
+    cinder.seed(
+        new Volume(
+            "vol-other",
+            PV,
+            "available",
+            1,
+            "nova",
+            "__DEFAULT__",
+            Names.identifying(UID, "cluster-b"),
+            null,
+            null,
+            false,
+            List.of()));
+    provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    assertThat(cinder.log()).contains(CREATE);
+    assertThat(cinder.volumes()).containsKey("vol-other").hasSize(2);
+  }
+
+  @Test
+  void aReusedVolumeOfAnotherSizeIsAFinalErrorAndIsKept() {
+    cinder.seed(
+        new Volume(
+            "vol-old",
+            PV,
+            "available",
+            5,
+            "nova",
+            "__DEFAULT__",
+            Names.identifying(UID, "cluster-a"),
+            null,
+            null,
+            false,
+            List.of()));
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+        .hasMessageContaining("exists with 5 GiB but the claim asks for 1 GiB");
+    assertThat(cinder.volumes()).containsKey("vol-old");
+  }
+
+  @Test
+  void readWriteManyWithAMultiattachType() {
+    cinder.multiattachTypes(true);
+    PersistentVolume pv =
+        provisioner.provision(claim("1Gi", "ReadWriteMany"), storageClass(Map.of()));
+    assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+  }
+
+  // ------------------------------------------------------------------ claims refused up front
+
+  static Stream<Arguments> refusedClaims() {
+    return Stream.of(
+        Arguments.of(
+            "unknown class parameter",
+            claim("1Gi"),
+            Map.of("iops", "5"),
+            "unknown parameter 'iops'"),
+        Arguments.of(
+            "misspelt smartclone",
+            claim("1Gi"),
+            Map.of("smartClones", "true"),
+            "did you mean 'smartclone'"),
+        Arguments.of(
+            "smartclone not a boolean",
+            claim("1Gi"),
+            Map.of("smartclone", "yes"),
+            "must be \"true\" or \"false\""),
+        Arguments.of("no size", claimOf(UID, "x", "0", null), Map.of(), "requests 0 of storage"),
+        Arguments.of("too big", claim("100Ti"), Map.of(), "the largest volume is"),
+        Arguments.of(
+            "unknown access mode",
+            claim("1Gi", "ReadWriteSometimes"),
+            Map.of(),
+            "unknown access mode"),
+        Arguments.of(
+            "unknown volume mode",
+            claimOf(UID, "x", "1Gi", "Tape"),
+            Map.of(),
+            "unknown volumeMode Tape"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("refusedClaims")
+  void claimsThatCannotWorkAreRefusedBeforeAnyCall(
+      String name,
+      io.fabric8.kubernetes.api.model.PersistentVolumeClaim claim,
+      Map<String, String> params,
+      String message) {
+    assertThatThrownBy(() -> provisioner.provision(claim, storageClass(params)))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+        .hasMessageContaining(message);
+    assertThat(cinder.log()).isEmpty();
+  }
+
+  @Test
+  void aLimitBelowTheRoundedSizeIsRefused() {
+    var claim = claim("1500Mi");
+    claim.getSpec().getResources().setLimits(Map.of("storage", new Quantity("1800Mi")));
+    assertThatThrownBy(() -> provisioner.provision(claim, storageClass(Map.of())))
+        .hasMessageContaining("rounds up to 2Gi, above its limit of 1800Mi");
+  }
+
+  // ------------------------------------------------------------------ delete
+
+  @Test
+  void deleteUndoesAnAttachmentPvInOrder() {
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    cinder.clearLog();
+    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(cinder.log())
+        .containsExactly(
+            "getVolume vol-1", DETACH, DELETE, "awaitVolumeDeleted vol-1", DELETE_SECRET);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(secrets.secrets).isEmpty();
+  }
+
+  @Test
+  void deleteUndoesAReservedPvInOrder() {
+    cinder.microversion(OLD);
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    cinder.clearLog();
+    provisioner.delete(pv);
+    assertThat(cinder.log())
+        .containsExactly(
+            "getVolume vol-1",
+            TERMINATE,
+            UNRESERVE,
+            DELETE,
+            "awaitVolumeDeleted vol-1",
+            DELETE_SECRET);
+    assertThat(cinder.volumes()).isEmpty();
+  }
+
+  @Test
+  void deleteOfAVolumeThatIsGoneOnlyRemovesTheSecret() {
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    provisioner.delete(pv);
+    cinder.clearLog();
+    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(cinder.log()).containsExactly("getVolume vol-1", DELETE_SECRET);
+  }
+
+  @Test
+  void aVolumeCinderWillNotDeleteYetIsARetryableFailureAndTheSecretStays() {
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    cinder.failNext(
+        "deleteVolume",
+        () ->
+            new CinderException.BadRequest(
+                "Invalid volume: Volume status must be available or error ... have snapshots",
+                400,
+                "req-s"));
+    assertThatThrownBy(() -> provisioner.delete(pv))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+        .hasMessageContaining("have snapshots")
+        .hasMessageContaining("req-s");
+    assertThat(secrets.secrets).hasSize(1);
+    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(secrets.secrets).isEmpty();
+  }
+
+  @Test
+  void aPvOfAnotherIdentityIsNotTouched() {
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    pv.getMetadata().getAnnotations().put(Names.ANN_IDENTITY, "cluster-b");
+    cinder.clearLog();
+    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.NOT_MINE);
+    assertThat(cinder.log()).isEmpty();
+  }
+}
