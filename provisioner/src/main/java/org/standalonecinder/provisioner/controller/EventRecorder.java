@@ -1,0 +1,95 @@
+package org.standalonecinder.provisioner.controller;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.MicroTime;
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.api.model.events.v1.Event;
+import io.fabric8.kubernetes.api.model.events.v1.EventBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Clock;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes {@code events.k8s.io/v1} Events about claims and volumes (fabric8 has no recorder). An
+ * Event that cannot be written is logged, never thrown: events inform, they do not decide.
+ */
+public class EventRecorder {
+
+  /** Event reasons, as users and alerts see them. */
+  public static final String PROVISIONING = "Provisioning";
+
+  public static final String PROVISIONING_SUCCEEDED = "ProvisioningSucceeded";
+  public static final String PROVISIONING_FAILED = "ProvisioningFailed";
+  public static final String VOLUME_FAILED_DELETE = "VolumeFailedDelete";
+  public static final String VOLUME_DELETED = "VolumeDeleted";
+
+  private static final Logger LOG = LoggerFactory.getLogger(EventRecorder.class);
+  private static final int MAX_NOTE = 1024;
+  private static final DateTimeFormatter MICRO =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+          .withZone(java.time.ZoneOffset.UTC);
+
+  private final KubernetesClient client;
+  private final String controller;
+  private final String instance;
+  private final Clock clock;
+
+  public EventRecorder(KubernetesClient client, String controller, String instance, Clock clock) {
+    this.client = client;
+    this.controller = controller;
+    this.instance = instance;
+    this.clock = clock;
+  }
+
+  public void normal(HasMetadata about, String reason, String note) {
+    record(about, "Normal", reason, note);
+  }
+
+  public void warning(HasMetadata about, String reason, String note) {
+    record(about, "Warning", reason, note);
+  }
+
+  private void record(HasMetadata about, String type, String reason, String note) {
+    String ns = about.getMetadata().getNamespace();
+    // Events about cluster-scoped objects (PVs) live in "default", as kubectl looks for them.
+    String eventNs = ns == null ? "default" : ns;
+    String text = note.length() > MAX_NOTE ? note.substring(0, MAX_NOTE - 3) + "..." : note;
+    Event e =
+        new EventBuilder()
+            .withNewMetadata()
+            .withGenerateName(about.getMetadata().getName() + ".")
+            .withNamespace(eventNs)
+            .endMetadata()
+            .withEventTime(
+                new MicroTime(MICRO.format(clock.instant().truncatedTo(ChronoUnit.MICROS))))
+            .withReportingController(controller)
+            .withReportingInstance(instance)
+            .withAction(reason)
+            .withReason(reason)
+            .withType(type)
+            .withNote(text)
+            .withRegarding(
+                new ObjectReferenceBuilder()
+                    .withApiVersion(about.getApiVersion())
+                    .withKind(about.getKind())
+                    .withNamespace(ns)
+                    .withName(about.getMetadata().getName())
+                    .withUid(about.getMetadata().getUid())
+                    .withResourceVersion(about.getMetadata().getResourceVersion())
+                    .build())
+            .build();
+    try {
+      client.events().v1().events().inNamespace(eventNs).resource(e).create();
+    } catch (RuntimeException ex) {
+      LOG.warn(
+          "cannot record event {} on {}/{}: {}",
+          reason,
+          about.getKind(),
+          about.getMetadata().getName(),
+          ex.getMessage());
+    }
+  }
+}

@@ -1,0 +1,336 @@
+package org.standalonecinder.provisioner.controller;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.ProvisioningException;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * Watches claims, volumes and classes and drives {@link VolumeProvisioner}: a claim of ours becomes
+ * a PV, a released PV of ours with reclaim policy Delete is torn down.
+ *
+ * <p>Informers feed a keyed work queue ({@code claim/ns/name}, {@code volume/name}) served by N
+ * workers; a key is never worked on twice at once. Failures are retried per key with the {@link
+ * RetryPolicy}; final failures (bad parameters) and exhausted retries end with a Warning event.
+ * Every key is looked at again at each resync.
+ *
+ * <p>Binding is not ours: the PV carries a claimRef and Kubernetes' binder binds the pair, then
+ * marks the PV Released when the claim goes.
+ */
+public final class ProvisionController implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ProvisionController.class);
+  private static final String CLAIM = "claim/";
+  private static final String VOLUME = "volume/";
+
+  private final KubernetesClient client;
+  private final VolumeProvisioner provisioner;
+  private final ProvisionerSettings settings;
+  private final EventRecorder events;
+  private final RetryPolicy retry;
+  private final int workers;
+  private final Duration resync;
+  private final WorkQueue queue = new WorkQueue();
+  private final Map<String, Integer> failures = new ConcurrentHashMap<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private SharedIndexInformer<PersistentVolumeClaim> claims;
+  private SharedIndexInformer<PersistentVolume> volumes;
+  private SharedIndexInformer<StorageClass> classes;
+  private volatile boolean running;
+
+  public ProvisionController(
+      KubernetesClient client,
+      VolumeProvisioner provisioner,
+      ProvisionerSettings settings,
+      EventRecorder events,
+      RetryPolicy retry,
+      int workers,
+      Duration resync) {
+    this.client = client;
+    this.provisioner = provisioner;
+    this.settings = settings;
+    this.events = events;
+    this.retry = retry;
+    this.workers = workers;
+    this.resync = resync;
+  }
+
+  /** Starts the informers and the workers; returns once the caches are synced. */
+  public void start() {
+    running = true;
+    long resyncMillis = resync.toMillis();
+    classes = client.storage().v1().storageClasses().inform();
+    volumes =
+        client
+            .persistentVolumes()
+            .inform(handler(pv -> VOLUME + pv.getMetadata().getName()), resyncMillis);
+    claims =
+        client
+            .persistentVolumeClaims()
+            .inAnyNamespace()
+            .inform(
+                handler(
+                    c -> CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName()),
+                resyncMillis);
+    for (int i = 0; i < workers; i++) {
+      Thread t = new Thread(this::work, "provision-worker-" + i);
+      t.start();
+      threads.add(t);
+    }
+    LOG.info(
+        "controller started: provisioner {}, identity {}, {} workers",
+        settings.provisionerName(),
+        settings.identity(),
+        workers);
+  }
+
+  /** Whether the informers have listed everything once: the readiness of the controller. */
+  public boolean synced() {
+    return running
+        && claims != null
+        && claims.hasSynced()
+        && volumes.hasSynced()
+        && classes.hasSynced();
+  }
+
+  private <T extends HasMetadata> ResourceEventHandler<T> handler(
+      java.util.function.Function<T, String> key) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        queue.add(key.apply(obj));
+      }
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        queue.add(key.apply(newObj));
+      }
+
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        failures.remove(key.apply(obj));
+      }
+    };
+  }
+
+  private void work() {
+    while (running) {
+      String key;
+      try {
+        key = queue.take(Duration.ofMillis(500));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      if (key == null) {
+        continue;
+      }
+      try {
+        process(key);
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+
+  private void process(String key) {
+    HasMetadata about = null;
+    try {
+      if (key.startsWith(CLAIM)) {
+        about = claims.getStore().getByKey(key.substring(CLAIM.length()));
+        if (about != null) {
+          syncClaim((PersistentVolumeClaim) about);
+        }
+      } else {
+        about = volumes.getStore().getByKey(key.substring(VOLUME.length()));
+        if (about != null) {
+          syncVolume((PersistentVolume) about);
+        }
+      }
+      failures.remove(key);
+    } catch (ProvisioningException e) {
+      failed(key, about, e.getMessage(), e.isFinal());
+    } catch (RuntimeException e) {
+      LOG.debug("{} failed", key, e);
+      failed(key, about, e.toString(), false);
+    }
+  }
+
+  private void failed(String key, HasMetadata about, String message, boolean isFinal) {
+    String reason =
+        key.startsWith(CLAIM)
+            ? EventRecorder.PROVISIONING_FAILED
+            : EventRecorder.VOLUME_FAILED_DELETE;
+    int n = failures.merge(key, 1, Integer::sum);
+    if (isFinal || retry.exhausted(n)) {
+      failures.remove(key);
+      String note =
+          isFinal
+              ? message
+              : message
+                  + " (gave up after "
+                  + n
+                  + " attempts; will try again at the next change or resync)";
+      LOG.warn("{}: {}", key, note);
+      if (about != null) {
+        events.warning(about, reason, note);
+      }
+      return;
+    }
+    Duration delay = retry.delay(n);
+    LOG.info("{}: {}; attempt {} failed, retrying in {}s", key, message, n, delay.toSeconds());
+    if (about != null) {
+      events.warning(about, reason, message);
+    }
+    queue.addAfter(key, delay);
+  }
+
+  private boolean ours(PersistentVolumeClaim claim) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    if (ann == null) {
+      return false;
+    }
+    String wanted = ann.get(Names.ANN_STORAGE_PROVISIONER);
+    if (wanted == null) {
+      wanted = ann.get(Names.ANN_STORAGE_PROVISIONER_BETA);
+    }
+    return settings.provisionerName().equals(wanted);
+  }
+
+  private void syncClaim(PersistentVolumeClaim claim) {
+    String volumeName = claim.getSpec().getVolumeName();
+    if (volumeName != null && !volumeName.isEmpty()
+        || claim.getMetadata().getDeletionTimestamp() != null
+        || !ours(claim)) {
+      return;
+    }
+    String className = claim.getSpec().getStorageClassName();
+    if (className == null || className.isEmpty()) {
+      return;
+    }
+    StorageClass sc = classes.getStore().getByKey(className);
+    if (sc == null) {
+      throw new ProvisioningException("StorageClass " + className + " not found", false, null);
+    }
+    if (!settings.provisionerName().equals(sc.getProvisioner())) {
+      return;
+    }
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    if ("WaitForFirstConsumer".equals(sc.getVolumeBindingMode())
+        && (ann == null || ann.get(Names.ANN_SELECTED_NODE) == null)) {
+      return; // the scheduler picks a node first
+    }
+    String pvName = Names.pvName(claim.getMetadata().getUid());
+    // The cache may not have seen a PV we created a moment ago; provisioning twice would
+    // detach the first export, so ask the API server.
+    if (volumes.getStore().getByKey(pvName) != null
+        || client.persistentVolumes().withName(pvName).get() != null) {
+      return; // provisioned; the binder takes it from here
+    }
+    events.normal(
+        claim,
+        EventRecorder.PROVISIONING,
+        "External provisioner is provisioning volume for claim "
+            + claim.getMetadata().getNamespace()
+            + "/"
+            + claim.getMetadata().getName());
+    PersistentVolume pv = provisioner.provision(claim, sc);
+    try {
+      client.persistentVolumes().resource(pv).create();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        // The PV cannot be saved: undo the volume rather than leak it; the next try makes it anew.
+        try {
+          provisioner.delete(pv);
+        } catch (RuntimeException undo) {
+          e.addSuppressed(undo);
+        }
+        throw new ProvisioningException(
+            "cannot create PersistentVolume " + pvName + ": " + e.getMessage(), false, e);
+      }
+    }
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    try {
+      client
+          .persistentVolumeClaims()
+          .inNamespace(claim.getMetadata().getNamespace())
+          .withName(claim.getMetadata().getName())
+          .edit(
+              c -> {
+                if (c.getMetadata().getAnnotations() == null) {
+                  c.getMetadata().setAnnotations(new java.util.HashMap<>());
+                }
+                c.getMetadata().getAnnotations().put(Names.ANN_VOLUME_ID, volumeId);
+                return c;
+              });
+    } catch (KubernetesClientException e) {
+      // The PV has the id too; clones read the claim's copy, so say it, but do not fail.
+      LOG.warn(
+          "cannot annotate claim {} with its volume id: {}",
+          claim.getMetadata().getName(),
+          e.getMessage());
+    }
+    events.normal(
+        claim,
+        EventRecorder.PROVISIONING_SUCCEEDED,
+        "Successfully provisioned volume " + pvName + " (Cinder volume " + volumeId + ")");
+  }
+
+  private void syncVolume(PersistentVolume pv) {
+    Map<String, String> ann = pv.getMetadata().getAnnotations();
+    if (ann == null
+        || !settings.provisionerName().equals(ann.get(Names.ANN_PROVISIONED_BY))
+        || !settings.identity().equals(ann.get(Names.ANN_IDENTITY))) {
+      return;
+    }
+    if (pv.getStatus() == null || !"Released".equals(pv.getStatus().getPhase())) {
+      return;
+    }
+    if (!"Delete".equals(pv.getSpec().getPersistentVolumeReclaimPolicy())) {
+      return; // Retain (or Recycle): the volume stays as it is
+    }
+    if (provisioner.delete(pv) == VolumeProvisioner.DeleteOutcome.DELETED) {
+      client.persistentVolumes().withName(pv.getMetadata().getName()).delete();
+      LOG.info(
+          "deleted volume {} (Cinder volume {})",
+          pv.getMetadata().getName(),
+          ann.get(Names.ANN_VOLUME_ID));
+    }
+  }
+
+  /** Stops the informers and waits for the workers to finish their current item. */
+  @Override
+  public void close() {
+    running = false;
+    queue.shutDown();
+    for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {claims, volumes, classes}) {
+      if (i != null) {
+        i.close();
+      }
+    }
+    for (Thread t : threads) {
+      try {
+        t.join(TimeUnit.SECONDS.toMillis(30));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+}

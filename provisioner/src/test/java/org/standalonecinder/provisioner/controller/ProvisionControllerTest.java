@@ -1,0 +1,280 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
+import io.fabric8.kubernetes.api.model.events.v1.Event;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * The controller against fabric8's CRUD mock API server and the fake Cinder. The mock has no
+ * binder: where Kubernetes would bind a claim or release a volume, the test does it by hand.
+ */
+@EnableKubernetesMockClient(crud = true)
+class ProvisionControllerTest {
+
+  static KubernetesClient client;
+
+  private final FakeCinderClient cinder = new FakeCinderClient();
+  private final ProvisionerSettings settings = Fixtures.settings();
+  private ProvisionController controller;
+
+  @BeforeEach
+  void start() {
+    VolumeProvisioner provisioner =
+        new VolumeProvisioner(
+            cinder,
+            new KubernetesSecretStore(client),
+            VolumeMappers.standard(),
+            settings,
+            Backoff.DEFAULT);
+    controller =
+        new ProvisionController(
+            client,
+            provisioner,
+            settings,
+            new EventRecorder(client, "standalone-cinder", "test-0", Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
+            2,
+            Duration.ofSeconds(30));
+    controller.start();
+    await("informers synced", controller::synced);
+  }
+
+  @AfterEach
+  void stop() {
+    controller.close();
+    client.persistentVolumeClaims().inAnyNamespace().delete();
+    client.persistentVolumes().delete();
+    client.storage().v1().storageClasses().delete();
+    client.secrets().inAnyNamespace().delete();
+    client.events().v1().events().inAnyNamespace().delete();
+  }
+
+  private static void await(String what, BooleanSupplier condition) {
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private StorageClass storageClass(
+      String name, String provisioner, Map<String, String> params, String reclaim, String binding) {
+    StorageClass sc =
+        new StorageClassBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .endMetadata()
+            .withProvisioner(provisioner)
+            .withParameters(params)
+            .withReclaimPolicy(reclaim)
+            .withVolumeBindingMode(binding)
+            .build();
+    return client.storage().v1().storageClasses().resource(sc).create();
+  }
+
+  private StorageClass ourClass() {
+    return storageClass(
+        "cinder", ProvisionerSettings.DEFAULT_NAME, Map.of(), "Delete", "Immediate");
+  }
+
+  /** A claim as the API server has it after the PV controller picked a provisioner. */
+  private PersistentVolumeClaim claim(
+      String name, String className, String provisioner, Map<String, String> extra) {
+    Map<String, String> ann = new HashMap<>(extra);
+    ann.put(Names.ANN_STORAGE_PROVISIONER, provisioner);
+    PersistentVolumeClaim c =
+        Fixtures.claimOf(UUID.randomUUID().toString(), name, "1Gi", "Filesystem");
+    c.getMetadata().setUid(null); // the mock assigns one
+    c.getMetadata().setAnnotations(ann);
+    c.getSpec().setStorageClassName(className);
+    return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+  }
+
+  private PersistentVolume pvOf(PersistentVolumeClaim c) {
+    return client.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
+  }
+
+  private List<String> eventsOf(String name) {
+    return client.events().v1().events().inAnyNamespace().list().getItems().stream()
+        .filter(e -> e.getRegarding().getName().equals(name))
+        .map(e -> e.getReason() + ": " + e.getNote())
+        .toList();
+  }
+
+  /** What Kubernetes' binder does once the claim is deleted: the PV becomes Released. */
+  private void release(PersistentVolume pv) {
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+    client.persistentVolumes().resource(pv).updateStatus();
+  }
+
+  @Test
+  void aClaimBecomesAPvAndItsReleaseDeletesEverything() {
+    ourClass();
+    PersistentVolumeClaim c = claim("data", "cinder", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    await("PV", () -> pvOf(c) != null);
+    PersistentVolume pv = pvOf(c);
+    assertThat(pv.getSpec().getClaimRef().getUid()).isEqualTo(c.getMetadata().getUid());
+    assertThat(pv.getSpec().getIscsi().getInitiatorName()).isEqualTo(settings.initiatorName());
+    String secret = pv.getSpec().getIscsi().getSecretRef().getName();
+    assertThat(client.secrets().inNamespace("standalone-cinder").withName(secret).get())
+        .isNotNull();
+    await(
+        "claim annotated",
+        () ->
+            "vol-1"
+                .equals(
+                    client
+                        .persistentVolumeClaims()
+                        .inNamespace("apps")
+                        .withName("data")
+                        .get()
+                        .getMetadata()
+                        .getAnnotations()
+                        .get(Names.ANN_VOLUME_ID)));
+    await("success event", () -> eventsOf("data").size() == 2);
+    assertThat(eventsOf("data"))
+        .containsExactly(
+            "Provisioning: External provisioner is provisioning volume for claim apps/data",
+            "ProvisioningSucceeded: Successfully provisioned volume "
+                + pv.getMetadata().getName()
+                + " (Cinder volume vol-1)");
+
+    client.persistentVolumeClaims().inNamespace("apps").withName("data").delete();
+    release(pv);
+    await("PV deleted", () -> pvOf(c) == null);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(cinder.attachments()).isEmpty();
+    assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).isEmpty();
+  }
+
+  @Test
+  void retainKeepsEverything() {
+    storageClass("keep", ProvisionerSettings.DEFAULT_NAME, Map.of(), "Retain", "Immediate");
+    PersistentVolumeClaim c = claim("kept", "keep", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    await("PV", () -> pvOf(c) != null);
+    release(pvOf(c));
+    await("the release seen", () -> "Released".equals(pvOf(c).getStatus().getPhase()));
+    controller.close();
+    assertThat(pvOf(c)).isNotNull();
+    assertThat(cinder.volumes()).hasSize(1);
+    assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).hasSize(1);
+  }
+
+  @Test
+  void waitForFirstConsumerWaitsForTheSelectedNode() throws Exception {
+    storageClass(
+        "late", ProvisionerSettings.DEFAULT_NAME, Map.of(), "Delete", "WaitForFirstConsumer");
+    PersistentVolumeClaim c = claim("late", "late", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    Thread.sleep(300);
+    assertThat(pvOf(c)).isNull();
+    assertThat(cinder.log()).isEmpty();
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .withName("late")
+        .edit(
+            x -> {
+              x.getMetadata().getAnnotations().put(Names.ANN_SELECTED_NODE, "node-1");
+              return x;
+            });
+    await("PV", () -> pvOf(c) != null);
+  }
+
+  @Test
+  void claimsOfAnotherProvisionerAreIgnored() throws Exception {
+    storageClass("other", "example.com/other", Map.of(), "Delete", "Immediate");
+    ourClass();
+    PersistentVolumeClaim a = claim("a", "other", "example.com/other", Map.of());
+    PersistentVolumeClaim b = claim("b", "cinder", "example.com/other", Map.of());
+    Thread.sleep(300);
+    assertThat(pvOf(a)).isNull();
+    assertThat(pvOf(b)).isNull();
+    assertThat(cinder.log()).isEmpty();
+    assertThat(eventsOf("a")).isEmpty();
+  }
+
+  @Test
+  void anUnknownClassParameterIsAWarningThatNamesIt() {
+    storageClass(
+        "typo",
+        ProvisionerSettings.DEFAULT_NAME,
+        Map.of("smartClone", "true", "iops", "9"),
+        "Delete",
+        "Immediate");
+    claim("typo", "typo", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    await("failure event", () -> eventsOf("typo").size() == 2);
+    assertThat(eventsOf("typo").get(1))
+        .startsWith("ProvisioningFailed: StorageClass parameters:")
+        .contains("unknown parameter 'iops'");
+    assertThat(cinder.log()).isEmpty();
+    Event e =
+        client.events().v1().events().inNamespace("apps").list().getItems().stream()
+            .filter(x -> x.getReason().equals("ProvisioningFailed"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(e.getType()).isEqualTo("Warning");
+    assertThat(e.getReportingController()).isEqualTo("standalone-cinder");
+  }
+
+  @Test
+  void aPassingOutageIsRetriedUntilItWorks() {
+    ourClass();
+    cinder.failNext(
+        "createAttachment",
+        () -> new CinderException.Unavailable("Cinder down", 503, "req-1", null));
+    PersistentVolumeClaim c = claim("retry", "cinder", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    await("PV", () -> pvOf(c) != null);
+    assertThat(eventsOf("retry"))
+        .anyMatch(s -> s.startsWith("ProvisioningFailed: create") || s.contains("Cinder down"));
+    assertThat(cinder.volumes()).hasSize(1);
+  }
+
+  @Test
+  void aLastingOutageEndsWithAWarningAndNothingLeft() {
+    ourClass();
+    for (int i = 0; i < 3; i++) {
+      cinder.failNext(
+          "completeAttachment",
+          () -> new CinderException.Unavailable("Cinder down", 503, "req-1", null));
+    }
+    PersistentVolumeClaim c = claim("down", "cinder", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    await(
+        "gave up",
+        () -> eventsOf("down").stream().anyMatch(s -> s.contains("gave up after 3 attempts")));
+    assertThat(pvOf(c)).isNull();
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(cinder.attachments()).isEmpty();
+  }
+}
