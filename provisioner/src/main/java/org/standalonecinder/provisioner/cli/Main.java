@@ -3,13 +3,13 @@ package org.standalonecinder.provisioner.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The provisioner's command line: {@code cinder check} today, the controller later. */
+/** The provisioner's command line: {@code run} the controller, {@code cinder check} the cloud. */
 @Command(
     name = "standalone-cinder",
     mixinStandardHelpOptions = true,
     version = "standalone-cinder 0.1.0",
     description = "Cinder block storage for Kubernetes without Nova.",
-    subcommands = {CinderCommand.class})
+    subcommands = {CinderCommand.class, RunCommand.class})
 public final class Main {
 
   public static void main(String[] args) {

@@ -38,6 +38,7 @@ public final class ProvisionController implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ProvisionController.class);
   private static final String CLAIM = "claim/";
   private static final String VOLUME = "volume/";
+  private static final String ORPHAN = "orphan/";
 
   private final KubernetesClient client;
   private final VolumeProvisioner provisioner;
@@ -80,13 +81,33 @@ public final class ProvisionController implements AutoCloseable {
         client
             .persistentVolumes()
             .inform(handler(pv -> VOLUME + pv.getMetadata().getName()), resyncMillis);
+    ResourceEventHandler<PersistentVolumeClaim> claimHandler =
+        handler(c -> CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName());
     claims =
         client
             .persistentVolumeClaims()
             .inAnyNamespace()
             .inform(
-                handler(
-                    c -> CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName()),
+                new ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(PersistentVolumeClaim c) {
+                    claimHandler.onAdd(c);
+                  }
+
+                  @Override
+                  public void onUpdate(PersistentVolumeClaim o, PersistentVolumeClaim c) {
+                    claimHandler.onUpdate(o, c);
+                  }
+
+                  @Override
+                  public void onDelete(PersistentVolumeClaim c, boolean unknown) {
+                    claimHandler.onDelete(c, unknown);
+                    // A claim that goes before its PV exists may have left a volume behind.
+                    if (ours(c)) {
+                      queue.add(ORPHAN + c.getMetadata().getUid());
+                    }
+                  }
+                },
                 resyncMillis);
     for (int i = 0; i < workers; i++) {
       Thread t = new Thread(this::work, "provision-worker-" + i);
@@ -157,6 +178,8 @@ public final class ProvisionController implements AutoCloseable {
         if (about != null) {
           syncClaim((PersistentVolumeClaim) about);
         }
+      } else if (key.startsWith(ORPHAN)) {
+        sweepOrphans(key.substring(ORPHAN.length()));
       } else {
         about = volumes.getStore().getByKey(key.substring(VOLUME.length()));
         if (about != null) {
@@ -178,7 +201,10 @@ public final class ProvisionController implements AutoCloseable {
             ? EventRecorder.PROVISIONING_FAILED
             : EventRecorder.VOLUME_FAILED_DELETE;
     int n = failures.merge(key, 1, Integer::sum);
-    if (isFinal || retry.exhausted(n)) {
+    // Nothing would bring an orphan sweep back once given up (its claim is gone): a leaked
+    // volume is worse than a retry every few minutes, so it never gives up.
+    boolean giveUp = !key.startsWith(ORPHAN) && (isFinal || retry.exhausted(n));
+    if (giveUp) {
       failures.remove(key);
       String note =
           isFinal
@@ -290,6 +316,18 @@ public final class ProvisionController implements AutoCloseable {
         claim,
         EventRecorder.PROVISIONING_SUCCEEDED,
         "Successfully provisioned volume " + pvName + " (Cinder volume " + volumeId + ")");
+  }
+
+  private void sweepOrphans(String claimUid) {
+    String pvName = Names.pvName(claimUid);
+    if (volumes.getStore().getByKey(pvName) != null
+        || client.persistentVolumes().withName(pvName).get() != null) {
+      return; // the PV exists: its release deletes the volume
+    }
+    int n = provisioner.deleteOrphans(claimUid);
+    if (n > 0) {
+      LOG.info("deleted {} volume(s) left by deleted claim {}", n, claimUid);
+    }
   }
 
   private void syncVolume(PersistentVolume pv) {

@@ -298,6 +298,38 @@ public final class VolumeProvisioner {
     return DeleteOutcome.DELETED;
   }
 
+  /**
+   * Deletes what provisioning left for a claim that is gone without a PV: volumes carrying the
+   * claim's UID and this cluster's id (detached first), and the claim's CHAP Secret. This is what
+   * keeps a claim deleted while its provisioning was failing from leaking a volume.
+   *
+   * @return how many volumes were deleted
+   */
+  public int deleteOrphans(String claimUid) {
+    String pvName = Names.pvName(claimUid);
+    int n = 0;
+    try {
+      for (Volume v :
+          cinder.findVolumes(pvName, Names.identifying(claimUid, settings.clusterId()))) {
+        Volume detached = v;
+        if (!v.attachmentIds().isEmpty() || !v.status().equals("available")) {
+          detached = makeAvailable(v);
+        }
+        cinder.deleteVolume(detached.id());
+        cinder.awaitVolumeDeleted(detached.id(), backoff);
+        n++;
+      }
+    } catch (CinderException.NotFound gone) {
+      // deleted under us
+    } catch (RuntimeException e) {
+      throw asProvisioningFailure(e);
+    }
+    secrets.delete(
+        settings.secretNamespace(),
+        org.standalonecinder.provisioner.mapping.IscsiMapper.secretName(pvName));
+    return n;
+  }
+
   private static ProvisioningException asProvisioningFailure(RuntimeException e) {
     if (e instanceof ProvisioningException p) {
       return p;

@@ -42,7 +42,10 @@ public final class FakeCinderClient implements CinderClient {
     return d;
   }
 
-  /** The next call of {@code op} throws what {@code error} makes (calls queue up in order). */
+  /**
+   * The next call of {@code op} throws what {@code error} makes (calls queue up in order); a
+   * supplier that returns null lets that call through.
+   */
   public synchronized FakeCinderClient failNext(String op, Supplier<RuntimeException> error) {
     failures.computeIfAbsent(op, k -> new ArrayList<>()).add(error);
     return this;
@@ -103,7 +106,10 @@ public final class FakeCinderClient implements CinderClient {
     log.add(op + " " + target);
     List<Supplier<RuntimeException>> f = failures.get(op);
     if (f != null && !f.isEmpty()) {
-      throw f.remove(0).get();
+      RuntimeException e = f.remove(0).get();
+      if (e != null) {
+        throw e;
+      }
     }
   }
 

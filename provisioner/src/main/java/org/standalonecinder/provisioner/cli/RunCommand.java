@@ -1,0 +1,209 @@
+package org.standalonecinder.provisioner.cli;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
+import io.vertx.core.Vertx;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.config.ConfigException;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.HealthServer;
+import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
+import org.standalonecinder.provisioner.controller.ProvisionController;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Runs the provisioner: every option has an environment variable, as a Deployment sets them. The
+ * resolved configuration is logged at start with secrets masked; a bad value stops the start.
+ */
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    description = "Run the provisioner controller against the cluster and the cloud.")
+final class RunCommand implements Callable<Integer> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
+
+  @Option(
+      names = "--cloud-config",
+      defaultValue = "${env:CLOUD_CONFIG}",
+      description =
+          "cloud.conf ([Global], [BlockStorage]); OS_* and OS_CLOUD also count (env CLOUD_CONFIG)")
+  Path cloudConfig;
+
+  @Option(
+      names = "--provisioner-name",
+      defaultValue = "${env:PROVISIONER_NAME:-" + ProvisionerSettings.DEFAULT_NAME + "}",
+      description = "the name StorageClasses use (env PROVISIONER_NAME, default ${DEFAULT-VALUE})")
+  String provisionerName;
+
+  @Option(
+      names = "--cluster-id",
+      defaultValue = "${env:CLUSTER_ID}",
+      required = true,
+      description =
+          "written on every volume so clusters sharing a project stay apart (env CLUSTER_ID)")
+  String clusterId;
+
+  @Option(
+      names = "--identity",
+      defaultValue = "${env:PROVISIONER_IDENTITY}",
+      description =
+          "written on every PV; only such PVs are deleted (env PROVISIONER_IDENTITY, default: the cluster id)")
+  String identity;
+
+  @Option(
+      names = "--initiator-name",
+      defaultValue = "${env:INITIATOR_NAME}",
+      required = true,
+      description =
+          "the nodes' iSCSI initiator IQN, sent to Cinder and written into PVs (env INITIATOR_NAME)")
+  String initiatorName;
+
+  @Option(
+      names = "--connector-ip",
+      defaultValue = "${env:POD_IP:-127.0.0.1}",
+      description = "the address Cinder records for exports (env POD_IP, default ${DEFAULT-VALUE})")
+  String connectorIp;
+
+  @Option(
+      names = "--namespace",
+      defaultValue = "${env:POD_NAMESPACE:-standalone-cinder}",
+      description =
+          "where CHAP Secrets are kept: the provisioner's own namespace (env POD_NAMESPACE, default ${DEFAULT-VALUE})")
+  String namespace;
+
+  @Option(
+      names = "--multipath",
+      defaultValue = "${env:MULTIPATH:-false}",
+      description = "ask Cinder for every portal (env MULTIPATH)")
+  boolean multipath;
+
+  @Option(
+      names = "--workers",
+      defaultValue = "${env:WORKERS:-4}",
+      description = "claims and volumes worked on at once (env WORKERS, default ${DEFAULT-VALUE})")
+  int workers;
+
+  @Option(
+      names = "--resync-seconds",
+      defaultValue = "${env:RESYNC_SECONDS:-300}",
+      description =
+          "how often every claim and volume is looked at again (default ${DEFAULT-VALUE})")
+  long resyncSeconds;
+
+  @Option(
+      names = "--health-address",
+      defaultValue = "${env:HEALTH_ADDRESS:-0.0.0.0}",
+      description = "address of /healthz and /readyz (default ${DEFAULT-VALUE})")
+  String healthAddress;
+
+  @Option(
+      names = "--health-port",
+      defaultValue = "${env:HEALTH_PORT:-8080}",
+      description = "port of /healthz and /readyz (default ${DEFAULT-VALUE})")
+  int healthPort;
+
+  @Option(
+      names = "--kubeconfig",
+      defaultValue = "${env:KUBECONFIG}",
+      description = "kubeconfig; in a pod the service account is used")
+  Path kubeconfig;
+
+  @Override
+  public Integer call() throws Exception {
+    CloudConfig cloud;
+    ProvisionerSettings settings;
+    try {
+      if (workers < 1 || workers > 64) {
+        throw new ConfigException("--workers must be between 1 and 64, was " + workers);
+      }
+      if (resyncSeconds < 10) {
+        throw new ConfigException("--resync-seconds must be at least 10, was " + resyncSeconds);
+      }
+      cloud = CloudConfigLoader.load(cloudConfig, System.getenv());
+      settings =
+          new ProvisionerSettings(
+              provisionerName,
+              identity == null || identity.isBlank() ? clusterId : identity,
+              clusterId,
+              initiatorName,
+              "standalone-cinder-" + clusterId,
+              connectorIp,
+              namespace,
+              multipath);
+    } catch (ConfigException | IllegalArgumentException e) {
+      System.err.println("standalone-cinder run: " + e.getMessage());
+      return CheckCommand.BAD_CONFIG;
+    }
+    LOG.info("cloud: {}", cloud.auth());
+    cloud.describe().forEach(l -> LOG.info("  {}", l));
+    LOG.info("provisioner: {}", settings);
+
+    Vertx vertx = Vertx.vertx();
+    Config kc =
+        kubeconfig != null
+            ? Config.fromKubeconfig(Files.readString(kubeconfig))
+            : Config.autoConfigure(null);
+    KubernetesClient client =
+        new KubernetesClientBuilder()
+            .withConfig(kc)
+            .withHttpClientFactory(new VertxHttpClientFactory(vertx))
+            .build();
+    OpenStackCinderClient cinder = OpenStackCinderClient.create(cloud);
+    VolumeProvisioner provisioner =
+        new VolumeProvisioner(
+            cinder,
+            new KubernetesSecretStore(client),
+            VolumeMappers.standard(),
+            settings,
+            VolumeProvisioner.defaultBackoff());
+    String instance = System.getenv().getOrDefault("POD_NAME", "standalone-cinder-" + clusterId);
+    ProvisionController controller =
+        new ProvisionController(
+            client,
+            provisioner,
+            settings,
+            new EventRecorder(client, settings.provisionerName(), instance, Clock.systemUTC()),
+            RetryPolicy.DEFAULT,
+            workers,
+            Duration.ofSeconds(resyncSeconds));
+    HealthServer health = new HealthServer(vertx, controller::synced);
+    health.listen(healthAddress, healthPort).toCompletionStage().toCompletableFuture().get();
+    LOG.info("health on http://{}:{}/healthz and /readyz", healthAddress, health.port());
+
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  LOG.info("stopping: finishing the items in progress");
+                  controller.close();
+                  cinder.close();
+                  client.close();
+                  health.close();
+                  vertx.close();
+                  stopped.countDown();
+                },
+                "shutdown"));
+    controller.start();
+    stopped.await();
+    return 0;
+  }
+}
