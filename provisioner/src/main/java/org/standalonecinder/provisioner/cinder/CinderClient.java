@@ -73,6 +73,13 @@ public interface CinderClient extends AutoCloseable {
    */
   Attachment createAttachment(String volumeId, Connector connector);
 
+  /**
+   * Every attachment of the volume, whatever its state. The volume's own view lists only completed
+   * ones: an attachment made but never completed leaves the volume {@code attaching} with an empty
+   * list there. Empty below microversion 3.27, which has no attachments.
+   */
+  List<Attachment> listAttachments(String volumeId);
+
   /** Marks the attachment complete, the volume becomes {@code in-use} (needs 3.44). */
   void completeAttachment(String attachmentId);
 

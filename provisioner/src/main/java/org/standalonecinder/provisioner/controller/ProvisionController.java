@@ -38,7 +38,6 @@ public final class ProvisionController implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ProvisionController.class);
   private static final String CLAIM = "claim/";
   private static final String VOLUME = "volume/";
-  private static final String ORPHAN = "orphan/";
 
   private final KubernetesClient client;
   private final VolumeProvisioner provisioner;
@@ -49,6 +48,13 @@ public final class ProvisionController implements AutoCloseable {
   private final Duration resync;
   private final WorkQueue queue = new WorkQueue();
   private final Map<String, Integer> failures = new ConcurrentHashMap<>();
+
+  /**
+   * UIDs of our claims deleted before their PV existed, by claim key. Swept under the claim's own
+   * key, so a sweep never runs while the same claim is being provisioned.
+   */
+  private final Map<String, java.util.Set<String>> deletedClaims = new ConcurrentHashMap<>();
+
   private final List<Thread> threads = new ArrayList<>();
   private SharedIndexInformer<PersistentVolumeClaim> claims;
   private SharedIndexInformer<PersistentVolume> volumes;
@@ -103,8 +109,13 @@ public final class ProvisionController implements AutoCloseable {
                   public void onDelete(PersistentVolumeClaim c, boolean unknown) {
                     claimHandler.onDelete(c, unknown);
                     // A claim that goes before its PV exists may have left a volume behind.
-                    if (ours(c)) {
-                      queue.add(ORPHAN + c.getMetadata().getUid());
+                    if (ours(c) && c.getMetadata().getUid() != null) {
+                      String key =
+                          CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName();
+                      deletedClaims
+                          .computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet())
+                          .add(c.getMetadata().getUid());
+                      queue.add(key);
                     }
                   }
                 },
@@ -175,11 +186,19 @@ public final class ProvisionController implements AutoCloseable {
     try {
       if (key.startsWith(CLAIM)) {
         about = claims.getStore().getByKey(key.substring(CLAIM.length()));
+        java.util.Set<String> gone = deletedClaims.get(key);
+        if (gone != null) {
+          for (String uid : List.copyOf(gone)) {
+            if (about == null || !uid.equals(about.getMetadata().getUid())) {
+              sweepOrphans(uid);
+            }
+            gone.remove(uid);
+          }
+          deletedClaims.remove(key, java.util.Set.of());
+        }
         if (about != null) {
           syncClaim((PersistentVolumeClaim) about);
         }
-      } else if (key.startsWith(ORPHAN)) {
-        sweepOrphans(key.substring(ORPHAN.length()));
       } else {
         about = volumes.getStore().getByKey(key.substring(VOLUME.length()));
         if (about != null) {
@@ -202,8 +221,10 @@ public final class ProvisionController implements AutoCloseable {
             : EventRecorder.VOLUME_FAILED_DELETE;
     int n = failures.merge(key, 1, Integer::sum);
     // Nothing would bring an orphan sweep back once given up (its claim is gone): a leaked
-    // volume is worse than a retry every few minutes, so it never gives up.
-    boolean giveUp = !key.startsWith(ORPHAN) && (isFinal || retry.exhausted(n));
+    // volume is worse than a retry every few minutes, so a key with one never gives up.
+    java.util.Set<String> sweeps = deletedClaims.get(key);
+    boolean sweeping = sweeps != null && !sweeps.isEmpty();
+    boolean giveUp = !sweeping && (isFinal || retry.exhausted(n));
     if (giveUp) {
       failures.remove(key);
       String note =

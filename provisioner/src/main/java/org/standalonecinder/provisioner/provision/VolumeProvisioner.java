@@ -199,13 +199,28 @@ public final class VolumeProvisioner {
 
   /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */
   private Volume makeAvailable(Volume v) {
-    if (!v.attachmentIds().isEmpty()) {
-      v.attachmentIds().forEach(cinder::deleteAttachment);
-    } else if (v.status().equals("attaching") || v.status().equals("reserved")) {
+    if (v.status().equals("creating")) {
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+    }
+    if (!detachAll(v) && (v.status().equals("attaching") || v.status().equals("reserved"))) {
+      // os-reserve (+ initialize) of an older Cinder, or of a crashed attempt
       cinder.terminateConnection(v.id(), connector());
       cinder.unreserve(v.id());
     }
     return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+  }
+
+  /**
+   * Deletes every attachment of the volume. The volume's own list misses attachments that were
+   * never completed, so Cinder's attachment list is asked too.
+   *
+   * @return whether there was any
+   */
+  private boolean detachAll(Volume v) {
+    java.util.Set<String> ids = new java.util.TreeSet<>(v.attachmentIds());
+    cinder.listAttachments(v.id()).forEach(a -> ids.add(a.id()));
+    ids.forEach(cinder::deleteAttachment);
+    return !ids.isEmpty();
   }
 
   private PersistentVolume persistentVolume(
@@ -270,14 +285,16 @@ public final class VolumeProvisioner {
     }
     String volumeId = ann.get(Names.ANN_VOLUME_ID);
     try {
-      if (volumeId != null && cinder.getVolume(volumeId).isPresent()) {
+      Volume volume = volumeId == null ? null : cinder.getVolume(volumeId).orElse(null);
+      if (volume != null) {
         String attachment = ann.get(Names.ANN_ATTACHMENT);
         if (Names.RESERVED.equals(attachment)) {
           cinder.terminateConnection(volumeId, connector());
           cinder.unreserve(volumeId);
-        } else if (attachment != null) {
-          cinder.deleteAttachment(attachment);
         }
+        // The PV's attachment, and strays of retried attempts whose answers were lost: any of
+        // them would block the delete.
+        detachAll(volume);
         cinder.deleteVolume(volumeId);
         cinder.awaitVolumeDeleted(volumeId, backoff);
       }

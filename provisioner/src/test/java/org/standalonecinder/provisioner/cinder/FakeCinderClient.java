@@ -266,6 +266,19 @@ public final class FakeCinderClient implements CinderClient {
   }
 
   @Override
+  public synchronized List<Attachment> listAttachments(String volumeId) {
+    call("listAttachments", volumeId);
+    if (!version.atLeast(Microversion.ATTACHMENTS)) {
+      return List.of();
+    }
+    return attachments.entrySet().stream()
+        .filter(e -> e.getValue().equals(volumeId))
+        .map(e -> new Attachment(e.getKey(), volumeId, "attaching", null))
+        .sorted(java.util.Comparator.comparing(Attachment::id))
+        .toList();
+  }
+
+  @Override
   public synchronized void completeAttachment(String attachmentId) {
     call("completeAttachment", attachmentId);
     String vol = attachments.get(attachmentId);

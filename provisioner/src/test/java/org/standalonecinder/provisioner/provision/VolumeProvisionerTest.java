@@ -242,7 +242,7 @@ class VolumeProvisionerTest {
     // The next attempt finds the volume, detaches it and carries on: nothing is lost or leaked.
     cinder.clearLog();
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
-    assertThat(cinder.log()).startsWith(FIND, DETACH, AWAIT, ATTACH);
+    assertThat(cinder.log()).startsWith(FIND, "listAttachments vol-1", DETACH, AWAIT, ATTACH);
     assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
     assertThat(cinder.volumes()).hasSize(1);
     assertThat(cinder.attachments()).hasSize(1);
@@ -325,6 +325,7 @@ class VolumeProvisionerTest {
     assertThat(cinder.log())
         .containsExactly(
             FIND,
+            "listAttachments vol-old",
             "deleteAttachment att-old",
             "awaitVolumeStatus vol-old",
             "createAttachment vol-old",
@@ -446,7 +447,12 @@ class VolumeProvisionerTest {
     assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
     assertThat(cinder.log())
         .containsExactly(
-            "getVolume vol-1", DETACH, DELETE, "awaitVolumeDeleted vol-1", DELETE_SECRET);
+            "getVolume vol-1",
+            "listAttachments vol-1",
+            DETACH,
+            DELETE,
+            "awaitVolumeDeleted vol-1",
+            DELETE_SECRET);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(secrets.secrets).isEmpty();
   }
@@ -462,6 +468,7 @@ class VolumeProvisionerTest {
             "getVolume vol-1",
             TERMINATE,
             UNRESERVE,
+            "listAttachments vol-1",
             DELETE,
             "awaitVolumeDeleted vol-1",
             DELETE_SECRET);

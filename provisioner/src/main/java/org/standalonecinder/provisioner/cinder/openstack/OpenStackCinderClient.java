@@ -361,6 +361,30 @@ public final class OpenStackCinderClient implements CinderClient {
   }
 
   @Override
+  public List<Attachment> listAttachments(String volumeId) {
+    if (!apiVersions().used().atLeast(Microversion.ATTACHMENTS)) {
+      return List.of();
+    }
+    JsonNode res =
+        call(
+            "list attachments of volume " + volumeId,
+            HttpMethod.GET,
+            "/attachments",
+            null,
+            Map.of("volume_id", id(volumeId)));
+    List<Attachment> out = new ArrayList<>();
+    for (JsonNode a : required(res, "attachments", "list attachments of volume " + volumeId)) {
+      Attachment at = attachment(a);
+      // The filter is applied by Cinder; checked again so a cloud that ignores it cannot make
+      // us detach another volume.
+      if (volumeId.equals(at.volumeId())) {
+        out.add(at);
+      }
+    }
+    return out;
+  }
+
+  @Override
   public void completeAttachment(String attachmentId) {
     requireVersion(Microversion.ATTACHMENT_COMPLETE, "completing an attachment");
     call(

@@ -138,6 +138,10 @@ class CinderClientIT {
     assertThat(a.connectionInfo().driverVolumeType()).isEqualTo("iscsi");
     assertThat(a.connectionInfo().string("target_iqn")).contains(v.id());
 
+    // Not completed yet: the volume's own view does not list it, Cinder's attachment list does.
+    assertThat(c.getVolume(v.id()).orElseThrow().attachmentIds()).isEmpty();
+    assertThat(c.listAttachments(v.id())).extracting(Attachment::id).containsExactly(a.id());
+
     c.completeAttachment(a.id());
     Volume inUse = c.getVolume(v.id()).orElseThrow();
     assertThat(inUse.status()).isEqualTo("in-use");

@@ -1,0 +1,80 @@
+package org.standalonecinder.provisioner.cinder.openstack;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A user-space iSCSI initiator (libiscsi through {@code qemu-io}), standing in for a node's
+ * kubelet: it logs in with the PV's initiator name and CHAP credentials. The CHAP secret goes to
+ * qemu in a 0600 file, never on its command line.
+ */
+public final class Iscsi {
+
+  /** The result of one qemu-io run. */
+  public record Result(int exit, String output) {
+    public boolean ok() {
+      return exit == 0 && !output.contains("Pattern verification failed");
+    }
+  }
+
+  private Iscsi() {}
+
+  /**
+   * Runs qemu-io commands (e.g. {@code write -P 0x5a 0 1M}) against the LUN.
+   *
+   * @param portal host:port
+   * @param user CHAP user, or null without CHAP
+   * @param password CHAP secret, or null
+   */
+  public static Result io(
+      String portal,
+      String iqn,
+      int lun,
+      String initiator,
+      String user,
+      String password,
+      String... commands)
+      throws IOException, InterruptedException {
+    Path secret =
+        Files.createTempFile(
+            "chap",
+            ".txt",
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    try {
+      List<String> cmd = new ArrayList<>(List.of("qemu-io"));
+      StringBuilder opts =
+          new StringBuilder("driver=iscsi,transport=tcp,portal=")
+              .append(portal)
+              .append(",target=")
+              .append(iqn)
+              .append(",lun=")
+              .append(lun)
+              .append(",initiator-name=")
+              .append(initiator);
+      if (user != null) {
+        Files.writeString(secret, password);
+        cmd.addAll(List.of("--object", "secret,id=chap,file=" + secret));
+        opts.append(",user=").append(user).append(",password-secret=chap");
+      }
+      cmd.addAll(List.of("--image-opts", opts.toString()));
+      for (String c : commands) {
+        cmd.addAll(List.of("-c", c));
+      }
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return new Result(-1, out + " (timed out)");
+      }
+      return new Result(p.exitValue(), out);
+    } finally {
+      Files.deleteIfExists(secret);
+    }
+  }
+}

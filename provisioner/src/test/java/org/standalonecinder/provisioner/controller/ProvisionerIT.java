@@ -1,0 +1,206 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.openstack.Iscsi;
+import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
+import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * The whole provisioner against the real local Cinder (and fabric8's mock API server): a claim
+ * becomes a PV whose iSCSI fields and CHAP Secret let a real initiator log in, write and read; its
+ * release deletes the volume, and the target then refuses the login.
+ */
+@EnableKubernetesMockClient(crud = true)
+class ProvisionerIT {
+
+  static KubernetesClient client;
+
+  private CinderClient cinder;
+  private ProvisionController controller;
+
+  private void start(Mode mode) {
+    cinder = OpenStackCinderClient.create(LocalCinder.config(mode));
+    ProvisionerSettings settings =
+        new ProvisionerSettings(
+            ProvisionerSettings.DEFAULT_NAME,
+            "it-" + mode,
+            "it-" + UUID.randomUUID(),
+            "iqn.2026-11.org.standalonecinder:it-" + mode.name().toLowerCase().replace('_', '-'),
+            "it-host",
+            "127.0.0.1",
+            "standalone-cinder",
+            false);
+    controller =
+        new ProvisionController(
+            client,
+            new VolumeProvisioner(
+                cinder,
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                settings,
+                Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
+            settings,
+            new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
+            2,
+            Duration.ofSeconds(30));
+    controller.start();
+    await("synced", controller::synced, Duration.ofSeconds(10));
+  }
+
+  @AfterEach
+  void stop() {
+    if (controller != null) {
+      controller.close();
+    }
+    if (cinder != null) {
+      cinder.close();
+    }
+    client.persistentVolumeClaims().inAnyNamespace().delete();
+    client.persistentVolumes().delete();
+    client.storage().v1().storageClasses().delete();
+    client.secrets().inAnyNamespace().delete();
+  }
+
+  static void await(String what, BooleanSupplier condition, Duration timeout) {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  static String secretValue(Secret s, String key) {
+    if (s.getData() != null && s.getData().containsKey(key)) {
+      return new String(Base64.getDecoder().decode(s.getData().get(key)), StandardCharsets.UTF_8);
+    }
+    return s.getStringData().get(key);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(
+      value = Mode.class,
+      names = {"NOAUTH", "KEYSTONE"})
+  void aClaimBecomesAnIscsiPvANodeCanUseAndItsReleaseDeletesAll(Mode mode) throws Exception {
+    start(mode);
+    client
+        .storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName("cinder")
+                .endMetadata()
+                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                .withParameters(Map.of("fsType", "ext4"))
+                .withReclaimPolicy("Delete")
+                .build())
+        .create();
+    PersistentVolumeClaim c = Fixtures.claimOf(null, "data", "1Gi", "Filesystem");
+    c.getMetadata()
+        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    c.getSpec().setStorageClassName("cinder");
+    c = client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    String pvName = Names.pvName(c.getMetadata().getUid());
+    await(
+        "PV",
+        () -> client.persistentVolumes().withName(pvName).get() != null,
+        Duration.ofSeconds(60));
+    PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    assertThat(cinder.getVolume(volumeId)).get().extracting(v -> v.status()).isEqualTo("in-use");
+
+    var iscsi = pv.getSpec().getIscsi();
+    Secret chap =
+        client
+            .secrets()
+            .inNamespace(iscsi.getSecretRef().getNamespace())
+            .withName(iscsi.getSecretRef().getName())
+            .get();
+    assertThat(chap.getType()).isEqualTo(IscsiMapper.CHAP_SECRET_TYPE);
+    String user = secretValue(chap, IscsiMapper.SESSION_USER);
+    String password = secretValue(chap, IscsiMapper.SESSION_PASSWORD);
+
+    // A node logs in with what the PV says, writes a pattern and reads it back.
+    Iscsi.Result rw =
+        Iscsi.io(
+            iscsi.getTargetPortal(),
+            iscsi.getIqn(),
+            iscsi.getLun(),
+            iscsi.getInitiatorName(),
+            user,
+            password,
+            "write -P 0x5a 0 1M",
+            "write -P 0xc3 1048576 4k",
+            "read -P 0x5a 0 1M",
+            "read -P 0xc3 1048576 4k",
+            "read -P 0 1052672 4k");
+    assertThat(rw.ok()).as(rw.output()).isTrue();
+    Iscsi.Result wrong =
+        Iscsi.io(
+            iscsi.getTargetPortal(),
+            iscsi.getIqn(),
+            iscsi.getLun(),
+            iscsi.getInitiatorName(),
+            user,
+            "not-the-secret",
+            "read 0 4k");
+    assertThat(wrong.ok()).as("a wrong CHAP secret is refused").isFalse();
+
+    // The claim goes; Kubernetes' binder (absent from the mock) releases the PV.
+    client.persistentVolumeClaims().inNamespace("apps").withName("data").delete();
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+    client.persistentVolumes().resource(pv).updateStatus();
+    await(
+        "PV deleted",
+        () -> client.persistentVolumes().withName(pvName).get() == null,
+        Duration.ofSeconds(60));
+    assertThat(cinder.getVolume(volumeId)).isEmpty();
+    assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).isEmpty();
+    Iscsi.Result after =
+        Iscsi.io(
+            iscsi.getTargetPortal(),
+            iscsi.getIqn(),
+            iscsi.getLun(),
+            iscsi.getInitiatorName(),
+            user,
+            password,
+            "read 0 4k");
+    assertThat(after.ok()).as("the target is gone: " + after.output()).isFalse();
+  }
+}
