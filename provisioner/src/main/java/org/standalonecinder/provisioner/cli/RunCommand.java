@@ -1,13 +1,8 @@
 package org.standalonecinder.provisioner.cli;
 
 import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
-import io.vertx.core.Vertx;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -17,14 +12,9 @@ import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfig;
 import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.config.ConfigException;
-import org.standalonecinder.provisioner.controller.EventRecorder;
-import org.standalonecinder.provisioner.controller.HealthServer;
-import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
-import org.standalonecinder.provisioner.controller.ProvisionController;
+import org.standalonecinder.provisioner.controller.ProvisionerApp;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
-import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
-import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -128,16 +118,16 @@ final class RunCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    CloudConfig cloud;
-    ProvisionerSettings settings;
+    // Every problem at once: a Deployment should not need one restart per typo.
+    java.util.List<String> problems = new java.util.ArrayList<>();
+    if (workers < 1 || workers > 64) {
+      problems.add("--workers must be between 1 and 64, was " + workers);
+    }
+    if (resyncSeconds < 10) {
+      problems.add("--resync-seconds must be at least 10, was " + resyncSeconds);
+    }
+    ProvisionerSettings settings = null;
     try {
-      if (workers < 1 || workers > 64) {
-        throw new ConfigException("--workers must be between 1 and 64, was " + workers);
-      }
-      if (resyncSeconds < 10) {
-        throw new ConfigException("--resync-seconds must be at least 10, was " + resyncSeconds);
-      }
-      cloud = CloudConfigLoader.load(cloudConfig, System.getenv());
       settings =
           new ProvisionerSettings(
               provisionerName,
@@ -148,61 +138,49 @@ final class RunCommand implements Callable<Integer> {
               connectorIp,
               namespace,
               multipath);
-    } catch (ConfigException | IllegalArgumentException e) {
-      System.err.println("standalone-cinder run: " + e.getMessage());
+    } catch (IllegalArgumentException e) {
+      problems.add(e.getMessage());
+    }
+    CloudConfig cloud = null;
+    try {
+      cloud = CloudConfigLoader.load(cloudConfig, System.getenv());
+    } catch (ConfigException e) {
+      problems.add(e.getMessage());
+    }
+    if (!problems.isEmpty()) {
+      problems.forEach(p -> System.err.println("standalone-cinder run: " + p));
       return CheckCommand.BAD_CONFIG;
     }
     LOG.info("cloud: {}", cloud.auth());
     cloud.describe().forEach(l -> LOG.info("  {}", l));
     LOG.info("provisioner: {}", settings);
 
-    Vertx vertx = Vertx.vertx();
     Config kc =
         kubeconfig != null
             ? Config.fromKubeconfig(Files.readString(kubeconfig))
             : Config.autoConfigure(null);
-    KubernetesClient client =
-        new KubernetesClientBuilder()
-            .withConfig(kc)
-            .withHttpClientFactory(new VertxHttpClientFactory(vertx))
-            .build();
-    OpenStackCinderClient cinder = OpenStackCinderClient.create(cloud);
-    VolumeProvisioner provisioner =
-        new VolumeProvisioner(
-            cinder,
-            new KubernetesSecretStore(client),
-            VolumeMappers.standard(),
-            settings,
-            VolumeProvisioner.defaultBackoff());
     String instance = System.getenv().getOrDefault("POD_NAME", "standalone-cinder-" + clusterId);
-    ProvisionController controller =
-        new ProvisionController(
-            client,
-            provisioner,
-            settings,
-            new EventRecorder(client, settings.provisionerName(), instance, Clock.systemUTC()),
-            RetryPolicy.DEFAULT,
-            workers,
-            Duration.ofSeconds(resyncSeconds));
-    HealthServer health = new HealthServer(vertx, controller::synced);
-    health.listen(healthAddress, healthPort).toCompletionStage().toCompletableFuture().get();
-    LOG.info("health on http://{}:{}/healthz and /readyz", healthAddress, health.port());
-
+    ProvisionerApp app =
+        ProvisionerApp.start(
+            kc,
+            OpenStackCinderClient.create(cloud),
+            new ProvisionerApp.Options(
+                settings,
+                instance,
+                workers,
+                Duration.ofSeconds(resyncSeconds),
+                RetryPolicy.DEFAULT,
+                healthAddress,
+                healthPort));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  LOG.info("stopping: finishing the items in progress");
-                  controller.close();
-                  cinder.close();
-                  client.close();
-                  health.close();
-                  vertx.close();
+                  app.close();
                   stopped.countDown();
                 },
                 "shutdown"));
-    controller.start();
     stopped.await();
     return 0;
   }

@@ -1,0 +1,112 @@
+package org.standalonecinder.provisioner.controller;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
+import io.vertx.core.Vertx;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * The running provisioner, wired: one Vert.x serves both the Kubernetes client and the health
+ * endpoints; the controller's blocking work runs on its own worker threads, never on the event
+ * loop. {@link #close()} stops it in reverse order of start.
+ */
+public final class ProvisionerApp implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ProvisionerApp.class);
+
+  private final Vertx vertx;
+  private final KubernetesClient client;
+  private final CinderClient cinder;
+  private final ProvisionController controller;
+  private final HealthServer health;
+
+  private ProvisionerApp(
+      Vertx vertx,
+      KubernetesClient client,
+      CinderClient cinder,
+      ProvisionController controller,
+      HealthServer health) {
+    this.vertx = vertx;
+    this.client = client;
+    this.cinder = cinder;
+    this.controller = controller;
+    this.health = health;
+  }
+
+  /** What {@link #start} needs beyond the cloud and the cluster. */
+  public record Options(
+      ProvisionerSettings settings,
+      String instance,
+      int workers,
+      Duration resync,
+      RetryPolicy retry,
+      String healthAddress,
+      int healthPort) {}
+
+  /**
+   * Starts everything; returns once the health server listens (readiness follows the caches).
+   *
+   * @param cinder the Cinder client; the app closes it
+   */
+  public static ProvisionerApp start(Config kube, CinderClient cinder, Options o)
+      throws InterruptedException, ExecutionException {
+    Vertx vertx = Vertx.vertx();
+    KubernetesClient client =
+        new KubernetesClientBuilder()
+            .withConfig(kube)
+            .withHttpClientFactory(new VertxHttpClientFactory(vertx))
+            .build();
+    ProvisionController controller =
+        new ProvisionController(
+            client,
+            new VolumeProvisioner(
+                cinder,
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                o.settings(),
+                VolumeProvisioner.defaultBackoff()),
+            o.settings(),
+            new EventRecorder(
+                client, o.settings().provisionerName(), o.instance(), Clock.systemUTC()),
+            o.retry(),
+            o.workers(),
+            o.resync());
+    HealthServer health = new HealthServer(vertx, controller::synced);
+    health
+        .listen(o.healthAddress(), o.healthPort())
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get();
+    LOG.info("health on http://{}:{}/healthz and /readyz", o.healthAddress(), health.port());
+    controller.start();
+    return new ProvisionerApp(vertx, client, cinder, controller, health);
+  }
+
+  public int healthPort() {
+    return health.port();
+  }
+
+  public boolean ready() {
+    return controller.synced();
+  }
+
+  @Override
+  public void close() {
+    LOG.info("stopping: finishing the items in progress");
+    controller.close();
+    cinder.close();
+    client.close();
+    health.close();
+    vertx.close();
+  }
+}

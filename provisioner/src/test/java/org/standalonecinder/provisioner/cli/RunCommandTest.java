@@ -1,0 +1,57 @@
+package org.standalonecinder.provisioner.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/** {@code run} refuses bad settings before it starts anything, naming what is wrong. */
+class RunCommandTest {
+
+  @TempDir Path dir;
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "no cluster id | --initiator-name=iqn.2026-11.org.x:k8s | Missing required option: '--cluster-id",
+        "no initiator | --cluster-id=c1 | Missing required option: '--initiator-name",
+        "initiator not an IQN | --cluster-id=c1 --initiator-name=node-1 | 'node-1' is not an iSCSI qualified name",
+        "workers out of range | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --workers=0 | --workers must be between 1 and 64",
+        "resync too short | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resync-seconds=1 | --resync-seconds must be at least 10",
+        "bad cloud config | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cloud-config=CONF | unknown key 'tenant_id'"
+      })
+  void refusesBadSettings(String name, String args, String message) throws Exception {
+    Path conf = Files.writeString(dir.resolve("cloud.conf"), "[Global]\ntenant_id = x\n");
+    List<String> argv = new ArrayList<>();
+    for (String a : args.trim().split(" ")) {
+      argv.add(a.replace("CONF", conf.toString()));
+    }
+    StringWriter err = new StringWriter();
+    ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+    PrintStream old = System.err;
+    int code;
+    try {
+      System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
+      code =
+          new CommandLine(new RunCommand())
+              .setErr(new PrintWriter(err, true))
+              .execute(argv.toArray(String[]::new));
+    } finally {
+      System.setErr(old);
+    }
+    assertThat(err + stderr.toString(StandardCharsets.UTF_8)).contains(message);
+    assertThat(code).isEqualTo(2);
+  }
+}

@@ -1,0 +1,112 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.standalonecinder.provisioner.controller.ProvisionerIT.await;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
+import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+
+/**
+ * The provisioner as {@code run} wires it (Vert.x Kubernetes client, health server) against the
+ * mock API server and the real Cinder: ready only once synced, provisions, stops cleanly.
+ */
+@EnableKubernetesMockClient(crud = true)
+class ProvisionerAppIT {
+
+  static KubernetesClient client;
+
+  private static int status(int port, String path) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .statusCode();
+  }
+
+  @Test
+  void runsProvisionsAndStops() throws Exception {
+    String cluster = "app-" + UUID.randomUUID();
+    ProvisionerSettings settings =
+        new ProvisionerSettings(
+            ProvisionerSettings.DEFAULT_NAME,
+            cluster,
+            cluster,
+            "iqn.2026-11.org.standalonecinder:app",
+            "app",
+            "127.0.0.1",
+            "standalone-cinder",
+            false);
+    ProvisionerApp app =
+        ProvisionerApp.start(
+            client.getConfiguration(),
+            OpenStackCinderClient.create(LocalCinder.config(Mode.NOAUTH)),
+            new ProvisionerApp.Options(
+                settings, "app-0", 2, Duration.ofSeconds(60), RetryPolicy.DEFAULT, "127.0.0.1", 0));
+    int port = app.healthPort();
+    try {
+      assertThat(status(port, "/healthz")).isEqualTo(200);
+      await("ready", app::ready, Duration.ofSeconds(10));
+      assertThat(status(port, "/readyz")).isEqualTo(200);
+
+      client
+          .storage()
+          .v1()
+          .storageClasses()
+          .resource(
+              new StorageClassBuilder()
+                  .withNewMetadata()
+                  .withName("cinder")
+                  .endMetadata()
+                  .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                  .withReclaimPolicy("Delete")
+                  .build())
+          .create();
+      PersistentVolumeClaim c = Fixtures.claimOf(null, "app", "1Gi", "Block");
+      c.getMetadata()
+          .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+      c.getSpec().setStorageClassName("cinder");
+      PersistentVolumeClaim created =
+          client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+      String pv = Names.pvName(created.getMetadata().getUid());
+      await(
+          "PV",
+          () -> client.persistentVolumes().withName(pv).get() != null,
+          Duration.ofSeconds(60));
+
+      // Leave nothing in the shared Cinder: the orphan path deletes a claim's volume.
+      client.persistentVolumeClaims().inNamespace("apps").withName("app").delete();
+      var p = client.persistentVolumes().withName(pv).get();
+      p.setStatus(
+          new io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder()
+              .withPhase("Released")
+              .build());
+      client.persistentVolumes().resource(p).updateStatus();
+      await(
+          "PV deleted",
+          () -> client.persistentVolumes().withName(pv).get() == null,
+          Duration.ofSeconds(60));
+    } finally {
+      app.close();
+    }
+    assertThatThrownBy(() -> status(port, "/healthz")).isInstanceOf(java.io.IOException.class);
+  }
+}
