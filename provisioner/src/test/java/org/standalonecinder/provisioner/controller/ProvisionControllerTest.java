@@ -171,8 +171,17 @@ class ProvisionControllerTest {
                 + pv.getMetadata().getName()
                 + " (Cinder volume vol-1)");
 
+    // What Kubernetes' binder does: bind the pair. A bound claim is not provisioned again.
+    PersistentVolumeClaim bound =
+        client.persistentVolumeClaims().inNamespace("apps").withName("data").get();
+    bound.getSpec().setVolumeName(pv.getMetadata().getName());
+    client.persistentVolumeClaims().inNamespace("apps").resource(bound).update();
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
+    client.persistentVolumes().resource(pv).updateStatus();
+    assertThat(cinder.log()).filteredOn(l -> l.startsWith("createVolume")).hasSize(1);
+
     client.persistentVolumeClaims().inNamespace("apps").withName("data").delete();
-    release(pv);
+    release(client.persistentVolumes().withName(pv.getMetadata().getName()).get());
     await("PV deleted", () -> pvOf(c) == null);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(cinder.attachments()).isEmpty();
