@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # dev/demo.sh - the main job on embedded defaults: start a real Cinder on loopback
-# (installing it if missing), build the provisioner, and run its diagnostic,
-# `standalone-cinder cinder check`, against that Cinder.
+# (installing it if missing), build, check the cloud with `standalone-cinder cinder
+# check`, then run the provisioner end to end: a claim becomes a Cinder volume and an
+# iSCSI PV, a stand-in node writes and reads data through it, its release leaves nothing.
+# Kubernetes is fabric8's mock API server (no kube-apiserver can run here).
 #   dev/demo.sh [--keystone] [--keep]
 #   --keystone  also start Keystone and check the keystone-authenticated API
 #   --keep      leave Cinder running afterwards (dev/cinder-local/stop.sh stops it)
@@ -34,7 +36,7 @@ fi
 . "$STATE/cinder-local.env"
 
 cd "$ROOT"
-mvn -B -q -ntp -Dstyle.color=never -pl provisioner -am package -DskipTests
+mvn -B -q -ntp -Dstyle.color=never -pl demo -am package -DskipTests
 JAR=provisioner/target/standalone-cinder-provisioner.jar
 
 cat > "$STATE/demo-noauth.conf" <<CONF
@@ -63,3 +65,7 @@ CONF
   env -u OS_CLOUD -u OS_AUTH_URL -u OS_CINDER_ENDPOINT -u OS_PASSWORD \
     java -jar "$JAR" cinder check --cloud-config "$STATE/demo-keystone.conf"
 fi
+
+echo
+echo "\$ java -jar demo/target/standalone-cinder-demo.jar"
+java -jar demo/target/standalone-cinder-demo.jar "$STATE/cinder-local.env"

@@ -21,10 +21,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
-import org.standalonecinder.provisioner.cinder.openstack.Iscsi;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.Fixtures;
@@ -157,8 +157,8 @@ class ProvisionerIT {
     String password = secretValue(chap, IscsiMapper.SESSION_PASSWORD);
 
     // A node logs in with what the PV says, writes a pattern and reads it back.
-    Iscsi.Result rw =
-        Iscsi.io(
+    IscsiProbe.Result rw =
+        IscsiProbe.io(
             iscsi.getTargetPortal(),
             iscsi.getIqn(),
             iscsi.getLun(),
@@ -171,8 +171,8 @@ class ProvisionerIT {
             "read -P 0xc3 1048576 4k",
             "read -P 0 1052672 4k");
     assertThat(rw.ok()).as(rw.output()).isTrue();
-    Iscsi.Result wrong =
-        Iscsi.io(
+    IscsiProbe.Result wrong =
+        IscsiProbe.io(
             iscsi.getTargetPortal(),
             iscsi.getIqn(),
             iscsi.getLun(),
@@ -192,8 +192,8 @@ class ProvisionerIT {
         Duration.ofSeconds(60));
     assertThat(cinder.getVolume(volumeId)).isEmpty();
     assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).isEmpty();
-    Iscsi.Result after =
-        Iscsi.io(
+    IscsiProbe.Result after =
+        IscsiProbe.io(
             iscsi.getTargetPortal(),
             iscsi.getIqn(),
             iscsi.getLun(),

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.cinder.openstack;
+package org.standalonecinder.provisioner.diagnostics;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,11 +10,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A user-space iSCSI initiator (libiscsi through {@code qemu-io}), standing in for a node's
- * kubelet: it logs in with the PV's initiator name and CHAP credentials. The CHAP secret goes to
- * qemu in a 0600 file, never on its command line.
+ * A user-space iSCSI initiator (libiscsi through {@code qemu-io}, Debian's qemu-utils and
+ * qemu-block-extra), standing in for a node's kubelet: it logs in with a PV's initiator name and
+ * CHAP credentials. The demo and the integration tests use it where no kernel initiator exists. The
+ * CHAP secret goes to qemu in a 0600 file, never on its command line.
  */
-public final class Iscsi {
+public final class IscsiProbe {
 
   /** The result of one qemu-io run. */
   public record Result(int exit, String output) {
@@ -23,7 +24,7 @@ public final class Iscsi {
     }
   }
 
-  private Iscsi() {}
+  private IscsiProbe() {}
 
   /**
    * Runs qemu-io commands (e.g. {@code write -P 0x5a 0 1M}) against the LUN.

@@ -1,0 +1,348 @@
+package org.standalonecinder.demo;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.controller.ProvisionerApp;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
+import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+
+/**
+ * The provisioner's main job on one machine: a claim becomes a Cinder volume and an iSCSI PV, a
+ * "node" writes and reads data through it, and its release leaves nothing behind. Kubernetes is
+ * fabric8's mock API server (no kube-apiserver runs here); Cinder is the real local one
+ * (dev/cinder-local); the node is libiscsi in user space.
+ */
+public final class Demo {
+
+  private static final String CLASS = "cinder";
+  private static final String NS = "default";
+  private static final String INITIATOR = "iqn.2026-11.org.standalonecinder:demo-node";
+
+  // fabric8's mock server logs every request through java.util.logging; held so it stays set.
+  private static final java.util.logging.Logger MOCK_LOG =
+      java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+
+  private Demo() {}
+
+  public static void main(String[] args) throws Exception {
+    MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
+    Path env = Path.of(args.length > 0 ? args[0] : "/tmp/cinder-local/cinder-local.env");
+    int code;
+    try {
+      code = run(env) ? 0 : 1;
+    } catch (DemoFailed e) {
+      System.out.println("\nFAILED: " + e.getMessage());
+      code = 1;
+    }
+    System.exit(code);
+  }
+
+  /** Runs the demo against the local Cinder that {@code envFile} describes. */
+  static boolean run(Path envFile) throws Exception {
+    Map<String, String> local = readEnv(envFile);
+    Map<String, String> os = new HashMap<>();
+    os.put("OS_CINDER_ENDPOINT", local.get("CINDER_ENDPOINT"));
+    os.put("OS_PROJECT_ID", local.get("CINDER_PROJECT_ID"));
+    os.put("OS_USERNAME", "demo");
+    CloudConfig cloud = CloudConfigLoader.load(null, os);
+
+    say("standalone-cinder demo: a claim, a real Cinder, a stand-in Kubernetes and node\n");
+    KubernetesMockServer kube =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new KubernetesCrudDispatcher(),
+            false);
+    kube.init(InetAddress.getLoopbackAddress(), 0);
+    KubernetesClient k = kube.createClient();
+    step(
+        1,
+        "Kubernetes API: fabric8's mock server at "
+            + k.getMasterUrl()
+            + " (no real one can run here)");
+
+    ProvisionerSettings settings =
+        new ProvisionerSettings(
+            ProvisionerSettings.DEFAULT_NAME,
+            "demo",
+            "demo",
+            INITIATOR,
+            "demo-cluster",
+            "127.0.0.1",
+            "standalone-cinder",
+            false);
+    CinderClient cinder = OpenStackCinderClient.create(cloud);
+    long t0 = System.nanoTime();
+    ProvisionerApp app =
+        ProvisionerApp.start(
+            k.getConfiguration(),
+            OpenStackCinderClient.create(cloud),
+            new ProvisionerApp.Options(
+                settings, "demo-0", 2, Duration.ofMinutes(5), RetryPolicy.DEFAULT, "127.0.0.1", 0));
+    try {
+      await("the provisioner's caches", app::ready, Duration.ofSeconds(30));
+      step(
+          2,
+          "provisioner started in "
+              + ms(t0)
+              + ": Cinder "
+              + cloud.cinderEndpoint()
+              + " (noauth, project "
+              + cloud.projectId()
+              + "), initiator "
+              + INITIATOR
+              + ", health on :"
+              + app.healthPort());
+
+      k.storage()
+          .v1()
+          .storageClasses()
+          .resource(
+              new StorageClassBuilder()
+                  .withNewMetadata()
+                  .withName(CLASS)
+                  .endMetadata()
+                  .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                  .withParameters(Map.of("fsType", "ext4"))
+                  .withReclaimPolicy("Delete")
+                  .build())
+          .create();
+      PersistentVolumeClaim claim =
+          k.persistentVolumeClaims()
+              .inNamespace(NS)
+              .resource(
+                  new PersistentVolumeClaimBuilder()
+                      .withNewMetadata()
+                      .withName("data")
+                      // Set by Kubernetes from the class; the mock has no controller to do it.
+                      .withAnnotations(
+                          Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME))
+                      .endMetadata()
+                      .withNewSpec()
+                      .withStorageClassName(CLASS)
+                      .withAccessModes("ReadWriteOnce")
+                      .withNewResources()
+                      .withRequests(Map.of("storage", new Quantity("1Gi")))
+                      .endResources()
+                      .endSpec()
+                      .build())
+              .create();
+      step(
+          3,
+          "kubectl apply: StorageClass '"
+              + CLASS
+              + "' (fsType ext4) and claim default/data of 1Gi");
+
+      String pvName = Names.pvName(claim.getMetadata().getUid());
+      long t1 = System.nanoTime();
+      await(
+          "the PV",
+          () -> k.persistentVolumes().withName(pvName).get() != null,
+          Duration.ofSeconds(60));
+      PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
+      String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+      step(4, "PV " + pvName + " created " + ms(t1) + " after the claim:");
+      for (String line : new KubernetesSerialization().asYaml(pv.getSpec()).split("\n")) {
+        if (!line.startsWith("---")) {
+          say("        " + line);
+        }
+      }
+      Volume v = cinder.getVolume(volumeId).orElseThrow(() -> new DemoFailed("volume missing"));
+      say(
+          "      Cinder volume "
+              + v.id()
+              + ": "
+              + v.status()
+              + ", "
+              + v.sizeGib()
+              + " GiB, metadata "
+              + v.metadata());
+      var ref = pv.getSpec().getIscsi().getSecretRef();
+      Secret chap = k.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get();
+      say(
+          "      CHAP Secret "
+              + ref.getNamespace()
+              + "/"
+              + ref.getName()
+              + " (type "
+              + chap.getType()
+              + ", keys "
+              + keys(chap)
+              + "; values not shown)");
+      List<String> events =
+          k.events().v1().events().inNamespace(NS).list().getItems().stream()
+              .map(e -> "        " + e.getType() + "  " + e.getReason() + ": " + e.getNote())
+              .toList();
+      say("      events on the claim:");
+      events.forEach(Demo::say);
+
+      var iscsi = pv.getSpec().getIscsi();
+      String user = value(chap, IscsiMapper.SESSION_USER);
+      String secret = value(chap, IscsiMapper.SESSION_PASSWORD);
+      IscsiProbe.Result rw =
+          IscsiProbe.io(
+              iscsi.getTargetPortal(),
+              iscsi.getIqn(),
+              iscsi.getLun(),
+              iscsi.getInitiatorName(),
+              user,
+              secret,
+              "write -P 0x5a 0 1M",
+              "read -P 0x5a 0 1M");
+      check(rw.ok(), "the node's write and read: " + rw.output());
+      IscsiProbe.Result wrong =
+          IscsiProbe.io(
+              iscsi.getTargetPortal(),
+              iscsi.getIqn(),
+              iscsi.getLun(),
+              iscsi.getInitiatorName(),
+              user,
+              "wrong-secret",
+              "read 0 4k");
+      check(!wrong.ok(), "a wrong CHAP secret was accepted");
+      step(
+          5,
+          "a node logs in to "
+              + iscsi.getTargetPortal()
+              + " as "
+              + iscsi.getInitiatorName()
+              + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a wrong secret is refused");
+
+      long t2 = System.nanoTime();
+      k.persistentVolumeClaims().inNamespace(NS).withName("data").delete();
+      // Kubernetes' binder marks the PV Released when its claim goes; the mock has none.
+      pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+      k.persistentVolumes().resource(pv).updateStatus();
+      await(
+          "the PV's deletion",
+          () -> k.persistentVolumes().withName(pvName).get() == null,
+          Duration.ofSeconds(60));
+      boolean volumeGone = cinder.getVolume(volumeId).isEmpty();
+      boolean secretGone =
+          k.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get() == null;
+      IscsiProbe.Result after =
+          IscsiProbe.io(
+              iscsi.getTargetPortal(),
+              iscsi.getIqn(),
+              iscsi.getLun(),
+              iscsi.getInitiatorName(),
+              user,
+              secret,
+              "read 0 4k");
+      check(volumeGone, "the Cinder volume is still there");
+      check(secretGone, "the CHAP Secret is still there");
+      check(!after.ok(), "the target still accepts the login");
+      step(
+          6,
+          "kubectl delete pvc data: the released PV was torn down in "
+              + ms(t2)
+              + ": Cinder volume gone, CHAP Secret gone, the target refuses the login");
+      say("\ndone: claim -> Cinder volume -> iSCSI PV -> data -> release -> nothing left.");
+      return true;
+    } finally {
+      app.close();
+      cinder.close();
+      k.close();
+      kube.destroy();
+    }
+  }
+
+  private static String keys(Secret s) {
+    java.util.Set<String> keys = new java.util.TreeSet<>();
+    if (s.getData() != null) {
+      keys.addAll(s.getData().keySet());
+    }
+    if (s.getStringData() != null) {
+      keys.addAll(s.getStringData().keySet());
+    }
+    return keys.toString();
+  }
+
+  private static String value(Secret s, String key) {
+    if (s.getData() != null && s.getData().containsKey(key)) {
+      return new String(Base64.getDecoder().decode(s.getData().get(key)), StandardCharsets.UTF_8);
+    }
+    return s.getStringData().get(key);
+  }
+
+  private static Map<String, String> readEnv(Path file) throws IOException {
+    if (!Files.isReadable(file)) {
+      throw new DemoFailed(
+          file + " not found: start the local Cinder first (dev/cinder-local/start.sh)");
+    }
+    Map<String, String> m = new HashMap<>();
+    for (String line : Files.readAllLines(file)) {
+      int eq = line.indexOf('=');
+      if (!line.startsWith("#") && eq > 0) {
+        m.put(line.substring(0, eq), line.substring(eq + 1));
+      }
+    }
+    return m;
+  }
+
+  private static void await(String what, BooleanSupplier c, Duration timeout)
+      throws InterruptedException {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (!c.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new DemoFailed("timed out waiting for " + what);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  private static void check(boolean ok, String failure) {
+    if (!ok) {
+      throw new DemoFailed(failure);
+    }
+  }
+
+  private static String ms(long since) {
+    return String.format("%.1f s", (System.nanoTime() - since) / 1e9);
+  }
+
+  private static void step(int n, String text) {
+    say("[" + n + "/6] " + text);
+  }
+
+  private static void say(String text) {
+    System.out.println(text);
+  }
+
+  private static final class DemoFailed extends RuntimeException {
+    DemoFailed(String message) {
+      super(message);
+    }
+  }
+}

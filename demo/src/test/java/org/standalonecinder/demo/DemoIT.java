@@ -1,0 +1,17 @@
+package org.standalonecinder.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/** The README's main job keeps working: the demo runs to its end against the local Cinder. */
+class DemoIT {
+
+  @Test
+  void theDemoRunsToTheEnd() throws Exception {
+    Path env =
+        Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env"));
+    assertThat(Demo.run(env)).isTrue();
+  }
+}
