@@ -15,11 +15,9 @@ import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +30,6 @@ import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.controller.ProvisionerApp;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
-import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -208,28 +205,10 @@ public final class Demo {
       events.forEach(Demo::say);
 
       var iscsi = pv.getSpec().getIscsi();
-      String user = value(chap, IscsiMapper.SESSION_USER);
-      String secret = value(chap, IscsiMapper.SESSION_PASSWORD);
-      IscsiProbe.Result rw =
-          IscsiProbe.io(
-              iscsi.getTargetPortal(),
-              iscsi.getIqn(),
-              iscsi.getLun(),
-              iscsi.getInitiatorName(),
-              user,
-              secret,
-              "write -P 0x5a 0 1M",
-              "read -P 0x5a 0 1M");
+      IscsiProbe.Target node = IscsiProbe.Target.of(iscsi, chap);
+      IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
       check(rw.ok(), "the node's write and read: " + rw.output());
-      IscsiProbe.Result wrong =
-          IscsiProbe.io(
-              iscsi.getTargetPortal(),
-              iscsi.getIqn(),
-              iscsi.getLun(),
-              iscsi.getInitiatorName(),
-              user,
-              "wrong-secret",
-              "read 0 4k");
+      IscsiProbe.Result wrong = node.withPassword("wrong-secret").io("read 0 4k");
       check(!wrong.ok(), "a wrong CHAP secret was accepted");
       step(
           5,
@@ -251,15 +230,7 @@ public final class Demo {
       boolean volumeGone = cinder.getVolume(volumeId).isEmpty();
       boolean secretGone =
           k.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get() == null;
-      IscsiProbe.Result after =
-          IscsiProbe.io(
-              iscsi.getTargetPortal(),
-              iscsi.getIqn(),
-              iscsi.getLun(),
-              iscsi.getInitiatorName(),
-              user,
-              secret,
-              "read 0 4k");
+      IscsiProbe.Result after = node.io("read 0 4k");
       check(volumeGone, "the Cinder volume is still there");
       check(secretGone, "the CHAP Secret is still there");
       check(!after.ok(), "the target still accepts the login");
@@ -287,13 +258,6 @@ public final class Demo {
       keys.addAll(s.getStringData().keySet());
     }
     return keys.toString();
-  }
-
-  private static String value(Secret s, String key) {
-    if (s.getData() != null && s.getData().containsKey(key)) {
-      return new String(Base64.getDecoder().decode(s.getData().get(key)), StandardCharsets.UTF_8);
-    }
-    return s.getStringData().get(key);
   }
 
   private static Map<String, String> readEnv(Path file) throws IOException {

@@ -1,13 +1,17 @@
 package org.standalonecinder.provisioner.diagnostics;
 
+import io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource;
+import io.fabric8.kubernetes.api.model.Secret;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
 
 /**
  * A user-space iSCSI initiator (libiscsi through {@code qemu-io}, Debian's qemu-utils and
@@ -27,13 +31,44 @@ public final class IscsiProbe {
   private IscsiProbe() {}
 
   /**
-   * Runs qemu-io commands (e.g. {@code write -P 0x5a 0 1M}) against the LUN.
+   * Where and as whom a node logs in.
    *
-   * @param portal host:port
    * @param user CHAP user, or null without CHAP
    * @param password CHAP secret, or null
    */
-  public static Result io(
+  public record Target(
+      String portal, String iqn, int lun, String initiator, String user, String password) {
+
+    /** The target as a PV's {@code spec.iscsi} and its CHAP Secret (or null) describe it. */
+    public static Target of(ISCSIPersistentVolumeSource iscsi, Secret chap) {
+      return new Target(
+          iscsi.getTargetPortal(),
+          iscsi.getIqn(),
+          iscsi.getLun(),
+          iscsi.getInitiatorName(),
+          chap == null ? null : value(chap, IscsiMapper.SESSION_USER),
+          chap == null ? null : value(chap, IscsiMapper.SESSION_PASSWORD));
+    }
+
+    public Target withPassword(String other) {
+      return new Target(portal, iqn, lun, initiator, user, other);
+    }
+
+    /** Runs qemu-io commands (e.g. {@code write -P 0x5a 0 1M}) against the LUN. */
+    public Result io(String... commands) throws IOException, InterruptedException {
+      return IscsiProbe.io(portal, iqn, lun, initiator, user, password, commands);
+    }
+
+    /** A Secret's value, from {@code data} (base64, as an API server keeps it) or stringData. */
+    private static String value(Secret s, String key) {
+      if (s.getData() != null && s.getData().containsKey(key)) {
+        return new String(Base64.getDecoder().decode(s.getData().get(key)), StandardCharsets.UTF_8);
+      }
+      return s.getStringData() == null ? null : s.getStringData().get(key);
+    }
+  }
+
+  private static Result io(
       String portal,
       String iqn,
       int lun,

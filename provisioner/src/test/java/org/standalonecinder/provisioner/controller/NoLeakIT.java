@@ -5,9 +5,7 @@ import static org.standalonecinder.provisioner.controller.ProvisionerIT.await;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Clock;
@@ -25,7 +23,6 @@ import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
-import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.SecretStore;
@@ -68,16 +65,7 @@ class NoLeakIT {
             store.delete(namespace, name);
           }
         };
-    ProvisionerSettings settings =
-        new ProvisionerSettings(
-            ProvisionerSettings.DEFAULT_NAME,
-            cluster,
-            cluster,
-            "iqn.2026-11.org.standalonecinder:noleak",
-            "noleak",
-            "127.0.0.1",
-            "standalone-cinder",
-            false);
+    ProvisionerSettings settings = Cluster.settings(cluster);
     ProvisionController controller =
         new ProvisionController(
             client,
@@ -94,27 +82,10 @@ class NoLeakIT {
             Duration.ofSeconds(30));
     try {
       controller.start();
-      client
-          .storage()
-          .v1()
-          .storageClasses()
-          .resource(
-              new StorageClassBuilder()
-                  .withNewMetadata()
-                  .withName("cinder")
-                  .endMetadata()
-                  .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-                  .withReclaimPolicy("Delete")
-                  .build())
-          .create();
+      Cluster.createClass(client, "cinder", Map.of());
       List<PersistentVolumeClaim> claims = new ArrayList<>();
       for (int i = 0; i < CLAIMS; i++) {
-        PersistentVolumeClaim c = Fixtures.claimOf(null, "c" + i, "1Gi", "Filesystem");
-        c.getMetadata()
-            .setAnnotations(
-                Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
-        c.getSpec().setStorageClassName("cinder");
-        claims.add(client.persistentVolumeClaims().inNamespace("apps").resource(c).create());
+        claims.add(Cluster.createClaim(client, "c" + i, "cinder"));
       }
       // Some claims go while their provisioning is under way.
       for (int i = 0; i < DELETED_EARLY; i++) {
@@ -123,7 +94,7 @@ class NoLeakIT {
       List<PersistentVolumeClaim> kept = claims.subList(DELETED_EARLY, CLAIMS);
       await(
           "a PV for every claim kept (seed " + seed + ")",
-          () -> kept.stream().allMatch(c -> pv(c) != null),
+          () -> kept.stream().allMatch(c -> Cluster.pvOf(client, c) != null),
           Duration.ofMinutes(4));
 
       for (PersistentVolumeClaim c : kept) {
@@ -132,9 +103,7 @@ class NoLeakIT {
             .inNamespace("apps")
             .withName(c.getMetadata().getName())
             .delete();
-        PersistentVolume pv = pv(c);
-        pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
-        client.persistentVolumes().resource(pv).updateStatus();
+        Cluster.release(client, Cluster.pvOf(client, c));
       }
       // A claim deleted while its provisioning finished can still get a PV; Kubernetes' binder
       // (absent from the mock) releases such a PV, so the test does.
@@ -168,17 +137,12 @@ class NoLeakIT {
                   .get()
               == null;
       if (claimGone && (pv.getStatus() == null || !"Released".equals(pv.getStatus().getPhase()))) {
-        pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
         try {
-          client.persistentVolumes().resource(pv).updateStatus();
+          Cluster.release(client, pv);
         } catch (RuntimeException e) {
           // deleted meanwhile, or a newer version: the next poll looks again
         }
       }
     }
-  }
-
-  private static PersistentVolume pv(PersistentVolumeClaim c) {
-    return client.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
   }
 }

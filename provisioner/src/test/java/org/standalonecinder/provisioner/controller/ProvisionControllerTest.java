@@ -7,15 +7,12 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
-import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -75,33 +72,12 @@ class ProvisionControllerTest {
   }
 
   private static void await(String what, BooleanSupplier condition) {
-    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    Cluster.await(what, condition, Duration.ofSeconds(10));
   }
 
   private StorageClass storageClass(
       String name, String provisioner, Map<String, String> params, String reclaim, String binding) {
-    StorageClass sc =
-        new StorageClassBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .endMetadata()
-            .withProvisioner(provisioner)
-            .withParameters(params)
-            .withReclaimPolicy(reclaim)
-            .withVolumeBindingMode(binding)
-            .build();
-    return client.storage().v1().storageClasses().resource(sc).create();
+    return Cluster.createClass(client, name, provisioner, params, reclaim, binding);
   }
 
   private StorageClass ourClass() {
@@ -109,17 +85,9 @@ class ProvisionControllerTest {
         "cinder", ProvisionerSettings.DEFAULT_NAME, Map.of(), "Delete", "Immediate");
   }
 
-  /** A claim as the API server has it after the PV controller picked a provisioner. */
   private PersistentVolumeClaim claim(
       String name, String className, String provisioner, Map<String, String> extra) {
-    Map<String, String> ann = new HashMap<>(extra);
-    ann.put(Names.ANN_STORAGE_PROVISIONER, provisioner);
-    PersistentVolumeClaim c =
-        Fixtures.claimOf(UUID.randomUUID().toString(), name, "1Gi", "Filesystem");
-    c.getMetadata().setUid(null); // the mock assigns one
-    c.getMetadata().setAnnotations(ann);
-    c.getSpec().setStorageClassName(className);
-    return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    return Cluster.createClaim(client, name, className, provisioner, "Filesystem", extra);
   }
 
   private PersistentVolume pvOf(PersistentVolumeClaim c) {
@@ -133,10 +101,8 @@ class ProvisionControllerTest {
         .toList();
   }
 
-  /** What Kubernetes' binder does once the claim is deleted: the PV becomes Released. */
   private void release(PersistentVolume pv) {
-    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
-    client.persistentVolumes().resource(pv).updateStatus();
+    Cluster.release(client, pv);
   }
 
   @Test

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.standalonecinder.provisioner.controller.ProvisionerIT.await;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.net.URI;
@@ -19,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -45,16 +43,7 @@ class ProvisionerAppIT {
   @Test
   void runsProvisionsAndStops() throws Exception {
     String cluster = "app-" + UUID.randomUUID();
-    ProvisionerSettings settings =
-        new ProvisionerSettings(
-            ProvisionerSettings.DEFAULT_NAME,
-            cluster,
-            cluster,
-            "iqn.2026-11.org.standalonecinder:app",
-            "app",
-            "127.0.0.1",
-            "standalone-cinder",
-            false);
+    ProvisionerSettings settings = Cluster.settings("app-" + UUID.randomUUID());
     ProvisionerApp app =
         ProvisionerApp.start(
             client.getConfiguration(),
@@ -67,25 +56,10 @@ class ProvisionerAppIT {
       await("ready", app::ready, Duration.ofSeconds(10));
       assertThat(status(port, "/readyz")).isEqualTo(200);
 
-      client
-          .storage()
-          .v1()
-          .storageClasses()
-          .resource(
-              new StorageClassBuilder()
-                  .withNewMetadata()
-                  .withName("cinder")
-                  .endMetadata()
-                  .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-                  .withReclaimPolicy("Delete")
-                  .build())
-          .create();
-      PersistentVolumeClaim c = Fixtures.claimOf(null, "app", "1Gi", "Block");
-      c.getMetadata()
-          .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
-      c.getSpec().setStorageClassName("cinder");
+      Cluster.createClass(client, "cinder", Map.of());
       PersistentVolumeClaim created =
-          client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+          Cluster.createClaim(
+              client, "app", "cinder", ProvisionerSettings.DEFAULT_NAME, "Block", Map.of());
       String pv = Names.pvName(created.getMetadata().getUid());
       await(
           "PV",
@@ -94,12 +68,7 @@ class ProvisionerAppIT {
 
       // Leave nothing in the shared Cinder: the orphan path deletes a claim's volume.
       client.persistentVolumeClaims().inNamespace("apps").withName("app").delete();
-      var p = client.persistentVolumes().withName(pv).get();
-      p.setStatus(
-          new io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder()
-              .withPhase("Released")
-              .build());
-      client.persistentVolumes().resource(p).updateStatus();
+      Cluster.release(client, client.persistentVolumes().withName(pv).get());
       await(
           "PV deleted",
           () -> client.persistentVolumes().withName(pv).get() == null,

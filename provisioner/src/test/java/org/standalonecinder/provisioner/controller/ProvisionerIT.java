@@ -4,15 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
@@ -27,7 +23,6 @@ import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
-import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -47,16 +42,7 @@ class ProvisionerIT {
 
   private void start(Mode mode) {
     cinder = OpenStackCinderClient.create(LocalCinder.config(mode));
-    ProvisionerSettings settings =
-        new ProvisionerSettings(
-            ProvisionerSettings.DEFAULT_NAME,
-            "it-" + mode,
-            "it-" + UUID.randomUUID(),
-            "iqn.2026-11.org.standalonecinder:it-" + mode.name().toLowerCase().replace('_', '-'),
-            "it-host",
-            "127.0.0.1",
-            "standalone-cinder",
-            false);
+    ProvisionerSettings settings = Cluster.settings("it-" + mode + "-" + UUID.randomUUID());
     controller =
         new ProvisionController(
             client,
@@ -90,25 +76,7 @@ class ProvisionerIT {
   }
 
   static void await(String what, BooleanSupplier condition, Duration timeout) {
-    long end = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
-  }
-
-  static String secretValue(Secret s, String key) {
-    if (s.getData() != null && s.getData().containsKey(key)) {
-      return new String(Base64.getDecoder().decode(s.getData().get(key)), StandardCharsets.UTF_8);
-    }
-    return s.getStringData().get(key);
+    Cluster.await(what, condition, timeout);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -117,25 +85,8 @@ class ProvisionerIT {
       names = {"NOAUTH", "KEYSTONE"})
   void aClaimBecomesAnIscsiPvANodeCanUseAndItsReleaseDeletesAll(Mode mode) throws Exception {
     start(mode);
-    client
-        .storage()
-        .v1()
-        .storageClasses()
-        .resource(
-            new StorageClassBuilder()
-                .withNewMetadata()
-                .withName("cinder")
-                .endMetadata()
-                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-                .withParameters(Map.of("fsType", "ext4"))
-                .withReclaimPolicy("Delete")
-                .build())
-        .create();
-    PersistentVolumeClaim c = Fixtures.claimOf(null, "data", "1Gi", "Filesystem");
-    c.getMetadata()
-        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
-    c.getSpec().setStorageClassName("cinder");
-    c = client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    Cluster.createClass(client, "cinder", Map.of("fsType", "ext4"));
+    PersistentVolumeClaim c = Cluster.createClaim(client, "data", "cinder");
     String pvName = Names.pvName(c.getMetadata().getUid());
     await(
         "PV",
@@ -153,54 +104,30 @@ class ProvisionerIT {
             .withName(iscsi.getSecretRef().getName())
             .get();
     assertThat(chap.getType()).isEqualTo(IscsiMapper.CHAP_SECRET_TYPE);
-    String user = secretValue(chap, IscsiMapper.SESSION_USER);
-    String password = secretValue(chap, IscsiMapper.SESSION_PASSWORD);
+    IscsiProbe.Target node = IscsiProbe.Target.of(iscsi, chap);
 
     // A node logs in with what the PV says, writes a pattern and reads it back.
     IscsiProbe.Result rw =
-        IscsiProbe.io(
-            iscsi.getTargetPortal(),
-            iscsi.getIqn(),
-            iscsi.getLun(),
-            iscsi.getInitiatorName(),
-            user,
-            password,
+        node.io(
             "write -P 0x5a 0 1M",
             "write -P 0xc3 1048576 4k",
             "read -P 0x5a 0 1M",
             "read -P 0xc3 1048576 4k",
             "read -P 0 1052672 4k");
     assertThat(rw.ok()).as(rw.output()).isTrue();
-    IscsiProbe.Result wrong =
-        IscsiProbe.io(
-            iscsi.getTargetPortal(),
-            iscsi.getIqn(),
-            iscsi.getLun(),
-            iscsi.getInitiatorName(),
-            user,
-            "not-the-secret",
-            "read 0 4k");
+    IscsiProbe.Result wrong = node.withPassword("not-the-secret").io("read 0 4k");
     assertThat(wrong.ok()).as("a wrong CHAP secret is refused").isFalse();
 
     // The claim goes; Kubernetes' binder (absent from the mock) releases the PV.
     client.persistentVolumeClaims().inNamespace("apps").withName("data").delete();
-    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
-    client.persistentVolumes().resource(pv).updateStatus();
+    Cluster.release(client, pv);
     await(
         "PV deleted",
         () -> client.persistentVolumes().withName(pvName).get() == null,
         Duration.ofSeconds(60));
     assertThat(cinder.getVolume(volumeId)).isEmpty();
     assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).isEmpty();
-    IscsiProbe.Result after =
-        IscsiProbe.io(
-            iscsi.getTargetPortal(),
-            iscsi.getIqn(),
-            iscsi.getLun(),
-            iscsi.getInitiatorName(),
-            user,
-            password,
-            "read 0 4k");
+    IscsiProbe.Result after = node.io("read 0 4k");
     assertThat(after.ok()).as("the target is gone: " + after.output()).isFalse();
   }
 }

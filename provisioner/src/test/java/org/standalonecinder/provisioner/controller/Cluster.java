@@ -1,0 +1,111 @@
+package org.standalonecinder.provisioner.controller;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+
+/**
+ * What tests do to the mock API server, including the part of Kubernetes the mock lacks (the
+ * binder's release of a PV whose claim is gone).
+ */
+final class Cluster {
+
+  private Cluster() {}
+
+  /** Settings of a provisioner instance of its own cluster id. */
+  static ProvisionerSettings settings(String cluster) {
+    return new ProvisionerSettings(
+        ProvisionerSettings.DEFAULT_NAME,
+        cluster,
+        cluster,
+        "iqn.2026-11.org.standalonecinder:" + cluster.toLowerCase().replaceAll("[^a-z0-9-]", "-"),
+        cluster,
+        "127.0.0.1",
+        "standalone-cinder",
+        false);
+  }
+
+  static StorageClass createClass(
+      KubernetesClient k,
+      String name,
+      String provisioner,
+      Map<String, String> params,
+      String reclaim,
+      String binding) {
+    return k.storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withProvisioner(provisioner)
+                .withParameters(params)
+                .withReclaimPolicy(reclaim)
+                .withVolumeBindingMode(binding)
+                .build())
+        .create();
+  }
+
+  /** Our class with reclaim Delete and immediate binding. */
+  static StorageClass createClass(KubernetesClient k, String name, Map<String, String> params) {
+    return createClass(k, name, ProvisionerSettings.DEFAULT_NAME, params, "Delete", "Immediate");
+  }
+
+  /** A claim as the API server has it once Kubernetes named its provisioner. */
+  static PersistentVolumeClaim createClaim(
+      KubernetesClient k,
+      String name,
+      String className,
+      String provisioner,
+      String volumeMode,
+      Map<String, String> annotations) {
+    Map<String, String> ann = new HashMap<>(annotations);
+    ann.put(Names.ANN_STORAGE_PROVISIONER, provisioner);
+    PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", volumeMode);
+    c.getMetadata().setAnnotations(ann);
+    c.getSpec().setStorageClassName(className);
+    return k.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+  }
+
+  static PersistentVolumeClaim createClaim(KubernetesClient k, String name, String className) {
+    return createClaim(
+        k, name, className, ProvisionerSettings.DEFAULT_NAME, "Filesystem", Map.of());
+  }
+
+  static PersistentVolume pvOf(KubernetesClient k, PersistentVolumeClaim c) {
+    return k.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
+  }
+
+  /** What Kubernetes' binder does once a PV's claim is gone. */
+  static void release(KubernetesClient k, PersistentVolume pv) {
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+    k.persistentVolumes().resource(pv).updateStatus();
+  }
+
+  static void await(String what, BooleanSupplier condition, Duration timeout) {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+}
