@@ -1,0 +1,60 @@
+package org.standalonecinder.certs;
+
+import java.security.cert.X509Certificate;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The CAs a client should trust, for a webhook configuration's {@code caBundle}. During a CA
+ * rotation it holds the old and the new CA, so that serving certificates of either are accepted
+ * until every server has switched; expired CAs drop out.
+ */
+public final class CaBundle {
+
+  private final List<X509Certificate> cas;
+
+  private CaBundle(List<X509Certificate> cas) {
+    this.cas = List.copyOf(cas);
+  }
+
+  public static CaBundle of(List<X509Certificate> cas) {
+    return new CaBundle(dedupe(cas));
+  }
+
+  /** Reads a bundle, e.g. a webhook configuration's caBundle. */
+  public static CaBundle fromPem(String pem) {
+    return of(Pem.certificates(pem));
+  }
+
+  /** This bundle plus {@code ca} (first), without CAs expired at {@code now}. */
+  public CaBundle with(X509Certificate ca, Instant now) {
+    List<X509Certificate> all = new ArrayList<>();
+    all.add(ca);
+    all.addAll(cas);
+    return of(all).withoutExpired(now);
+  }
+
+  public CaBundle withoutExpired(Instant now) {
+    return new CaBundle(
+        cas.stream().filter(c -> c.getNotAfter().toInstant().isAfter(now)).toList());
+  }
+
+  public List<X509Certificate> certificates() {
+    return cas;
+  }
+
+  public String pem() {
+    return Pem.encode(cas.toArray());
+  }
+
+  private static List<X509Certificate> dedupe(List<X509Certificate> in) {
+    Map<String, X509Certificate> bySerialAndIssuer = new LinkedHashMap<>();
+    for (X509Certificate c : in) {
+      bySerialAndIssuer.putIfAbsent(c.getIssuerX500Principal() + "#" + c.getSerialNumber(), c);
+    }
+    return new ArrayList<>(bySerialAndIssuer.values());
+  }
+}
