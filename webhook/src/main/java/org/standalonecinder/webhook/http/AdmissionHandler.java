@@ -1,0 +1,120 @@
+package org.standalonecinder.webhook.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.RoutingContext;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+
+/**
+ * AdmissionReview JSON in, AdmissionReview JSON out, for v1 and v1beta1 (answered in the version
+ * asked). Bad input gets a plain HTTP error with the reason: 415 for another content type, 400 for
+ * JSON that is not an AdmissionReview with a request uid. The decision runs on a worker.
+ */
+final class AdmissionHandler implements Handler<RoutingContext> {
+
+  private static final Logger LOG = LoggerFactory.getLogger(AdmissionHandler.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Vertx vertx;
+  private final AdmissionController controller;
+  private final boolean mutating;
+
+  AdmissionHandler(Vertx vertx, AdmissionController controller, boolean mutating) {
+    this.vertx = vertx;
+    this.controller = controller;
+    this.mutating = mutating;
+  }
+
+  @Override
+  public void handle(RoutingContext ctx) {
+    String type = ctx.request().getHeader("Content-Type");
+    if (type == null || !type.toLowerCase().startsWith("application/json")) {
+      fail(ctx, 415, "expected Content-Type application/json, got " + type);
+      return;
+    }
+    JsonNode review;
+    try {
+      review = JSON.readTree(ctx.body().buffer().getBytes());
+    } catch (Exception e) {
+      fail(ctx, 400, "the body is not JSON: " + e.getMessage());
+      return;
+    }
+    String apiVersion = review == null ? null : review.path("apiVersion").asText(null);
+    if (!"AdmissionReview".equals(review == null ? null : review.path("kind").asText(null))
+        || !("admission.k8s.io/v1".equals(apiVersion)
+            || "admission.k8s.io/v1beta1".equals(apiVersion))) {
+      fail(ctx, 400, "not an AdmissionReview of admission.k8s.io/v1 or v1beta1");
+      return;
+    }
+    JsonNode req = review.path("request");
+    String uid = req.path("uid").asText("");
+    if (uid.isEmpty()) {
+      fail(ctx, 400, "the AdmissionReview has no request.uid");
+      return;
+    }
+    AdmissionRequest request;
+    try {
+      request = JSON.treeToValue(req, AdmissionRequest.class);
+    } catch (Exception e) {
+      fail(ctx, 400, "the AdmissionReview's request cannot be read: " + e.getMessage());
+      return;
+    }
+    vertx
+        .<Decision>executeBlocking(() -> controller.review(request, mutating), false)
+        .onSuccess(
+            d ->
+                ctx.response()
+                    .putHeader("Content-Type", "application/json")
+                    .end(answer(apiVersion, uid, d)))
+        .onFailure(
+            e -> {
+              LOG.warn("admission of {} failed: {}", uid, e.toString());
+              // The review still gets an answer, so the API server applies its failurePolicy
+              // with our reason rather than a transport error.
+              ctx.response()
+                  .putHeader("Content-Type", "application/json")
+                  .end(
+                      answer(
+                          apiVersion,
+                          uid,
+                          Decision.deny(500, "internal error: " + e.getMessage())));
+            });
+  }
+
+  static String answer(String apiVersion, String uid, Decision d) {
+    ObjectNode root = JSON.createObjectNode();
+    root.put("apiVersion", apiVersion);
+    root.put("kind", "AdmissionReview");
+    ObjectNode res = root.putObject("response");
+    res.put("uid", uid);
+    res.put("allowed", d.allowed());
+    if (!d.allowed()) {
+      ObjectNode status = res.putObject("status");
+      status.put("code", d.code());
+      status.put("message", d.message());
+    }
+    if (!d.warnings().isEmpty()) {
+      d.warnings().forEach(res.putArray("warnings")::add);
+    }
+    if (d.jsonPatch() != null) {
+      res.put("patchType", "JSONPatch");
+      res.put(
+          "patch",
+          Base64.getEncoder().encodeToString(d.jsonPatch().getBytes(StandardCharsets.UTF_8)));
+    }
+    return root.toString();
+  }
+
+  private static void fail(RoutingContext ctx, int status, String reason) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "text/plain").end(reason + "\n");
+  }
+}

@@ -1,0 +1,100 @@
+package org.standalonecinder.webhook.http;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.Http2Settings;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.KeyCertOptions;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.certs.CertificateSource;
+import org.standalonecinder.webhook.admission.AdmissionController;
+
+/**
+ * The admission webhook's HTTPS server: {@code POST /mutate} and {@code /validate}, {@code
+ * /healthz}, and {@code /readyz} (ready with a valid certificate and whatever else the caller
+ * needs, e.g. synced caches). TLS 1.2 and 1.3 only, HTTP/2 through ALPN and HTTP/1.1. A new
+ * certificate from the source is served from the next handshake on (see {@link
+ * RotatingKeyManager}): open connections keep theirs, and no request fails.
+ */
+public final class WebhookServer {
+
+  /** The API server sends at most 3 MiB objects; more is refused with 413. */
+  public static final long MAX_BODY = 3L * 1024 * 1024;
+
+  /** Concurrent requests on one HTTP/2 connection. */
+  public static final int MAX_STREAMS = 256;
+
+  private static final Logger LOG = LoggerFactory.getLogger(WebhookServer.class);
+
+  private final Vertx vertx;
+  private final CertificateSource certificates;
+  private final AdmissionController controller;
+  private final BooleanSupplier ready;
+  private HttpServer server;
+
+  public WebhookServer(
+      Vertx vertx,
+      CertificateSource certificates,
+      AdmissionController controller,
+      BooleanSupplier ready) {
+    this.vertx = vertx;
+    this.certificates = certificates;
+    this.controller = controller;
+    this.ready = ready;
+  }
+
+  public Future<HttpServer> listen(String host, int port) {
+    Router router = Router.router(vertx);
+    router.get("/healthz").handler(ctx -> ctx.response().end("ok\n"));
+    router
+        .get("/readyz")
+        .handler(
+            ctx -> {
+              if (certificates.healthy() && ready.getAsBoolean()) {
+                ctx.response().end("ok\n");
+              } else {
+                ctx.response().setStatusCode(503).end("not ready\n");
+              }
+            });
+    BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
+    router.post("/mutate").handler(body).handler(new AdmissionHandler(vertx, controller, true));
+    router.post("/validate").handler(body).handler(new AdmissionHandler(vertx, controller, false));
+
+    RotatingKeyManager keyManager = new RotatingKeyManager(certificates.current());
+    HttpServerOptions options =
+        new HttpServerOptions()
+            .setSsl(true)
+            .setUseAlpn(true)
+            .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1))
+            .setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"))
+            // Vert.x allows 100 streams per HTTP/2 connection; a burst of reviews may need more.
+            .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_STREAMS))
+            .setKeyCertOptions(KeyCertOptions.wrap(keyManager));
+    certificates.onChange(
+        next -> {
+          keyManager.update(next);
+          LOG.info("serving the new certificate to new connections");
+        });
+    return vertx
+        .createHttpServer(options)
+        .requestHandler(router)
+        .listen(port, host)
+        .onSuccess(s -> server = s);
+  }
+
+  public int port() {
+    return server.actualPort();
+  }
+
+  public Future<Void> close() {
+    return server == null ? Future.succeededFuture() : server.close();
+  }
+}

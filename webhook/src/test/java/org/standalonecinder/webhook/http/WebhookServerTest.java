@@ -1,0 +1,352 @@
+package org.standalonecinder.webhook.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.vertx.core.Vertx;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.certs.CertificateAuthority;
+import org.standalonecinder.certs.DynamicCertificateSource;
+import org.standalonecinder.certs.RenewalPolicy;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+
+/** The webhook server over real TLS: HTTP/2 and 1.1, the review protocol, bad input, rotation. */
+class WebhookServerTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The real time, unless a test fixes it. */
+  static final class MovableClock extends Clock {
+    volatile Instant fixed;
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return fixed != null ? fixed : Instant.now();
+    }
+  }
+
+  /** Allows, warns with the operation, denies objects named deny-me, patches on /mutate. */
+  static final AdmissionController CONTROLLER =
+      (request, mutating) -> {
+        String name = request.getName();
+        if ("deny-me".equals(name)) {
+          return Decision.deny(403, "denied: " + name);
+        }
+        return new Decision(
+            true,
+            200,
+            null,
+            List.of("seen " + request.getOperation()),
+            mutating
+                ? "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"a\":\"b\"}}]"
+                : null);
+      };
+
+  private final MovableClock clock = new MovableClock();
+  private Vertx vertx;
+  private CertificateAuthority ca;
+  private DynamicCertificateSource certs;
+  private WebhookServer server;
+  private SSLContext trust;
+
+  @BeforeEach
+  void start() throws Exception {
+    vertx = Vertx.vertx();
+    ca = CertificateAuthority.generate("test-ca", Duration.ofDays(30), clock);
+    certs =
+        new DynamicCertificateSource(
+            ca,
+            List.of("localhost"),
+            List.of("127.0.0.1"),
+            Duration.ofHours(3),
+            // Due for renewal about a second after issue, so the rotation test needs no time
+            // travel (clients check validity against the real clock).
+            new RenewalPolicy(1.0 / 10_000),
+            clock);
+    server = new WebhookServer(vertx, certs, CONTROLLER, () -> true);
+    server
+        .listen("127.0.0.1", 0)
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    ks.load(null, null);
+    ks.setCertificateEntry("ca", ca.certificate());
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(ks);
+    trust = SSLContext.getInstance("TLS");
+    trust.init(null, tmf.getTrustManagers(), null);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private HttpClient client(HttpClient.Version version) {
+    return HttpClient.newBuilder()
+        .sslContext(trust)
+        .version(version)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  private HttpResponse<String> post(HttpClient c, String path, String contentType, String body)
+      throws Exception {
+    return c.send(
+        HttpRequest.newBuilder(URI.create("https://localhost:" + server.port() + path))
+            .header("Content-Type", contentType)
+            .timeout(Duration.ofSeconds(10))
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  static String review(String apiVersion, String uid, String name) {
+    return "{\"apiVersion\":\""
+        + apiVersion
+        + "\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\""
+        + uid
+        + "\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"PersistentVolumeClaim\"},"
+        + "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"persistentvolumeclaims\"},"
+        + "\"name\":\""
+        + name
+        + "\",\"namespace\":\"apps\",\"operation\":\"CREATE\","
+        + "\"userInfo\":{\"username\":\"alice\"},\"object\":{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+        + "\"metadata\":{\"name\":\""
+        + name
+        + "\",\"namespace\":\"apps\"}},\"dryRun\":false}}";
+  }
+
+  @Test
+  void answersOverHttp2WithTheUidEchoed() throws Exception {
+    HttpResponse<String> r =
+        post(
+            client(HttpClient.Version.HTTP_2),
+            "/validate",
+            "application/json",
+            review("admission.k8s.io/v1", "u-1", "data"));
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_2);
+    JsonNode res = JSON.readTree(r.body());
+    assertThat(res.path("apiVersion").asText()).isEqualTo("admission.k8s.io/v1");
+    assertThat(res.at("/response/uid").asText()).isEqualTo("u-1");
+    assertThat(res.at("/response/allowed").asBoolean()).isTrue();
+    assertThat(res.at("/response/warnings/0").asText()).isEqualTo("seen CREATE");
+    assertThat(res.at("/response/patch").isMissingNode()).isTrue();
+    assertThat(r.sslSession().orElseThrow().getProtocol()).isIn("TLSv1.3", "TLSv1.2");
+  }
+
+  @Test
+  void answersHttp11AndV1beta1InKind() throws Exception {
+    HttpResponse<String> r =
+        post(
+            client(HttpClient.Version.HTTP_1_1),
+            "/mutate",
+            "application/json; charset=utf-8",
+            review("admission.k8s.io/v1beta1", "u-2", "data"));
+    assertThat(r.version()).isEqualTo(HttpClient.Version.HTTP_1_1);
+    JsonNode res = JSON.readTree(r.body());
+    assertThat(res.path("apiVersion").asText()).isEqualTo("admission.k8s.io/v1beta1");
+    assertThat(res.at("/response/uid").asText()).isEqualTo("u-2");
+    assertThat(res.at("/response/patchType").asText()).isEqualTo("JSONPatch");
+    assertThat(
+            new String(
+                Base64.getDecoder().decode(res.at("/response/patch").asText()),
+                StandardCharsets.UTF_8))
+        .contains("\"path\":\"/metadata/labels\"");
+  }
+
+  @Test
+  void aDenialCarriesItsCodeAndMessage() throws Exception {
+    JsonNode res =
+        JSON.readTree(
+            post(
+                    client(HttpClient.Version.HTTP_2),
+                    "/validate",
+                    "application/json",
+                    review("admission.k8s.io/v1", "u-3", "deny-me"))
+                .body());
+    assertThat(res.at("/response/allowed").asBoolean()).isFalse();
+    assertThat(res.at("/response/status/code").asInt()).isEqualTo(403);
+    assertThat(res.at("/response/status/message").asText()).isEqualTo("denied: deny-me");
+  }
+
+  static Stream<Arguments> badInput() {
+    return Stream.of(
+        Arguments.of(
+            "another content type",
+            "text/plain",
+            review("admission.k8s.io/v1", "u", "x"),
+            415,
+            "expected Content-Type application/json"),
+        Arguments.of("not JSON", "application/json", "{not json", 400, "the body is not JSON"),
+        Arguments.of(
+            "JSON but no review",
+            "application/json",
+            "{\"kind\":\"Pod\"}",
+            400,
+            "not an AdmissionReview"),
+        Arguments.of(
+            "unknown version",
+            "application/json",
+            review("admission.k8s.io/v2", "u", "x"),
+            400,
+            "not an AdmissionReview"),
+        Arguments.of(
+            "no uid",
+            "application/json",
+            review("admission.k8s.io/v1", "", "x"),
+            400,
+            "no request.uid"),
+        Arguments.of(
+            "over 3 MiB",
+            "application/json",
+            "{\"pad\":\"" + "x".repeat(3 * 1024 * 1024) + "\"}",
+            413,
+            ""));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badInput")
+  void badInputIsRefusedWithAReason(
+      String name, String type, String body, int status, String reason) throws Exception {
+    HttpResponse<String> r = post(client(HttpClient.Version.HTTP_1_1), "/validate", type, body);
+    assertThat(r.statusCode()).isEqualTo(status);
+    assertThat(r.body()).contains(reason);
+  }
+
+  @Test
+  void manyConcurrentRequestsAllSucceed() throws Exception {
+    HttpClient c = client(HttpClient.Version.HTTP_2);
+    List<CompletableFuture<HttpResponse<String>>> all = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      all.add(
+          c.sendAsync(
+              HttpRequest.newBuilder(URI.create("https://localhost:" + server.port() + "/validate"))
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          review("admission.k8s.io/v1", "c-" + i, "data")))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString()));
+    }
+    for (int i = 0; i < all.size(); i++) {
+      HttpResponse<String> r = all.get(i).get(30, TimeUnit.SECONDS);
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(JSON.readTree(r.body()).at("/response/uid").asText()).isEqualTo("c-" + i);
+    }
+  }
+
+  @Test
+  void aCertificateRotationUnderLoadFailsNoRequest() throws Exception {
+    X509Certificate before = certs.current().certificate();
+    AtomicBoolean running = new AtomicBoolean(true);
+    AtomicInteger ok = new AtomicInteger();
+    List<String> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<Thread> load = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int id = t;
+      Thread th =
+          new Thread(
+              () -> {
+                int n = 0;
+                while (running.get()) {
+                  // A fresh client now and then: new connections must get the current certificate.
+                  HttpClient c =
+                      client(n % 10 == 0 ? HttpClient.Version.HTTP_1_1 : HttpClient.Version.HTTP_2);
+                  try {
+                    HttpResponse<String> r =
+                        post(
+                            c,
+                            "/validate",
+                            "application/json",
+                            review("admission.k8s.io/v1", id + "-" + n, "data"));
+                    if (r.statusCode() == 200) {
+                      ok.incrementAndGet();
+                    } else {
+                      failures.add("status " + r.statusCode());
+                    }
+                  } catch (Exception e) {
+                    failures.add(e.toString());
+                  }
+                  n++;
+                }
+              });
+      th.start();
+      load.add(th);
+    }
+    Thread.sleep(1500);
+    certs.refresh();
+    Thread.sleep(700);
+    running.set(false);
+    for (Thread th : load) {
+      th.join(15_000);
+    }
+    assertThat(failures).isEmpty();
+    assertThat(ok.get()).isGreaterThan(20);
+    X509Certificate after = certs.current().certificate();
+    assertThat(after.getSerialNumber()).isNotEqualTo(before.getSerialNumber());
+    HttpResponse<String> fresh =
+        post(
+            client(HttpClient.Version.HTTP_2),
+            "/validate",
+            "application/json",
+            review("admission.k8s.io/v1", "new", "data"));
+    X509Certificate served =
+        (X509Certificate) fresh.sslSession().orElseThrow().getPeerCertificates()[0];
+    assertThat(served.getSerialNumber()).isEqualTo(after.getSerialNumber());
+  }
+
+  @Test
+  void readinessFollowsTheCertificate() throws Exception {
+    HttpClient c = client(HttpClient.Version.HTTP_1_1);
+    var req =
+        HttpRequest.newBuilder(URI.create("https://localhost:" + server.port() + "/readyz"))
+            .build();
+    assertThat(c.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    clock.fixed = Instant.now().plus(Duration.ofHours(4));
+    assertThat(c.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(503);
+  }
+}
