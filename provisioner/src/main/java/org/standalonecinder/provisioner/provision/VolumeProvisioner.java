@@ -14,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -365,7 +367,12 @@ public final class VolumeProvisioner {
       int sizeGib, ClassParameters params, boolean block, boolean readOnly, boolean multiNode) {
 
     static ClaimRequest of(PersistentVolumeClaim claim, StorageClass sc) {
-      ClassParameters params = ClassParameters.parse(sc.getParameters());
+      ClassParameters params;
+      try {
+        params = ClassParameters.parse(sc.getParameters());
+      } catch (InvalidClassParametersException e) {
+        throw ProvisioningException.invalid(e.getMessage());
+      }
       var spec = claim.getSpec();
       List<String> modes = spec.getAccessModes() == null ? List.of() : spec.getAccessModes();
       if (modes.isEmpty()) {

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.api;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +25,11 @@ public record ClassParameters(
 
   private static final Pattern FS_TYPE = Pattern.compile("[a-z0-9]{1,16}");
 
-  /** Parses a StorageClass's parameters; throws with every problem listed. */
+  /**
+   * Parses a StorageClass's parameters.
+   *
+   * @throws InvalidClassParametersException with every problem listed
+   */
   public static ClassParameters parse(Map<String, String> params) {
     String type = null;
     String zone = null;
@@ -62,8 +66,7 @@ public record ClassParameters(
       }
     }
     if (!problems.isEmpty()) {
-      throw ProvisioningException.invalid(
-          "StorageClass parameters: " + String.join("; ", problems) + " (known: " + KEYS + ")");
+      throw new InvalidClassParametersException(problems);
     }
     return new ClassParameters(type, zone, fsType, smartclone);
   }

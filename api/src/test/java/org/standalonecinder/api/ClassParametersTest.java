@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -60,7 +60,7 @@ class ClassParametersTest {
   @MethodSource("rejected")
   void rejected(String name, Map<String, String> params, String message) {
     assertThatThrownBy(() -> ClassParameters.parse(params))
-        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+        .isInstanceOf(InvalidClassParametersException.class)
         .hasMessageContaining(message)
         .satisfies(
             e -> {
