@@ -1,0 +1,82 @@
+package org.standalonecinder.webhook.policy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.flipkart.zjsonpatch.JsonDiff;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.InvalidClassParametersException;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+
+/**
+ * StorageClasses of our provisioner: every parameter problem is a denial that lists them all (with
+ * a suggestion for a misspelt key), and the mutating endpoint normalises {@code smartclone} to its
+ * documented spelling and {@code "true"}/{@code "false"}, so that nobody is misled by {@code
+ * smartClone: "TRUE"} looking unlike what the provisioner reads. Other provisioners' classes pass
+ * untouched.
+ */
+public final class StorageClassPolicy implements AdmissionController {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final String provisionerName;
+
+  public StorageClassPolicy(String provisionerName) {
+    this.provisionerName = provisionerName;
+  }
+
+  @Override
+  public Decision review(AdmissionRequest request, boolean mutating) {
+    if ("DELETE".equals(request.getOperation()) || request.getObject() == null) {
+      return Decision.allow();
+    }
+    JsonNode object = JSON.valueToTree(request.getObject());
+    if (!provisionerName.equals(object.path("provisioner").asText(null))) {
+      return Decision.allow();
+    }
+    Map<String, String> params = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = object.path("parameters").fields();
+        it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      params.put(e.getKey(), e.getValue().asText());
+    }
+    ClassParameters parsed;
+    try {
+      parsed = ClassParameters.parse(params);
+    } catch (InvalidClassParametersException e) {
+      return Decision.deny(
+          400,
+          "StorageClass "
+              + object.path("metadata").path("name").asText()
+              + " of "
+              + provisionerName
+              + ": "
+              + String.join("; ", e.problems())
+              + " (known parameters: "
+              + ClassParameters.KEYS
+              + ")");
+    }
+    if (!mutating) {
+      return Decision.allow();
+    }
+    ObjectNode normalised = object.deepCopy();
+    if (normalised.get("parameters") instanceof ObjectNode p) {
+      for (String key : params.keySet()) {
+        if (key.toLowerCase(Locale.ROOT).equals("smartclone")) {
+          p.remove(key);
+          p.put("smartclone", Boolean.toString(parsed.smartclone()));
+        }
+      }
+    }
+    JsonNode patch = JsonDiff.asJson(object, normalised);
+    return patch.isEmpty()
+        ? Decision.allow()
+        : new Decision(true, 200, null, java.util.List.of(), patch.toString());
+  }
+}
