@@ -1,0 +1,20 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.util.Optional;
+
+/** What the claim rules need to look up in the cluster (informer caches and the API). */
+public interface ClusterView {
+
+  Optional<StorageClass> storageClass(String name);
+
+  Optional<PersistentVolumeClaim> claim(String namespace, String name);
+
+  /**
+   * Whether the user may create pods in the namespace (a SubjectAccessReview): whoever may do that
+   * can mount the namespace's claims and read their data anyway, so may clone them.
+   */
+  boolean canCreatePods(UserInfo user, String namespace);
+}
