@@ -1,0 +1,67 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster as the API server answers now: no cache, since a stale answer could let a clone
+ * through that should be denied. Every failure to ask counts as "no": the webhook fails closed.
+ */
+public final class KubernetesClusterView implements ClusterView {
+
+  private static final Logger LOG = LoggerFactory.getLogger(KubernetesClusterView.class);
+
+  private final KubernetesClient client;
+
+  public KubernetesClusterView(KubernetesClient client) {
+    this.client = client;
+  }
+
+  @Override
+  public Optional<StorageClass> storageClass(String name) {
+    return Optional.ofNullable(client.storage().v1().storageClasses().withName(name).get());
+  }
+
+  @Override
+  public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
+    return Optional.ofNullable(
+        client.persistentVolumeClaims().inNamespace(namespace).withName(name).get());
+  }
+
+  @Override
+  public boolean canCreatePods(UserInfo user, String namespace) {
+    SubjectAccessReview review =
+        new SubjectAccessReviewBuilder()
+            .withNewSpec()
+            .withUser(user.getUsername())
+            .withUid(user.getUid())
+            .withGroups(user.getGroups())
+            .withExtra(user.getExtra())
+            .withNewResourceAttributes()
+            .withNamespace(namespace)
+            .withVerb("create")
+            .withResource("pods")
+            .endResourceAttributes()
+            .endSpec()
+            .build();
+    try {
+      SubjectAccessReview answer = client.authorization().v1().subjectAccessReview().create(review);
+      return answer.getStatus() != null && Boolean.TRUE.equals(answer.getStatus().getAllowed());
+    } catch (KubernetesClientException e) {
+      LOG.warn(
+          "SubjectAccessReview for {} in {} failed ({}); denying",
+          user.getUsername(),
+          namespace,
+          e.getMessage());
+      return false;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package org.standalonecinder.webhook.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** SubjectAccessReviews as the API server answers them, and failing closed when it cannot. */
+@EnableKubernetesMockClient
+class KubernetesClusterViewTest {
+
+  static KubernetesMockServer server;
+  static KubernetesClient client;
+
+  private static final String SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+  private static SubjectAccessReview answer(boolean allowed) {
+    return new SubjectAccessReviewBuilder()
+        .withNewStatus()
+        .withAllowed(allowed)
+        .endStatus()
+        .build();
+  }
+
+  private final KubernetesClusterView view = new KubernetesClusterView(client);
+  private final io.fabric8.kubernetes.api.model.authentication.UserInfo bob =
+      new UserInfoBuilder().withUsername("bob").withUid("u-1").withGroups(List.of("dev")).build();
+
+  @Test
+  void asksAboutCreatingPodsInTheSourceNamespace() throws Exception {
+    server.expect().post().withPath(SAR).andReturn(201, answer(true)).once();
+    assertThat(view.canCreatePods(bob, "team-b")).isTrue();
+    var sent = server.getLastRequest();
+    String body = sent.getBody().readUtf8();
+    assertThat(body)
+        .contains(
+            "\"user\":\"bob\"",
+            "\"groups\":[\"dev\"]",
+            "\"namespace\":\"team-b\"",
+            "\"verb\":\"create\"",
+            "\"resource\":\"pods\"");
+  }
+
+  @Test
+  void aNoIsANo() {
+    server.expect().post().withPath(SAR).andReturn(201, answer(false)).once();
+    assertThat(view.canCreatePods(bob, "team-b")).isFalse();
+  }
+
+  @Test
+  void anApiServerErrorFailsClosed() {
+    server.expect().post().withPath(SAR).andReturn(500, "boom").once();
+    assertThat(view.canCreatePods(bob, "team-b")).isFalse();
+  }
+}
