@@ -22,6 +22,22 @@ final class Cluster {
 
   private Cluster() {}
 
+  /**
+   * A fresh CRUD mock API server. One per test: a shared one carries the previous test's watches
+   * and objects, and its client's connection pool once ran dry in CI (a 10 s timeout).
+   */
+  static io.fabric8.kubernetes.client.server.mock.KubernetesMockServer newApiServer() {
+    var server =
+        new io.fabric8.kubernetes.client.server.mock.KubernetesMockServer(
+            new io.fabric8.mockwebserver.Context(),
+            new io.fabric8.mockwebserver.MockWebServer(),
+            new HashMap<>(),
+            new io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher(),
+            false);
+    server.init();
+    return server;
+  }
+
   /** Settings of a provisioner instance of its own cluster id. */
   static ProvisionerSettings settings(String cluster) {
     return new ProvisionerSettings(

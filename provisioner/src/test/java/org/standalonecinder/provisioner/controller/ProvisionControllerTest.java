@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -30,10 +29,10 @@ import org.standalonecinder.provisioner.provision.VolumeProvisioner;
  * The controller against fabric8's CRUD mock API server and the fake Cinder. The mock has no
  * binder: where Kubernetes would bind a claim or release a volume, the test does it by hand.
  */
-@EnableKubernetesMockClient(crud = true)
 class ProvisionControllerTest {
 
-  static KubernetesClient client;
+  private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
+  private KubernetesClient client;
 
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
@@ -41,6 +40,8 @@ class ProvisionControllerTest {
 
   @BeforeEach
   void start() {
+    server = Cluster.newApiServer();
+    client = server.createClient();
     VolumeProvisioner provisioner =
         new VolumeProvisioner(
             cinder,
@@ -64,11 +65,8 @@ class ProvisionControllerTest {
   @AfterEach
   void stop() {
     controller.close();
-    client.persistentVolumeClaims().inAnyNamespace().delete();
-    client.persistentVolumes().delete();
-    client.storage().v1().storageClasses().delete();
-    client.secrets().inAnyNamespace().delete();
-    client.events().v1().events().inAnyNamespace().delete();
+    client.close();
+    server.destroy();
   }
 
   private static void await(String what, BooleanSupplier condition) {

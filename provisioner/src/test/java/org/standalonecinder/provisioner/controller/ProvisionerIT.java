@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -32,15 +31,17 @@ import org.standalonecinder.provisioner.provision.VolumeProvisioner;
  * becomes a PV whose iSCSI fields and CHAP Secret let a real initiator log in, write and read; its
  * release deletes the volume, and the target then refuses the login.
  */
-@EnableKubernetesMockClient(crud = true)
 class ProvisionerIT {
 
-  static KubernetesClient client;
+  private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
+  private KubernetesClient client;
 
   private CinderClient cinder;
   private ProvisionController controller;
 
   private void start(Mode mode) {
+    server = Cluster.newApiServer();
+    client = server.createClient();
     cinder = OpenStackCinderClient.create(LocalCinder.config(mode));
     ProvisionerSettings settings = Cluster.settings("it-" + mode + "-" + UUID.randomUUID());
     controller =
@@ -69,10 +70,10 @@ class ProvisionerIT {
     if (cinder != null) {
       cinder.close();
     }
-    client.persistentVolumeClaims().inAnyNamespace().delete();
-    client.persistentVolumes().delete();
-    client.storage().v1().storageClasses().delete();
-    client.secrets().inAnyNamespace().delete();
+    if (client != null) {
+      client.close();
+      server.destroy();
+    }
   }
 
   static void await(String what, BooleanSupplier condition, Duration timeout) {
