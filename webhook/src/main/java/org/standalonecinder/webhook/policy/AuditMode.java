@@ -1,0 +1,31 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import java.util.ArrayList;
+import java.util.List;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+
+/**
+ * Audit mode: what the rules would deny is allowed with a warning instead, so an admin can see the
+ * effect of the policy before enforcing it. Patches (defaulting) still apply.
+ */
+public final class AuditMode implements AdmissionController {
+
+  private final AdmissionController rules;
+
+  public AuditMode(AdmissionController rules) {
+    this.rules = rules;
+  }
+
+  @Override
+  public Decision review(AdmissionRequest request, boolean mutating) {
+    Decision d = rules.review(request, mutating);
+    if (d.allowed()) {
+      return d;
+    }
+    List<String> warnings = new ArrayList<>(d.warnings());
+    warnings.add("standalone-cinder policy (audit mode) would deny this: " + d.message());
+    return new Decision(true, 200, null, warnings, null);
+  }
+}

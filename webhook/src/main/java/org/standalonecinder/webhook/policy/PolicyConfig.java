@@ -1,0 +1,107 @@
+package org.standalonecinder.webhook.policy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * The admin's policy file (a ConfigMap in a cluster), typed. Every key is optional; with no file at
+ * all the defaults are the safe ones: enforce, cross-namespace clones only for authorized
+ * requesters, no exempt namespaces, any of our classes may enable smartclone. Unknown keys and bad
+ * values are errors that name them.
+ *
+ * <pre>
+ * mode: enforce                 # enforce | audit (audit: warn and count, never deny)
+ * crossNamespace: authorized    # authorized | deny | allow
+ * exemptNamespaces:             # a label selector for namespaces the rules leave alone
+ *   matchLabels: {policy.standalone-cinder.io/exempt: "true"}
+ *   matchExpressions: [{key: tier, operator: In, values: [sandbox]}]
+ * smartcloneClasses: [fast]     # if set, only these classes may have smartclone: "true"
+ * </pre>
+ *
+ * @param enforce false for audit mode
+ * @param crossNamespace who may clone across namespaces
+ * @param exemptNamespaces namespaces (by their labels) the rules do not apply to
+ * @param smartcloneClasses classes allowed to enable smartclone; empty for any
+ */
+public record PolicyConfig(
+    boolean enforce,
+    CrossNamespace crossNamespace,
+    LabelSelector exemptNamespaces,
+    Set<String> smartcloneClasses) {
+
+  public static final PolicyConfig DEFAULTS =
+      new PolicyConfig(true, CrossNamespace.AUTHORIZED, LabelSelector.NOTHING, Set.of());
+
+  private static final Set<String> KEYS =
+      Set.of("mode", "crossNamespace", "exemptNamespaces", "smartcloneClasses");
+
+  /** Parses the YAML text; empty text gives {@link #DEFAULTS}. */
+  @SuppressWarnings("unchecked")
+  public static PolicyConfig parse(String yaml) {
+    Object root;
+    try {
+      root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("the policy is not valid YAML: " + e.getMessage(), e);
+    }
+    if (root == null) {
+      return DEFAULTS;
+    }
+    if (!(root instanceof Map<?, ?> map)) {
+      throw new IllegalArgumentException("the policy must be a map of settings");
+    }
+    List<String> problems = new ArrayList<>();
+    for (Object k : map.keySet()) {
+      if (!KEYS.contains(String.valueOf(k))) {
+        problems.add("unknown key '" + k + "' (known: " + KEYS.stream().sorted().toList() + ")");
+      }
+    }
+    boolean enforce = true;
+    Object mode = map.get("mode");
+    if (mode != null) {
+      switch (String.valueOf(mode)) {
+        case "enforce" -> enforce = true;
+        case "audit" -> enforce = false;
+        default -> problems.add("mode '" + mode + "' must be enforce or audit");
+      }
+    }
+    CrossNamespace cross = CrossNamespace.AUTHORIZED;
+    Object cn = map.get("crossNamespace");
+    if (cn != null) {
+      switch (String.valueOf(cn)) {
+        case "authorized" -> cross = CrossNamespace.AUTHORIZED;
+        case "deny" -> cross = CrossNamespace.DENY;
+        case "allow" -> cross = CrossNamespace.ALLOW;
+        default -> problems.add("crossNamespace '" + cn + "' must be authorized, deny or allow");
+      }
+    }
+    LabelSelector exempt = LabelSelector.NOTHING;
+    Object ex = map.get("exemptNamespaces");
+    if (ex != null) {
+      try {
+        exempt = LabelSelector.parse(ex);
+      } catch (IllegalArgumentException e) {
+        problems.add("exemptNamespaces: " + e.getMessage());
+      }
+    }
+    Set<String> classes = Set.of();
+    Object sc = map.get("smartcloneClasses");
+    if (sc != null) {
+      if (sc instanceof List<?> l && l.stream().allMatch(x -> x instanceof String)) {
+        classes = Set.copyOf((List<String>) l);
+      } else {
+        problems.add("smartcloneClasses must be a list of StorageClass names");
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("policy: " + String.join("; ", problems));
+    }
+    return new PolicyConfig(enforce, cross, exempt, classes);
+  }
+}
