@@ -12,6 +12,9 @@ public interface ClusterView {
 
   Optional<PersistentVolumeClaim> claim(String namespace, String name);
 
+  /** The namespace's labels; empty when it has none or does not exist. */
+  java.util.Map<String, String> namespaceLabels(String namespace);
+
   /**
    * Whether the user may create pods in the namespace (a SubjectAccessReview): whoever may do that
    * can mount the namespace's claims and read their data anyway, so may clone them.

@@ -37,6 +37,14 @@ public final class KubernetesClusterView implements ClusterView {
   }
 
   @Override
+  public java.util.Map<String, String> namespaceLabels(String namespace) {
+    var ns = client.namespaces().withName(namespace).get();
+    return ns == null || ns.getMetadata().getLabels() == null
+        ? java.util.Map.of()
+        : ns.getMetadata().getLabels();
+  }
+
+  @Override
   public boolean canCreatePods(UserInfo user, String namespace) {
     SubjectAccessReview review =
         new SubjectAccessReviewBuilder()

@@ -26,9 +26,19 @@ public final class StorageClassPolicy implements AdmissionController {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String provisionerName;
+  private final java.util.Set<String> smartcloneClasses;
 
+  /** Any of our classes may enable smartclone. */
   public StorageClassPolicy(String provisionerName) {
+    this(provisionerName, java.util.Set.of());
+  }
+
+  /**
+   * @param smartcloneClasses the only classes that may enable smartclone; empty for any
+   */
+  public StorageClassPolicy(String provisionerName, java.util.Set<String> smartcloneClasses) {
     this.provisionerName = provisionerName;
+    this.smartcloneClasses = java.util.Set.copyOf(smartcloneClasses);
   }
 
   @Override
@@ -61,6 +71,15 @@ public final class StorageClassPolicy implements AdmissionController {
               + " (known parameters: "
               + ClassParameters.KEYS
               + ")");
+    }
+    String name = object.path("metadata").path("name").asText();
+    if (parsed.smartclone() && !smartcloneClasses.isEmpty() && !smartcloneClasses.contains(name)) {
+      return Decision.deny(
+          403,
+          "StorageClass "
+              + name
+              + " may not enable smartclone: the cluster's policy allows it only for "
+              + smartcloneClasses.stream().sorted().toList());
     }
     if (!mutating) {
       return Decision.allow();

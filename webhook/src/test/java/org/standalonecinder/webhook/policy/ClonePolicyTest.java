@@ -57,6 +57,11 @@ class ClonePolicyTest {
     }
 
     @Override
+    public Map<String, String> namespaceLabels(String namespace) {
+      return namespace.equals("sandbox") ? Map.of("exempt", "true") : Map.of();
+    }
+
+    @Override
     public boolean canCreatePods(UserInfo user, String namespace) {
       return podCreators.getOrDefault(namespace, Set.of()).contains(user.getUsername());
     }

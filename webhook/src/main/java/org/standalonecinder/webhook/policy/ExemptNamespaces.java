@@ -1,0 +1,31 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+
+/**
+ * Leaves requests in the admin's exempt namespaces (selected by namespace labels) to the API server
+ * alone. Cluster-scoped objects (StorageClasses) are never exempt.
+ */
+public final class ExemptNamespaces implements AdmissionController {
+
+  private final AdmissionController rules;
+  private final LabelSelector exempt;
+  private final ClusterView cluster;
+
+  public ExemptNamespaces(AdmissionController rules, LabelSelector exempt, ClusterView cluster) {
+    this.rules = rules;
+    this.exempt = exempt;
+    this.cluster = cluster;
+  }
+
+  @Override
+  public Decision review(AdmissionRequest request, boolean mutating) {
+    String ns = request.getNamespace();
+    if (ns != null && !ns.isEmpty() && exempt.matches(cluster.namespaceLabels(ns))) {
+      return Decision.allow();
+    }
+    return rules.review(request, mutating);
+  }
+}
