@@ -66,7 +66,7 @@ class ProvisionControllerTest {
   void stop() {
     controller.close();
     client.close();
-    server.destroy();
+    Cluster.destroy(server);
   }
 
   private static void await(String what, BooleanSupplier condition) {

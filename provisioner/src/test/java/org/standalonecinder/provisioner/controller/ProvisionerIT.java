@@ -72,7 +72,7 @@ class ProvisionerIT {
     }
     if (client != null) {
       client.close();
-      server.destroy();
+      Cluster.destroy(server);
     }
   }
 
