@@ -11,19 +11,32 @@ import java.util.List;
  * @param message why it was denied, saying what to change; null when allowed
  * @param warnings shown to kubectl users even when allowed
  * @param jsonPatch a JSON Patch (RFC 6902) to apply, or null
+ * @param rules the names of the rules that denied, warned or patched (documented in
+ *     docs/webhook.md; metrics count decisions by them), empty when none had anything to say
  */
 public record Decision(
-    boolean allowed, int code, String message, List<String> warnings, String jsonPatch) {
+    boolean allowed,
+    int code,
+    String message,
+    List<String> warnings,
+    String jsonPatch,
+    List<String> rules) {
 
   public Decision {
     warnings = warnings == null ? List.of() : List.copyOf(warnings);
+    rules = rules == null ? List.of() : List.copyOf(rules);
   }
 
   public static Decision allow() {
-    return new Decision(true, 200, null, List.of(), null);
+    return new Decision(true, 200, null, List.of(), null, List.of());
   }
 
-  public static Decision deny(int code, String message) {
-    return new Decision(false, code, message, List.of(), null);
+  /** Allowed, with warnings and/or a patch; {@code rules} name who produced them. */
+  public static Decision allow(List<String> warnings, String jsonPatch, List<String> rules) {
+    return new Decision(true, 200, null, warnings, jsonPatch, rules);
+  }
+
+  public static Decision deny(int code, String rule, String message) {
+    return new Decision(false, code, message, List.of(), null, List.of(rule));
   }
 }

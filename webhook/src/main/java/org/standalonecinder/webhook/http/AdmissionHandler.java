@@ -86,7 +86,8 @@ final class AdmissionHandler implements Handler<RoutingContext> {
                       answer(
                           apiVersion,
                           uid,
-                          Decision.deny(500, "internal error: " + e.getMessage())));
+                          Decision.deny(
+                              500, "internal-error", "internal error: " + e.getMessage())));
             });
   }
 

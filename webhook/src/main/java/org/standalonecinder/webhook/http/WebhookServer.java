@@ -12,6 +12,7 @@ import io.vertx.ext.web.handler.BodyHandler;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.certs.CertificateSource;
@@ -19,9 +20,9 @@ import org.standalonecinder.webhook.admission.AdmissionController;
 
 /**
  * The admission webhook's HTTPS server: {@code POST /mutate} and {@code /validate}, {@code
- * /healthz}, and {@code /readyz} (ready with a valid certificate and whatever else the caller
- * needs, e.g. synced caches). TLS 1.2 and 1.3 only, HTTP/2 through ALPN and HTTP/1.1. A new
- * certificate from the source is served from the next handshake on (see {@link
+ * /healthz}, {@code /metrics} when given, and {@code /readyz} (ready with a valid certificate and
+ * whatever else the caller needs, e.g. synced caches). TLS 1.2 and 1.3 only, HTTP/2 through ALPN
+ * and HTTP/1.1. A new certificate from the source is served from the next handshake on (see {@link
  * RotatingKeyManager}): open connections keep theirs, and no request fails.
  */
 public final class WebhookServer {
@@ -38,6 +39,7 @@ public final class WebhookServer {
   private final CertificateSource certificates;
   private final AdmissionController controller;
   private final BooleanSupplier ready;
+  private final Supplier<String> metrics;
   private HttpServer server;
 
   public WebhookServer(
@@ -45,10 +47,23 @@ public final class WebhookServer {
       CertificateSource certificates,
       AdmissionController controller,
       BooleanSupplier ready) {
+    this(vertx, certificates, controller, ready, null);
+  }
+
+  /**
+   * @param metrics the Prometheus text exposition for {@code GET /metrics}, or null for none
+   */
+  public WebhookServer(
+      Vertx vertx,
+      CertificateSource certificates,
+      AdmissionController controller,
+      BooleanSupplier ready,
+      Supplier<String> metrics) {
     this.vertx = vertx;
     this.certificates = certificates;
     this.controller = controller;
     this.ready = ready;
+    this.metrics = metrics;
   }
 
   public Future<HttpServer> listen(String host, int port) {
@@ -64,6 +79,20 @@ public final class WebhookServer {
                 ctx.response().setStatusCode(503).end("not ready\n");
               }
             });
+    if (metrics != null) {
+      router
+          .get("/metrics")
+          .handler(
+              ctx ->
+                  vertx
+                      .executeBlocking(metrics::get, false)
+                      .onSuccess(
+                          text ->
+                              ctx.response()
+                                  .putHeader("Content-Type", "text/plain; version=0.0.4")
+                                  .end(text))
+                      .onFailure(ctx::fail));
+    }
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
     router.post("/mutate").handler(body).handler(new AdmissionHandler(vertx, controller, true));
     router.post("/validate").handler(body).handler(new AdmissionHandler(vertx, controller, false));

@@ -26,6 +26,6 @@ public final class AuditMode implements AdmissionController {
     }
     List<String> warnings = new ArrayList<>(d.warnings());
     warnings.add("standalone-cinder policy (audit mode) would deny this: " + d.message());
-    return new Decision(true, 200, null, warnings, null);
+    return Decision.allow(warnings, null, d.rules());
   }
 }

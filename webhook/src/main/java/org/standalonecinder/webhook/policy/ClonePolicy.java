@@ -4,16 +4,19 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
@@ -21,8 +24,9 @@ import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 
 /**
- * The rules for claims that ask to be clones ({@code k8s.io/CloneRequest}) or claim to be one
- * ({@code k8s.io/CloneOf}). Every rule runs and every violation is reported in one answer; the
+ * The rules for claims that ask to be clones ({@code k8s.io/CloneRequest}, or a native {@code
+ * spec.dataSource}/{@code dataSourceRef} naming a claim, into one of our classes) or claim to be
+ * one ({@code k8s.io/CloneOf}). Every rule runs and every violation is reported in one answer; the
  * message says what to change. Default-deny where data could cross namespaces: a cross-namespace
  * source needs the requester to be allowed to create pods there (or an explicit grant on the
  * source), unless the admin chose otherwise.
@@ -34,6 +38,23 @@ public final class ClonePolicy implements AdmissionController {
 
   /** On a source claim: namespaces (comma-separated) that may clone it. */
   public static final String CLONE_GRANT = "standalone-cinder.io/clone-grant";
+
+  /** Rule names: they label the metrics and are listed in docs/webhook.md. */
+  public static final String RULE_SYNTAX = "clone-request-syntax";
+
+  public static final String RULE_CLASS = "clone-class";
+  public static final String RULE_DATA_SOURCE_KIND = "clone-data-source-kind";
+  public static final String RULE_TWO_SOURCES = "clone-two-sources";
+  public static final String RULE_SOURCE_MISSING = "clone-source-missing";
+  public static final String RULE_SOURCE_DELETING = "clone-source-deleting";
+  public static final String RULE_SOURCE_UNBOUND = "clone-source-unbound";
+  public static final String RULE_SOURCE_FOREIGN = "clone-source-foreign";
+  public static final String RULE_VOLUME_MODE = "clone-volume-mode";
+  public static final String RULE_SIZE = "clone-size";
+  public static final String RULE_CROSS_NAMESPACE = "clone-cross-namespace";
+  public static final String RULE_CLONE_OF = "clone-of-provisioner-only";
+  public static final String RULE_IMMUTABLE = "clone-request-immutable";
+  public static final String RULE_DEFAULT_NAMESPACE = "clone-request-namespace";
 
   static final String VOLUME_ID = "cinderVolumeId";
   static final String STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
@@ -49,8 +70,16 @@ public final class ClonePolicy implements AdmissionController {
     AUTHORIZED,
     /** Never. */
     DENY,
-    /** Anyone who may create claims (the Go provisioner's behaviour; unsafe). */
+    /** Anyone who may create claims (the Go provisioner's behaviour; unsafe, so it warns). */
     ALLOW
+  }
+
+  /** What to do with a clone that requests less than its source holds. */
+  public enum Undersized {
+    /** Deny it: the user says how much. */
+    DENY,
+    /** The mutating endpoint raises the request to the source's size, with a warning. */
+    RAISE
   }
 
   /**
@@ -58,9 +87,18 @@ public final class ClonePolicy implements AdmissionController {
    * @param provisionerUser the provisioner's service account user, the only one who may set {@code
    *     k8s.io/CloneOf}
    * @param crossNamespace who may clone across namespaces
+   * @param undersized what to do with a clone smaller than its source
    */
   public record Settings(
-      String provisionerName, String provisionerUser, CrossNamespace crossNamespace) {}
+      String provisionerName,
+      String provisionerUser,
+      CrossNamespace crossNamespace,
+      Undersized undersized) {
+
+    public Settings(String provisionerName, String provisionerUser, CrossNamespace cross) {
+      this(provisionerName, provisionerUser, cross, Undersized.DENY);
+    }
+  }
 
   private final Settings settings;
   private final ClusterView cluster;
@@ -70,55 +108,118 @@ public final class ClonePolicy implements AdmissionController {
     this.cluster = cluster;
   }
 
+  /** What the rules found for one request, in the order they ran. */
+  private static final class Findings {
+    final List<String> violations = new ArrayList<>();
+    final List<String> warnings = new ArrayList<>();
+    final Set<String> rules = new LinkedHashSet<>();
+    final ArrayNode patch = JSON.createArrayNode();
+
+    void deny(String rule, String message) {
+      violations.add(message);
+      rules.add(rule);
+    }
+
+    void warn(String rule, String message) {
+      warnings.add(message);
+      rules.add(rule);
+    }
+
+    void replace(String rule, String path, String value) {
+      ObjectNode op = patch.addObject();
+      op.put("op", "replace");
+      op.put("path", path);
+      op.put("value", value);
+      rules.add(rule);
+    }
+
+    Decision decision() {
+      if (!violations.isEmpty()) {
+        return new Decision(
+            false, 403, String.join("; ", violations), List.of(), null, List.copyOf(rules));
+      }
+      return Decision.allow(
+          warnings, patch.isEmpty() ? null : patch.toString(), List.copyOf(rules));
+    }
+  }
+
   @Override
   public Decision review(AdmissionRequest request, boolean mutating) {
-    if (!(request.getObject() instanceof PersistentVolumeClaim claim)) {
+    if (!(request.getObject() instanceof PersistentVolumeClaim claim)
+        || "DELETE".equals(request.getOperation())) {
       return Decision.allow();
     }
     PersistentVolumeClaim old =
         request.getOldObject() instanceof PersistentVolumeClaim o ? o : null;
     String user = request.getUserInfo() == null ? null : request.getUserInfo().getUsername();
-    List<String> violations = new ArrayList<>();
+    Findings f = new Findings();
     String cloneOf = annotation(claim, CLONE_OF);
-    String request0 = annotation(claim, CLONE_REQUEST);
+    String cloneRequest = annotation(claim, CLONE_REQUEST);
 
     boolean byProvisioner = settings.provisionerUser().equals(user);
     if (old == null) {
       if (cloneOf != null && !byProvisioner) {
-        violations.add(CLONE_OF + " is set by the provisioner only; remove it");
+        f.deny(RULE_CLONE_OF, CLONE_OF + " is set by the provisioner only; remove it");
       }
     } else {
       if (!Objects.equals(cloneOf, annotation(old, CLONE_OF)) && !byProvisioner) {
-        violations.add(CLONE_OF + " is set by the provisioner only; do not change it");
+        f.deny(RULE_CLONE_OF, CLONE_OF + " is set by the provisioner only; do not change it");
       }
-      if (!Objects.equals(request0, annotation(old, CLONE_REQUEST))) {
-        violations.add(CLONE_REQUEST + " cannot change after the claim is created");
+      if (!Objects.equals(cloneRequest, annotation(old, CLONE_REQUEST))) {
+        f.deny(RULE_IMMUTABLE, CLONE_REQUEST + " cannot change after the claim is created");
+      }
+      // spec.dataSource is immutable in the API server already; the rest was checked at create.
+      return f.decision();
+    }
+    String ns =
+        request.getNamespace() != null
+            ? request.getNamespace()
+            : claim.getMetadata().getNamespace();
+    String className = claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
+    Optional<StorageClass> sc =
+        className == null ? Optional.empty() : cluster.storageClass(className);
+    boolean ourClass =
+        sc.map(c -> settings.provisionerName().equals(c.getProvisioner())).orElse(false);
+
+    Source annotated = cloneRequest == null ? null : parse(cloneRequest, ns, f);
+    // Native clones into other provisioners' classes are theirs to judge.
+    Source nativeSource = ourClass ? nativeSource(claim.getSpec(), ns, className, f) : null;
+    if (annotated != null && nativeSource != null) {
+      if (annotated.equals(nativeSource)) {
+        f.warn(RULE_TWO_SOURCES, CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
+      } else {
+        f.deny(
+            RULE_TWO_SOURCES,
+            CLONE_REQUEST
+                + " names "
+                + annotated
+                + " but spec.dataSource names "
+                + nativeSource
+                + "; name one source");
       }
     }
-    String patch = null;
-    if (request0 != null && old == null) {
-      String ns =
-          request.getNamespace() != null
-              ? request.getNamespace()
-              : claim.getMetadata().getNamespace();
-      Source src = parse(request0, ns, violations);
-      if (src != null) {
-        checkTargetClass(claim, violations);
-        checkSource(claim, ns, src, request, violations);
-        if (mutating && !request0.contains("/") && violations.isEmpty()) {
-          patch = defaultPatch(src);
-        }
-      }
+    Source src = nativeSource != null ? nativeSource : annotated;
+    if (src != null && (cloneRequest == null || annotated != null)) {
+      checkTargetClass(className, sc, f);
+      checkSource(claim, ns, src, request, mutating, f);
     }
-    if (!violations.isEmpty()) {
-      return Decision.deny(403, String.join("; ", violations));
+    if (mutating && annotated != null && !cloneRequest.contains("/") && f.violations.isEmpty()) {
+      f.replace(
+          RULE_DEFAULT_NAMESPACE,
+          "/metadata/annotations/" + pointer(CLONE_REQUEST),
+          annotated.toString());
     }
-    return patch == null ? Decision.allow() : new Decision(true, 200, null, List.of(), patch);
+    return f.decision();
   }
 
-  private record Source(String namespace, String name) {}
+  private record Source(String namespace, String name) {
+    @Override
+    public String toString() {
+      return namespace + "/" + name;
+    }
+  }
 
-  private static Source parse(String value, String targetNamespace, List<String> violations) {
+  private static Source parse(String value, String targetNamespace, Findings f) {
     String[] parts = value.split("/", -1);
     String ns = parts.length == 2 ? parts[0] : targetNamespace;
     String name = parts.length == 2 ? parts[1] : parts[0];
@@ -126,7 +227,8 @@ public final class ClonePolicy implements AdmissionController {
         || !NAMESPACE.matcher(ns).matches()
         || !NAME.matcher(name).matches()
         || name.length() > 253) {
-      violations.add(
+      f.deny(
+          RULE_SYNTAX,
           CLONE_REQUEST
               + " '"
               + value
@@ -136,12 +238,53 @@ public final class ClonePolicy implements AdmissionController {
     return new Source(ns, name);
   }
 
-  private void checkTargetClass(PersistentVolumeClaim claim, List<String> violations) {
-    String className = claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
-    Optional<StorageClass> sc =
-        className == null ? Optional.empty() : cluster.storageClass(className);
+  /**
+   * The claim named by {@code dataSourceRef} (which the API server fills from {@code dataSource}
+   * when only that is given) or {@code dataSource}; anything else cannot fill a Cinder volume of
+   * ours, and letting it through would give a blank volume where the user expects data.
+   */
+  private static Source nativeSource(
+      PersistentVolumeClaimSpec spec, String ns, String className, Findings f) {
+    if (spec == null) {
+      return null;
+    }
+    String apiGroup;
+    String kind;
+    String name;
+    String namespace = null;
+    if (spec.getDataSourceRef() != null) {
+      apiGroup = spec.getDataSourceRef().getApiGroup();
+      kind = spec.getDataSourceRef().getKind();
+      name = spec.getDataSourceRef().getName();
+      namespace = spec.getDataSourceRef().getNamespace();
+    } else if (spec.getDataSource() != null) {
+      apiGroup = spec.getDataSource().getApiGroup();
+      kind = spec.getDataSource().getKind();
+      name = spec.getDataSource().getName();
+    } else {
+      return null;
+    }
+    if ((apiGroup == null || apiGroup.isEmpty()) && "PersistentVolumeClaim".equals(kind)) {
+      return new Source(namespace == null || namespace.isEmpty() ? ns : namespace, name);
+    }
+    f.deny(
+        RULE_DATA_SOURCE_KIND,
+        "StorageClass "
+            + className
+            + " cannot fill a volume from "
+            + (apiGroup == null || apiGroup.isEmpty() ? "" : apiGroup + "/")
+            + kind
+            + " "
+            + name
+            + ": only a PersistentVolumeClaim can be the data source (a clone); remove the data"
+            + " source or use another class");
+    return null;
+  }
+
+  private void checkTargetClass(String className, Optional<StorageClass> sc, Findings f) {
     if (sc.isEmpty()) {
-      violations.add(
+      f.deny(
+          RULE_CLASS,
           "a clone needs a StorageClass of "
               + settings.provisionerName()
               + " with smartclone \"true\"; "
@@ -151,7 +294,8 @@ public final class ClonePolicy implements AdmissionController {
       return;
     }
     if (!settings.provisionerName().equals(sc.get().getProvisioner())) {
-      violations.add(
+      f.deny(
+          RULE_CLASS,
           "StorageClass "
               + className
               + " belongs to "
@@ -167,7 +311,8 @@ public final class ClonePolicy implements AdmissionController {
       smartclone = false;
     }
     if (!smartclone) {
-      violations.add(
+      f.deny(
+          RULE_CLASS,
           "StorageClass "
               + className
               + " does not allow cloning: its smartclone parameter is not \"true\"");
@@ -179,67 +324,133 @@ public final class ClonePolicy implements AdmissionController {
       String targetNs,
       Source src,
       AdmissionRequest request,
-      List<String> violations) {
+      boolean mutating,
+      Findings f) {
     Optional<PersistentVolumeClaim> found = cluster.claim(src.namespace(), src.name());
-    String id = src.namespace() + "/" + src.name();
-    if (!src.namespace().equals(targetNs)
-        && !crossNamespaceAllowed(found, src.namespace(), targetNs, request)) {
-      // The same answer whether the source exists or not: no probing of other namespaces.
-      violations.add(
-          "cloning "
-              + id
-              + " into namespace "
-              + targetNs
-              + " is not allowed: you may not create pods in "
-              + src.namespace()
-              + " and the source grants no clone to "
-              + targetNs);
-      return;
+    if (!src.namespace().equals(targetNs)) {
+      if (!crossNamespaceAllowed(found, src.namespace(), targetNs, request)) {
+        // The same answer whether the source exists or not: no probing of other namespaces.
+        f.deny(
+            RULE_CROSS_NAMESPACE,
+            settings.crossNamespace() == CrossNamespace.DENY
+                ? "cloning "
+                    + src
+                    + " into namespace "
+                    + targetNs
+                    + " is not allowed: the cluster's policy forbids clones across namespaces"
+                : "cloning "
+                    + src
+                    + " into namespace "
+                    + targetNs
+                    + " is not allowed: you may not create pods in "
+                    + src.namespace()
+                    + " and the source grants no clone to "
+                    + targetNs
+                    + " (annotation "
+                    + CLONE_GRANT
+                    + ")");
+        return;
+      }
+      if (settings.crossNamespace() == CrossNamespace.ALLOW) {
+        f.warn(
+            RULE_CROSS_NAMESPACE,
+            "cloning "
+                + src
+                + " into namespace "
+                + targetNs
+                + " without an authorization check: the cluster's policy allows every clone"
+                + " across namespaces");
+      }
     }
     if (found.isEmpty()) {
-      violations.add("source claim " + id + " does not exist");
+      f.deny(RULE_SOURCE_MISSING, "source claim " + src + " does not exist");
       return;
     }
     PersistentVolumeClaim source = found.get();
     if (source.getMetadata().getDeletionTimestamp() != null) {
-      violations.add("source claim " + id + " is being deleted");
+      f.deny(RULE_SOURCE_DELETING, "source claim " + src + " is being deleted");
     }
     if (source.getStatus() == null || !"Bound".equals(source.getStatus().getPhase())) {
-      violations.add("source claim " + id + " is not Bound yet");
+      f.deny(RULE_SOURCE_UNBOUND, "source claim " + src + " is not Bound yet");
     }
     Map<String, String> ann = source.getMetadata().getAnnotations();
     if (ann == null
         || !settings.provisionerName().equals(ann.get(STORAGE_PROVISIONER))
         || ann.get(VOLUME_ID) == null) {
-      violations.add(
-          "source claim " + id + " was not provisioned by " + settings.provisionerName());
+      f.deny(
+          RULE_SOURCE_FOREIGN,
+          "source claim " + src + " was not provisioned by " + settings.provisionerName());
     }
     String sourceMode = mode(source);
     String targetMode = mode(target);
     if (!sourceMode.equals(targetMode)) {
-      violations.add(
+      f.deny(
+          RULE_VOLUME_MODE,
           "source claim "
-              + id
+              + src
               + " has volumeMode "
               + sourceMode
               + " and this claim "
               + targetMode
               + "; they must match");
     }
-    BigDecimal sourceSize =
-        size(source.getStatus() == null ? null : source.getStatus().getCapacity());
-    BigDecimal wanted =
-        size(
-            target.getSpec() == null || target.getSpec().getResources() == null
-                ? null
-                : target.getSpec().getResources().getRequests());
-    if (sourceSize != null && wanted != null && sourceSize.compareTo(wanted) > 0) {
-      violations.add(
-          "source claim "
-              + id
-              + " holds "
-              + source.getStatus().getCapacity().get("storage")
-              + ", more than this claim requests; request at least that much");
+    checkSize(target, source, src, targetMode, mutating, f);
+  }
+
+  private void checkSize(
+      PersistentVolumeClaim target,
+      PersistentVolumeClaim source,
+      Source src,
+      String mode,
+      boolean mutating,
+      Findings f) {
+    Quantity held =
+        source.getStatus() == null || source.getStatus().getCapacity() == null
+            ? null
+            : source.getStatus().getCapacity().get("storage");
+    Map<String, Quantity> requests =
+        target.getSpec() == null || target.getSpec().getResources() == null
+            ? null
+            : target.getSpec().getResources().getRequests();
+    Quantity wanted = requests == null ? null : requests.get("storage");
+    if (held == null || wanted == null) {
+      return;
+    }
+    int cmp = bytes(held).compareTo(bytes(wanted));
+    if (cmp > 0) {
+      if (settings.undersized() == Undersized.RAISE && mutating) {
+        f.replace(RULE_SIZE, "/spec/resources/requests/storage", held.toString());
+        f.warn(
+            RULE_SIZE,
+            "the request was raised from "
+                + wanted
+                + " to "
+                + held
+                + ", the size of source claim "
+                + src
+                + ": a clone cannot be smaller than its source");
+      } else {
+        f.deny(
+            RULE_SIZE,
+            "source claim "
+                + src
+                + " holds "
+                + held
+                + ", more than this claim requests ("
+                + wanted
+                + "); request at least "
+                + held);
+      }
+    } else if (cmp < 0 && "Filesystem".equals(mode)) {
+      f.warn(
+          RULE_SIZE,
+          "this claim ("
+              + wanted
+              + ") is larger than its source claim "
+              + src
+              + " ("
+              + held
+              + "): the cloned filesystem keeps the source's size until it is grown");
     }
   }
 
@@ -270,9 +481,8 @@ public final class ClonePolicy implements AdmissionController {
         : c.getSpec().getVolumeMode();
   }
 
-  private static BigDecimal size(Map<String, Quantity> m) {
-    Quantity q = m == null ? null : m.get("storage");
-    return q == null ? null : Quantity.getAmountInBytes(q);
+  private static BigDecimal bytes(Quantity q) {
+    return Quantity.getAmountInBytes(q);
   }
 
   private static String annotation(PersistentVolumeClaim c, String key) {
@@ -280,13 +490,7 @@ public final class ClonePolicy implements AdmissionController {
     return a == null ? null : a.get(key);
   }
 
-  /** Replaces {@code name} with {@code namespace/name}, so the provisioner sees no ambiguity. */
-  private static String defaultPatch(Source src) {
-    ArrayNode patch = JSON.createArrayNode();
-    ObjectNode op = patch.addObject();
-    op.put("op", "replace");
-    op.put("path", "/metadata/annotations/" + CLONE_REQUEST.replace("~", "~0").replace("/", "~1"));
-    op.put("value", src.namespace() + "/" + src.name());
-    return patch.toString();
+  private static String pointer(String key) {
+    return key.replace("~", "~0").replace("/", "~1");
   }
 }

@@ -10,6 +10,9 @@ import org.standalonecinder.webhook.admission.Decision;
  */
 public final class ExemptNamespaces implements AdmissionController {
 
+  /** The rule name a decision carries when the namespace is exempt (metrics, docs). */
+  public static final String RULE = "exempt-namespace";
+
   private final AdmissionController rules;
   private final LabelSelector exempt;
   private final ClusterView cluster;
@@ -24,7 +27,7 @@ public final class ExemptNamespaces implements AdmissionController {
   public Decision review(AdmissionRequest request, boolean mutating) {
     String ns = request.getNamespace();
     if (ns != null && !ns.isEmpty() && exempt.matches(cluster.namespaceLabels(ns))) {
-      return Decision.allow();
+      return Decision.allow(java.util.List.of(), null, java.util.List.of(RULE));
     }
     return rules.review(request, mutating);
   }

@@ -24,6 +24,14 @@ public final class LabelSelector {
     this.expressions = expressions;
   }
 
+  @Override
+  public String toString() {
+    if (matchLabels == null) {
+      return "nothing";
+    }
+    return "matchLabels=" + matchLabels + " matchExpressions=" + expressions;
+  }
+
   /** Parses the YAML structure of a selector. */
   static LabelSelector parse(Object raw) {
     if (!(raw instanceof Map<?, ?> m)) {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
+import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
@@ -22,24 +23,28 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   matchLabels: {policy.standalone-cinder.io/exempt: "true"}
  *   matchExpressions: [{key: tier, operator: In, values: [sandbox]}]
  * smartcloneClasses: [fast]     # if set, only these classes may have smartclone: "true"
+ * undersizedClone: deny         # deny | raise (raise the request to the source's size, warn)
  * </pre>
  *
  * @param enforce false for audit mode
  * @param crossNamespace who may clone across namespaces
  * @param exemptNamespaces namespaces (by their labels) the rules do not apply to
  * @param smartcloneClasses classes allowed to enable smartclone; empty for any
+ * @param undersizedClone what to do with a clone that requests less than its source holds
  */
 public record PolicyConfig(
     boolean enforce,
     CrossNamespace crossNamespace,
     LabelSelector exemptNamespaces,
-    Set<String> smartcloneClasses) {
+    Set<String> smartcloneClasses,
+    Undersized undersizedClone) {
 
   public static final PolicyConfig DEFAULTS =
-      new PolicyConfig(true, CrossNamespace.AUTHORIZED, LabelSelector.NOTHING, Set.of());
+      new PolicyConfig(
+          true, CrossNamespace.AUTHORIZED, LabelSelector.NOTHING, Set.of(), Undersized.DENY);
 
   private static final Set<String> KEYS =
-      Set.of("mode", "crossNamespace", "exemptNamespaces", "smartcloneClasses");
+      Set.of("mode", "crossNamespace", "exemptNamespaces", "smartcloneClasses", "undersizedClone");
 
   /** Parses the YAML text; empty text gives {@link #DEFAULTS}. */
   @SuppressWarnings("unchecked")
@@ -99,9 +104,18 @@ public record PolicyConfig(
         problems.add("smartcloneClasses must be a list of StorageClass names");
       }
     }
+    Undersized undersized = Undersized.DENY;
+    Object us = map.get("undersizedClone");
+    if (us != null) {
+      switch (String.valueOf(us)) {
+        case "deny" -> undersized = Undersized.DENY;
+        case "raise" -> undersized = Undersized.RAISE;
+        default -> problems.add("undersizedClone '" + us + "' must be deny or raise");
+      }
+    }
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException("policy: " + String.join("; ", problems));
     }
-    return new PolicyConfig(enforce, cross, exempt, classes);
+    return new PolicyConfig(enforce, cross, exempt, classes, undersized);
   }
 }

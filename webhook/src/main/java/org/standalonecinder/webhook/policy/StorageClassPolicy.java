@@ -23,6 +23,12 @@ import org.standalonecinder.webhook.admission.Decision;
  */
 public final class StorageClassPolicy implements AdmissionController {
 
+  /** Rule names (metrics, docs). */
+  public static final String RULE_PARAMETERS = "storageclass-parameters";
+
+  public static final String RULE_SMARTCLONE_CLASSES = "storageclass-smartclone-classes";
+  public static final String RULE_NORMALISE = "storageclass-normalise";
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String provisionerName;
@@ -62,6 +68,7 @@ public final class StorageClassPolicy implements AdmissionController {
     } catch (InvalidClassParametersException e) {
       return Decision.deny(
           400,
+          RULE_PARAMETERS,
           "StorageClass "
               + object.path("metadata").path("name").asText()
               + " of "
@@ -76,6 +83,7 @@ public final class StorageClassPolicy implements AdmissionController {
     if (parsed.smartclone() && !smartcloneClasses.isEmpty() && !smartcloneClasses.contains(name)) {
       return Decision.deny(
           403,
+          RULE_SMARTCLONE_CLASSES,
           "StorageClass "
               + name
               + " may not enable smartclone: the cluster's policy allows it only for "
@@ -85,17 +93,30 @@ public final class StorageClassPolicy implements AdmissionController {
       return Decision.allow();
     }
     ObjectNode normalised = object.deepCopy();
+    java.util.List<String> warnings = new java.util.ArrayList<>();
     if (normalised.get("parameters") instanceof ObjectNode p) {
-      for (String key : params.keySet()) {
-        if (key.toLowerCase(Locale.ROOT).equals("smartclone")) {
-          p.remove(key);
-          p.put("smartclone", Boolean.toString(parsed.smartclone()));
+      for (Map.Entry<String, String> e : params.entrySet()) {
+        String normal = Boolean.toString(parsed.smartclone());
+        if (e.getKey().toLowerCase(Locale.ROOT).equals("smartclone")) {
+          p.remove(e.getKey());
+          p.put("smartclone", normal);
+          if (!e.getKey().equals("smartclone") || !e.getValue().equals(normal)) {
+            // Tell the admin, so that their manifest can say what the cluster stores.
+            warnings.add(
+                "parameter "
+                    + e.getKey()
+                    + ": \""
+                    + e.getValue()
+                    + "\" is stored as smartclone: \""
+                    + normal
+                    + "\"");
+          }
         }
       }
     }
     JsonNode patch = JsonDiff.asJson(object, normalised);
     return patch.isEmpty()
         ? Decision.allow()
-        : new Decision(true, 200, null, java.util.List.of(), patch.toString());
+        : Decision.allow(warnings, patch.toString(), java.util.List.of(RULE_NORMALISE));
   }
 }

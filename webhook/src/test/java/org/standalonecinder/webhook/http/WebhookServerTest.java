@@ -69,16 +69,14 @@ class WebhookServerTest {
       (request, mutating) -> {
         String name = request.getName();
         if ("deny-me".equals(name)) {
-          return Decision.deny(403, "denied: " + name);
+          return Decision.deny(403, "test-rule", "denied: " + name);
         }
-        return new Decision(
-            true,
-            200,
-            null,
+        return Decision.allow(
             List.of("seen " + request.getOperation()),
             mutating
                 ? "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"a\":\"b\"}}]"
-                : null);
+                : null,
+            List.of());
       };
 
   private final MovableClock clock = new MovableClock();

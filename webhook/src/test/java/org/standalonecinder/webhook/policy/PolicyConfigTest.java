@@ -21,6 +21,7 @@ class PolicyConfigTest {
     assertThat(PolicyConfig.DEFAULTS.enforce()).isTrue();
     assertThat(PolicyConfig.DEFAULTS.crossNamespace()).isEqualTo(CrossNamespace.AUTHORIZED);
     assertThat(PolicyConfig.DEFAULTS.exemptNamespaces().matches(Map.of())).isFalse();
+    assertThat(PolicyConfig.DEFAULTS.undersizedClone()).isEqualTo(ClonePolicy.Undersized.DENY);
   }
 
   @Test
@@ -33,12 +34,14 @@ class PolicyConfigTest {
             exemptNamespaces:
               matchLabels: {exempt: "true"}
             smartcloneClasses: [fast, gold]
+            undersizedClone: raise
             """);
     assertThat(c.enforce()).isFalse();
     assertThat(c.crossNamespace()).isEqualTo(CrossNamespace.DENY);
     assertThat(c.exemptNamespaces().matches(Map.of("exempt", "true"))).isTrue();
     assertThat(c.exemptNamespaces().matches(Map.of("exempt", "false"))).isFalse();
     assertThat(c.smartcloneClasses()).isEqualTo(Set.of("fast", "gold"));
+    assertThat(c.undersizedClone()).isEqualTo(ClonePolicy.Undersized.RAISE);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -48,6 +51,7 @@ class PolicyConfigTest {
         "unknown key | crossnamespace: deny | unknown key 'crossnamespace'",
         "bad mode | mode: strict | mode 'strict' must be enforce or audit",
         "bad cross-namespace | crossNamespace: maybe | must be authorized, deny or allow",
+        "bad undersized | undersizedClone: grow | undersizedClone 'grow' must be deny or raise",
         "classes not a list | smartcloneClasses: fast | must be a list of StorageClass names",
         "selector not a map | exemptNamespaces: all | must be a label selector",
         "bad operator | 'exemptNamespaces: {matchExpressions: [{key: a, operator: Like, values: [x]}]}' | operator 'Like' must be",
@@ -94,13 +98,14 @@ class PolicyConfigTest {
   @Test
   void auditModeTurnsADenialIntoAWarningAndKeepsAllows() {
     AdmissionRequest r = new AdmissionRequest();
-    AuditMode denying = new AuditMode((req, m) -> Decision.deny(403, "no clones here"));
+    AuditMode denying = new AuditMode((req, m) -> Decision.deny(403, "r", "no clones here"));
     Decision d = denying.review(r, true);
     assertThat(d.allowed()).isTrue();
     assertThat(d.warnings())
         .containsExactly("standalone-cinder policy (audit mode) would deny this: no clones here");
     AuditMode allowing =
-        new AuditMode((req, m) -> new Decision(true, 200, null, java.util.List.of("w"), "[]"));
+        new AuditMode(
+            (req, m) -> Decision.allow(java.util.List.of("w"), "[]", java.util.List.of("r")));
     assertThat(allowing.review(r, true).jsonPatch()).isEqualTo("[]");
     assertThat(allowing.review(r, true).warnings()).containsExactly("w");
   }

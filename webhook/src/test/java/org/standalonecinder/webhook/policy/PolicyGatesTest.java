@@ -27,7 +27,7 @@ class PolicyGatesTest {
         PolicyConfig.parse("exemptNamespaces: {matchLabels: {exempt: \"true\"}}")
             .exemptNamespaces();
     ExemptNamespaces gate =
-        new ExemptNamespaces((r, m) -> Decision.deny(403, "rules ran"), exempt, cluster);
+        new ExemptNamespaces((r, m) -> Decision.deny(403, "r", "rules ran"), exempt, cluster);
     AdmissionRequest r = new AdmissionRequest();
     r.setNamespace(namespace);
     assertThat(gate.review(r, true).allowed()).isEqualTo(allowed);

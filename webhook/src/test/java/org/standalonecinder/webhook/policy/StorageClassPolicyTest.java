@@ -91,6 +91,14 @@ class StorageClassPolicyTest {
             true,
             "[{\"op\":\"remove\",\"path\":\"/parameters/SmartClone\"},{\"op\":\"add\",\"path\":\"/parameters/smartclone\",\"value\":\"true\"}]"),
         row(
+            "smartClone true is renamed",
+            "CREATE",
+            OURS,
+            params("smartClone", "true"),
+            true,
+            true,
+            "[{\"op\":\"move\",\"from\":\"/parameters/smartClone\",\"path\":\"/parameters/smartclone\"}]"),
+        row(
             "smartclone True becomes true",
             "CREATE",
             OURS,
@@ -173,8 +181,24 @@ class StorageClassPolicyTest {
     if (allowed) {
       if (patchOrMessage == null) {
         assertThat(d.jsonPatch()).isNull();
+        assertThat(d.warnings()).isEmpty();
       } else {
         assertThat(JSON.readTree(d.jsonPatch())).isEqualTo(JSON.readTree(patchOrMessage));
+        // Every rewrite is announced: which parameter, as written, and as stored.
+        String key =
+            params.keySet().stream()
+                .filter(k -> k.equalsIgnoreCase("smartclone"))
+                .findFirst()
+                .get();
+        assertThat(d.warnings())
+            .containsExactly(
+                "parameter "
+                    + key
+                    + ": \""
+                    + params.get(key)
+                    + "\" is stored as smartclone: \""
+                    + params.get(key).toLowerCase(java.util.Locale.ROOT)
+                    + "\"");
       }
       assertThat(d.message()).isNull();
     } else {

@@ -1,0 +1,188 @@
+package org.standalonecinder.webhook.cli;
+
+import io.fabric8.kubernetes.client.Config;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code serve}: the admission webhook, in a cluster or on loopback for trying it by hand. */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Run the admission webhook (POST /mutate, /validate; /healthz, /readyz, /metrics).",
+      "In a cluster: the CA lives in a Secret and the caBundle is injected (or --tls-dir for"
+          + " cert-manager).",
+      "By hand: --local --ca-out ca.crt listens on 127.0.0.1 with a fresh CA written to ca.crt,"
+          + " looking objects up through --kubeconfig (or the usual kubeconfig)."
+    })
+final class ServeCommand implements Callable<Integer> {
+
+  static final int BAD_CONFIG = 2;
+
+  @Option(names = "--local", description = "listen on 127.0.0.1 with an in-memory CA")
+  boolean local;
+
+  @Option(names = "--ca-out", description = "with --local: write the CA certificate here")
+  Path caOut;
+
+  @Option(names = "--tls-dir", description = "serve tls.crt/tls.key (cert-manager's mount)")
+  Path tlsDir;
+
+  @Option(
+      names = "--listen",
+      defaultValue = "0.0.0.0",
+      description = "address to listen on (default ${DEFAULT-VALUE}; 127.0.0.1 with --local)")
+  String host;
+
+  @Option(
+      names = "--port",
+      defaultValue = "8443",
+      description = "port (default ${DEFAULT-VALUE}; 0 for any)")
+  int port;
+
+  @Option(names = "--kubeconfig", description = "kubeconfig file (default: in-cluster or ~/.kube)")
+  Path kubeconfig;
+
+  @Option(
+      names = "--namespace",
+      defaultValue = "${env:POD_NAMESPACE:-standalone-cinder}",
+      description = "the webhook's namespace (default ${DEFAULT-VALUE})")
+  String namespace;
+
+  @Option(
+      names = "--service",
+      defaultValue = "standalone-cinder-webhook",
+      description = "the webhook's Service (default ${DEFAULT-VALUE})")
+  String service;
+
+  @Option(
+      names = "--webhook-configuration",
+      defaultValue = "standalone-cinder",
+      description =
+          "name of the Mutating- and ValidatingWebhookConfiguration (default ${DEFAULT-VALUE})")
+  String webhookConfiguration;
+
+  @Option(
+      names = "--ca-secret",
+      defaultValue = "standalone-cinder-webhook-ca",
+      description = "Secret holding the CA (default ${DEFAULT-VALUE})")
+  String caSecret;
+
+  @Option(names = "--policy-file", description = "the admin policy (YAML); none: safe defaults")
+  Path policyFile;
+
+  @Option(
+      names = "--provisioner-name",
+      defaultValue = "openstack.org/standalone-cinder",
+      description =
+          "the provisioner whose classes and claims are guarded (default ${DEFAULT-VALUE})")
+  String provisionerName;
+
+  @Option(
+      names = "--provisioner-user",
+      description =
+          "the provisioner's user, the only one who may set k8s.io/CloneOf (default"
+              + " system:serviceaccount:<namespace>:standalone-cinder-provisioner)")
+  String provisionerUser;
+
+  @Option(
+      names = "--refresh-seconds",
+      defaultValue = "30",
+      description =
+          "how often certificates and the policy file are re-checked (default ${DEFAULT-VALUE})")
+  int refreshSeconds;
+
+  /** Every problem with the options at once; empty when they can run. */
+  List<String> problems() {
+    List<String> problems = new ArrayList<>();
+    if (local && caOut == null) {
+      problems.add("--local needs --ca-out FILE: where to write the CA certificate to trust");
+    }
+    if (!local && caOut != null) {
+      problems.add("--ca-out goes with --local");
+    }
+    if (local && tlsDir != null) {
+      problems.add("--local makes its own certificate; leave out --tls-dir");
+    }
+    if (tlsDir != null && !Files.isDirectory(tlsDir)) {
+      problems.add("--tls-dir " + tlsDir + " is not a folder");
+    }
+    if (policyFile != null && Files.exists(policyFile) && !Files.isRegularFile(policyFile)) {
+      problems.add("--policy-file " + policyFile + " is not a file");
+    }
+    if (kubeconfig != null && !Files.isRegularFile(kubeconfig)) {
+      problems.add("--kubeconfig " + kubeconfig + " does not exist");
+    }
+    if (port < 0 || port > 65535) {
+      problems.add("--port " + port + " is not a port");
+    }
+    if (refreshSeconds < 1) {
+      problems.add("--refresh-seconds must be at least 1");
+    }
+    return problems;
+  }
+
+  WebhookApp.Options options() {
+    return new WebhookApp.Options(
+        local ? "127.0.0.1" : host,
+        port,
+        local ? Certificates.LOCAL : tlsDir != null ? Certificates.FILES : Certificates.SECRET,
+        caOut,
+        tlsDir,
+        namespace,
+        service,
+        webhookConfiguration,
+        caSecret,
+        policyFile,
+        provisionerName,
+        provisionerUser != null
+            ? provisionerUser
+            : "system:serviceaccount:" + namespace + ":standalone-cinder-provisioner",
+        Duration.ofSeconds(refreshSeconds));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    List<String> problems = problems();
+    if (!problems.isEmpty()) {
+      problems.forEach(p -> System.err.println("standalone-cinder-webhook serve: " + p));
+      return BAD_CONFIG;
+    }
+    Config kube =
+        kubeconfig != null
+            ? Config.fromKubeconfig(Files.readString(kubeconfig))
+            : Config.autoConfigure(null);
+    WebhookApp app;
+    try {
+      app = WebhookApp.start(kube, options());
+    } catch (IllegalArgumentException e) {
+      System.err.println("standalone-cinder-webhook serve: " + e.getMessage());
+      return BAD_CONFIG;
+    }
+    if (local) {
+      System.out.printf(
+          "webhook on https://127.0.0.1:%d (trust %s), e.g.%n  curl --cacert %s"
+              + " https://127.0.0.1:%d/readyz%n",
+          app.port(), caOut, caOut, app.port());
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  app.close();
+                  stopped.countDown();
+                },
+                "shutdown"));
+    stopped.await();
+    return 0;
+  }
+}

@@ -1,0 +1,234 @@
+package org.standalonecinder.webhook.cli;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.certs.CaBundleInjector;
+import org.standalonecinder.certs.CertificateAuthority;
+import org.standalonecinder.certs.CertificateSource;
+import org.standalonecinder.certs.DynamicCertificateSource;
+import org.standalonecinder.certs.FileCertificateSource;
+import org.standalonecinder.certs.RenewalPolicy;
+import org.standalonecinder.certs.SecretCaStore;
+import org.standalonecinder.certs.SecretCertificateSource;
+import org.standalonecinder.certs.ServiceNames;
+import org.standalonecinder.webhook.http.WebhookServer;
+import org.standalonecinder.webhook.policy.KubernetesClusterView;
+import org.standalonecinder.webhook.policy.PolicyChain;
+import org.standalonecinder.webhook.policy.ReloadingPolicy;
+
+/**
+ * The running webhook, wired: one Vert.x serves HTTPS and carries the Kubernetes client; the
+ * certificate source and the policy file are re-checked periodically on a worker. {@link #close()}
+ * stops it in reverse order of start.
+ */
+public final class WebhookApp implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(WebhookApp.class);
+
+  /** Webhook entries whose names end so are ours (caBundle injection touches no other). */
+  public static final String ENTRY_SUFFIX = ".webhook.standalone-cinder.io";
+
+  /** Where the serving certificate comes from. */
+  public enum Certificates {
+    /** A CA in a Secret, shared by every replica; the caBundle is injected by us. */
+    SECRET,
+    /** Files mounted by cert-manager (tls.crt, tls.key, ca.crt); cert-manager injects. */
+    FILES,
+    /** An in-memory CA for 127.0.0.1/localhost, its certificate written to a file. */
+    LOCAL
+  }
+
+  /**
+   * What {@link #start} needs beyond the cluster.
+   *
+   * @param caOut where {@link Certificates#LOCAL} writes its CA certificate
+   * @param tlsDir the folder {@link Certificates#FILES} reads
+   * @param policyFile the admin policy, or null for the defaults
+   */
+  public record Options(
+      String host,
+      int port,
+      Certificates certificates,
+      Path caOut,
+      Path tlsDir,
+      String namespace,
+      String service,
+      String webhookConfiguration,
+      String caSecret,
+      Path policyFile,
+      String provisionerName,
+      String provisionerUser,
+      Duration refresh) {}
+
+  private final Vertx vertx;
+  private final KubernetesClient client;
+  private final CertificateSource certificates;
+  private final WebhookServer server;
+  private final ReloadingPolicy policy;
+  private final long timer;
+
+  private WebhookApp(
+      Vertx vertx,
+      KubernetesClient client,
+      CertificateSource certificates,
+      WebhookServer server,
+      ReloadingPolicy policy,
+      long timer) {
+    this.vertx = vertx;
+    this.client = client;
+    this.certificates = certificates;
+    this.server = server;
+    this.policy = policy;
+    this.timer = timer;
+  }
+
+  /**
+   * Starts everything; returns once the server listens.
+   *
+   * @throws IllegalArgumentException for a policy file that does not parse (the message says why)
+   */
+  public static WebhookApp start(Config kube, Options o)
+      throws InterruptedException, ExecutionException, IOException {
+    Vertx vertx = Vertx.vertx();
+    KubernetesClient client = null;
+    try {
+      client =
+          new KubernetesClientBuilder()
+              .withConfig(kube)
+              .withHttpClientFactory(new VertxHttpClientFactory(vertx))
+              .build();
+      PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      new JvmMemoryMetrics().bindTo(registry);
+      new ProcessorMetrics().bindTo(registry);
+      KubernetesClusterView cluster = new KubernetesClusterView(client);
+      ReloadingPolicy policy =
+          new ReloadingPolicy(
+              o.policyFile(),
+              config ->
+                  PolicyChain.build(
+                      config, o.provisionerName(), o.provisionerUser(), cluster, registry),
+              registry);
+      CertificateSource certificates = certificates(client, o);
+      WebhookServer server =
+          new WebhookServer(vertx, certificates, policy, () -> true, registry::scrape);
+      server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();
+      long timer =
+          vertx.setPeriodic(
+              o.refresh().toMillis(),
+              id ->
+                  vertx
+                      .executeBlocking(
+                          () -> {
+                            certificates.refresh();
+                            policy.reload();
+                            return null;
+                          },
+                          false)
+                      .onFailure(e -> LOG.warn("periodic refresh failed: {}", e.toString())));
+      LOG.info(
+          "webhook listening on https://{}:{} ({} certificates, policy {})",
+          o.host(),
+          server.port(),
+          o.certificates(),
+          o.policyFile() == null ? "defaults" : o.policyFile());
+      return new WebhookApp(vertx, client, certificates, server, policy, timer);
+    } catch (RuntimeException | IOException | InterruptedException | ExecutionException e) {
+      if (client != null) {
+        client.close();
+      }
+      vertx.close();
+      throw e;
+    }
+  }
+
+  private static CertificateSource certificates(KubernetesClient client, Options o)
+      throws IOException {
+    Clock clock = Clock.systemUTC();
+    return switch (o.certificates()) {
+      case LOCAL -> {
+        CertificateAuthority ca =
+            CertificateAuthority.generate(
+                "standalone-cinder-webhook-local", Duration.ofDays(30), clock);
+        Files.writeString(o.caOut(), ca.certificatePem());
+        yield new DynamicCertificateSource(
+            ca,
+            List.of("localhost"),
+            List.of("127.0.0.1"),
+            Duration.ofDays(7),
+            RenewalPolicy.TWO_THIRDS,
+            clock);
+      }
+      case FILES ->
+          new FileCertificateSource(
+              o.tlsDir().resolve("tls.crt"),
+              o.tlsDir().resolve("tls.key"),
+              o.tlsDir().resolve("ca.crt"),
+              clock);
+      case SECRET -> {
+        CaBundleInjector injector =
+            new CaBundleInjector(
+                client, o.webhookConfiguration(), name -> name.endsWith(ENTRY_SUFFIX));
+        yield new SecretCertificateSource(
+            new SecretCaStore(
+                client,
+                o.namespace(),
+                o.caSecret(),
+                o.service() + "-ca",
+                Duration.ofDays(365),
+                RenewalPolicy.TWO_THIRDS,
+                clock),
+            ServiceNames.of(o.service(), o.namespace(), List.of()),
+            List.of(),
+            Duration.ofDays(30),
+            RenewalPolicy.TWO_THIRDS,
+            bundle -> {
+              int n = injector.inject(bundle);
+              if (n > 0) {
+                LOG.info("CA bundle written into {} webhook entries", n);
+              }
+            },
+            clock);
+      }
+    };
+  }
+
+  public int port() {
+    return server.port();
+  }
+
+  /** The policy in force (for tests and diagnostics). */
+  public ReloadingPolicy policy() {
+    return policy;
+  }
+
+  @Override
+  public void close() {
+    vertx.cancelTimer(timer);
+    try {
+      server.close().toCompletionStage().toCompletableFuture().get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      LOG.warn("closing the server: {}", e.getCause().toString());
+    }
+    certificates.close();
+    client.close();
+    vertx.close();
+  }
+}

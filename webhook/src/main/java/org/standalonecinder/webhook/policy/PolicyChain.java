@@ -1,0 +1,59 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.metrics.AdmissionMetrics;
+
+/**
+ * Puts the rules together as the policy file says: claims to {@link ClonePolicy}, StorageClasses to
+ * {@link StorageClassPolicy}, everything else allowed; exempt namespaces around them, metrics
+ * around that, and audit mode outermost, so that metrics see what would have been denied.
+ */
+public final class PolicyChain {
+
+  private PolicyChain() {}
+
+  /**
+   * @param provisionerName our provisioner's name
+   * @param provisionerUser the provisioner's service account user (may set {@code k8s.io/CloneOf})
+   */
+  public static AdmissionController build(
+      PolicyConfig config,
+      String provisionerName,
+      String provisionerUser,
+      ClusterView cluster,
+      MeterRegistry registry) {
+    ClonePolicy claims =
+        new ClonePolicy(
+            new ClonePolicy.Settings(
+                provisionerName,
+                provisionerUser,
+                config.crossNamespace(),
+                config.undersizedClone()),
+            cluster);
+    StorageClassPolicy classes =
+        new StorageClassPolicy(provisionerName, config.smartcloneClasses());
+    AdmissionController byKind =
+        (request, mutating) -> {
+          Object object =
+              request.getObject() != null ? request.getObject() : request.getOldObject();
+          if (object instanceof PersistentVolumeClaim) {
+            return claims.review(request, mutating);
+          }
+          if (object instanceof StorageClass) {
+            return classes.review(request, mutating);
+          }
+          // The webhook configurations send only these kinds; anything else is not ours to judge.
+          return Decision.allow();
+        };
+    AdmissionController chain =
+        new AdmissionMetrics(
+            new ExemptNamespaces(byKind, config.exemptNamespaces(), cluster),
+            registry,
+            config.enforce() ? "enforce" : "audit");
+    return config.enforce() ? chain : new AuditMode(chain);
+  }
+}
