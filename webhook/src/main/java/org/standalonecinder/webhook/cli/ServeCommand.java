@@ -10,7 +10,9 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code serve}: the admission webhook, in a cluster or on loopback for trying it by hand. */
 @Command(
@@ -24,6 +26,8 @@ import picocli.CommandLine.Option;
           + " looking objects up through --kubeconfig (or the usual kubeconfig)."
     })
 final class ServeCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
 
   static final int BAD_CONFIG = 2;
 
@@ -153,7 +157,8 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     List<String> problems = problems();
     if (!problems.isEmpty()) {
-      problems.forEach(p -> System.err.println("standalone-cinder-webhook serve: " + p));
+      problems.forEach(
+          p -> spec.commandLine().getErr().println("standalone-cinder-webhook serve: " + p));
       return BAD_CONFIG;
     }
     Config kube =
@@ -164,14 +169,16 @@ final class ServeCommand implements Callable<Integer> {
     try {
       app = WebhookApp.start(kube, options());
     } catch (IllegalArgumentException e) {
-      System.err.println("standalone-cinder-webhook serve: " + e.getMessage());
+      spec.commandLine().getErr().println("standalone-cinder-webhook serve: " + e.getMessage());
       return BAD_CONFIG;
     }
     if (local) {
-      System.out.printf(
-          "webhook on https://127.0.0.1:%d (trust %s), e.g.%n  curl --cacert %s"
-              + " https://127.0.0.1:%d/readyz%n",
-          app.port(), caOut, caOut, app.port());
+      spec.commandLine()
+          .getOut()
+          .printf(
+              "webhook on https://127.0.0.1:%d (trust %s), e.g.%n  curl --cacert %s"
+                  + " https://127.0.0.1:%d/readyz%n",
+              app.port(), caOut, caOut, app.port());
     }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()

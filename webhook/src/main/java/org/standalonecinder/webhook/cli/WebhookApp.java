@@ -1,6 +1,7 @@
 package org.standalonecinder.webhook.cli;
 
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
@@ -108,9 +109,17 @@ public final class WebhookApp implements AutoCloseable {
     Vertx vertx = Vertx.vertx();
     KubernetesClient client = null;
     try {
+      // The API server gives a webhook 10 s by default and a review may need three lookups:
+      // each must fail fast, so the user reads our reason rather than the API server's timeout.
+      Config fast =
+          new ConfigBuilder(kube)
+              .withConnectionTimeout(2_000)
+              .withRequestTimeout(2_000)
+              .withRequestRetryBackoffLimit(0)
+              .build();
       client =
           new KubernetesClientBuilder()
-              .withConfig(kube)
+              .withConfig(fast)
               .withHttpClientFactory(new VertxHttpClientFactory(vertx))
               .build();
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

@@ -176,6 +176,14 @@ public final class ClonePolicy implements AdmissionController {
             ? request.getNamespace()
             : claim.getMetadata().getNamespace();
     String className = claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
+    boolean hasDataSource =
+        claim.getSpec() != null
+            && (claim.getSpec().getDataSource() != null
+                || claim.getSpec().getDataSourceRef() != null);
+    if (cloneRequest == null && !hasDataSource) {
+      // A plain claim needs no lookup: an API server hiccup must not block ordinary claims.
+      return f.decision();
+    }
     Optional<StorageClass> sc =
         className == null ? Optional.empty() : cluster.storageClass(className);
     boolean ourClass =

@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The cluster as the API server answers now: no cache, since a stale answer could let a clone
- * through that should be denied. Every failure to ask counts as "no": the webhook fails closed.
+ * through that should be denied. Every failure to ask counts as "no": the webhook fails closed (a
+ * failed lookup is a {@link LookupFailedException}, a failed SubjectAccessReview a "no").
  */
 public final class KubernetesClusterView implements ClusterView {
 
@@ -27,18 +28,31 @@ public final class KubernetesClusterView implements ClusterView {
 
   @Override
   public Optional<StorageClass> storageClass(String name) {
-    return Optional.ofNullable(client.storage().v1().storageClasses().withName(name).get());
+    try {
+      return Optional.ofNullable(client.storage().v1().storageClasses().withName(name).get());
+    } catch (KubernetesClientException e) {
+      throw new LookupFailedException("StorageClass " + name, e);
+    }
   }
 
   @Override
   public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
-    return Optional.ofNullable(
-        client.persistentVolumeClaims().inNamespace(namespace).withName(name).get());
+    try {
+      return Optional.ofNullable(
+          client.persistentVolumeClaims().inNamespace(namespace).withName(name).get());
+    } catch (KubernetesClientException e) {
+      throw new LookupFailedException("claim " + namespace + "/" + name, e);
+    }
   }
 
   @Override
   public java.util.Map<String, String> namespaceLabels(String namespace) {
-    var ns = client.namespaces().withName(namespace).get();
+    io.fabric8.kubernetes.api.model.Namespace ns;
+    try {
+      ns = client.namespaces().withName(namespace).get();
+    } catch (KubernetesClientException e) {
+      throw new LookupFailedException("namespace " + namespace, e);
+    }
     return ns == null || ns.getMetadata().getLabels() == null
         ? java.util.Map.of()
         : ns.getMetadata().getLabels();

@@ -1,6 +1,7 @@
 package org.standalonecinder.webhook.policy;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.standalonecinder.webhook.admission.AdmissionController;
@@ -13,6 +14,9 @@ import org.standalonecinder.webhook.metrics.AdmissionMetrics;
  * around that, and audit mode outermost, so that metrics see what would have been denied.
  */
 public final class PolicyChain {
+
+  /** The rule name of a denial because a lookup failed (metrics, docs). */
+  public static final String RULE_LOOKUP_FAILED = "lookup-failed";
 
   private PolicyChain() {}
 
@@ -38,16 +42,14 @@ public final class PolicyChain {
         new StorageClassPolicy(provisionerName, config.smartcloneClasses());
     AdmissionController byKind =
         (request, mutating) -> {
-          Object object =
-              request.getObject() != null ? request.getObject() : request.getOldObject();
-          if (object instanceof PersistentVolumeClaim) {
-            return claims.review(request, mutating);
+          try {
+            return dispatch(claims, classes, request, mutating);
+          } catch (LookupFailedException e) {
+            return Decision.deny(
+                500,
+                RULE_LOOKUP_FAILED,
+                "the webhook could not check this request, try again: " + e.getMessage());
           }
-          if (object instanceof StorageClass) {
-            return classes.review(request, mutating);
-          }
-          // The webhook configurations send only these kinds; anything else is not ours to judge.
-          return Decision.allow();
         };
     AdmissionController chain =
         new AdmissionMetrics(
@@ -55,5 +57,18 @@ public final class PolicyChain {
             registry,
             config.enforce() ? "enforce" : "audit");
     return config.enforce() ? chain : new AuditMode(chain);
+  }
+
+  private static Decision dispatch(
+      ClonePolicy claims, StorageClassPolicy classes, AdmissionRequest request, boolean mutating) {
+    Object object = request.getObject() != null ? request.getObject() : request.getOldObject();
+    if (object instanceof PersistentVolumeClaim) {
+      return claims.review(request, mutating);
+    }
+    if (object instanceof StorageClass) {
+      return classes.review(request, mutating);
+    }
+    // The webhook configurations send only these kinds; anything else is not ours to judge.
+    return Decision.allow();
   }
 }

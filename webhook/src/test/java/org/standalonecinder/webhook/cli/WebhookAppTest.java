@@ -10,6 +10,8 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfigurationBuilder;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfigurationBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
@@ -30,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -39,7 +42,10 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -530,6 +536,151 @@ class WebhookAppTest {
     Files.delete(dir.resolve("policy.yaml"));
     awaitAnswer(forged, r -> !r.path("allowed").asBoolean());
     assertThat(app.policy().valid()).as("no file: the safe defaults").isTrue();
+  }
+
+  @Test
+  void inAClusterTheCaLivesInASecretAndOnlyOurEntriesGetItsBundle() throws Exception {
+    client
+        .resource(
+            new MutatingWebhookConfigurationBuilder()
+                .withNewMetadata()
+                .withName("standalone-cinder")
+                .endMetadata()
+                .addNewWebhook()
+                .withName("claims" + WebhookApp.ENTRY_SUFFIX)
+                .withNewClientConfig()
+                .withNewService("standalone-cinder-webhook", "standalone-cinder", "/mutate", 443)
+                .endClientConfig()
+                .endWebhook()
+                .addNewWebhook()
+                .withName("someone.else.example.com")
+                .withNewClientConfig()
+                .withCaBundle("c29tZW9uZSBlbHNl")
+                .withUrl("https://example.com/x")
+                .endClientConfig()
+                .endWebhook()
+                .build())
+        .create();
+    client
+        .resource(
+            new ValidatingWebhookConfigurationBuilder()
+                .withNewMetadata()
+                .withName("standalone-cinder")
+                .endMetadata()
+                .addNewWebhook()
+                .withName("claims" + WebhookApp.ENTRY_SUFFIX)
+                .withNewClientConfig()
+                .withNewService("standalone-cinder-webhook", "standalone-cinder", "/validate", 443)
+                .endClientConfig()
+                .endWebhook()
+                .build())
+        .create();
+
+    try (WebhookApp replica = start(Certificates.SECRET, null)) {
+      var mutating =
+          client
+              .admissionRegistration()
+              .v1()
+              .mutatingWebhookConfigurations()
+              .withName("standalone-cinder")
+              .get();
+      String bundle = mutating.getWebhooks().get(0).getClientConfig().getCaBundle();
+      assertThat(bundle).isNotNull();
+      assertThat(mutating.getWebhooks().get(1).getClientConfig().getCaBundle())
+          .as("another webhook's entry")
+          .isEqualTo("c29tZW9uZSBlbHNl");
+      assertThat(
+              client
+                  .admissionRegistration()
+                  .v1()
+                  .validatingWebhookConfigurations()
+                  .withName("standalone-cinder")
+                  .get()
+                  .getWebhooks()
+                  .get(0)
+                  .getClientConfig()
+                  .getCaBundle())
+          .isEqualTo(bundle);
+      var secret =
+          client
+              .secrets()
+              .inNamespace("standalone-cinder")
+              .withName("standalone-cinder-webhook-ca")
+              .get();
+      assertThat(secret.getType()).isEqualTo("kubernetes.io/tls");
+
+      // What the API server does: trust the injected bundle, check the Service's name.
+      Path ca = dir.resolve("bundle.pem");
+      Files.write(ca, Base64.getDecoder().decode(bundle));
+      SSLContext ctx = trusting(ca);
+      try (SSLSocket socket =
+          (SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", replica.port())) {
+        SSLParameters params = socket.getSSLParameters();
+        params.setServerNames(
+            List.of(new SNIHostName("standalone-cinder-webhook.standalone-cinder.svc")));
+        socket.setSSLParameters(params);
+        socket.startHandshake();
+        X509Certificate served = (X509Certificate) socket.getSession().getPeerCertificates()[0];
+        assertThat(served.getSubjectAlternativeNames())
+            .extracting(l -> (Object) l.get(1))
+            .contains(
+                "standalone-cinder-webhook",
+                "standalone-cinder-webhook.standalone-cinder",
+                "standalone-cinder-webhook.standalone-cinder.svc",
+                "standalone-cinder-webhook.standalone-cinder.svc.cluster.local");
+      }
+
+      // A second replica serves a certificate of the same CA and writes nothing.
+      drainRecordedRequests();
+      try (WebhookApp second = start(Certificates.SECRET, null)) {
+        assertThat(drainRecordedRequests()).allMatch(c -> c.startsWith("GET "));
+        try (SSLSocket socket =
+            (SSLSocket) ctx.getSocketFactory().createSocket("127.0.0.1", second.port())) {
+          socket.startHandshake();
+        }
+      }
+    }
+  }
+
+  @Test
+  void withoutTheApiServerCloneRequestsAreDeniedWithTheReasonAndPlainClaimsPass() throws Exception {
+    app.close();
+    app =
+        WebhookApp.start(
+            new io.fabric8.kubernetes.client.ConfigBuilder()
+                .withMasterUrl("https://127.0.0.1:1")
+                .withTrustCerts(true)
+                .build(),
+            new WebhookApp.Options(
+                "127.0.0.1",
+                0,
+                Certificates.LOCAL,
+                dir.resolve("ca.crt"),
+                null,
+                "standalone-cinder",
+                "standalone-cinder-webhook",
+                "standalone-cinder",
+                "standalone-cinder-webhook-ca",
+                null,
+                OURS,
+                "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
+                Duration.ofSeconds(30)));
+    http = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.crt"))).build();
+    JsonNode clone =
+        post(
+            "/validate",
+            claimReview(
+                "x1", "apps", "alice", Map.of("k8s.io/CloneRequest", "apps/src"), "2Gi", false));
+    assertThat(clone.path("allowed").asBoolean()).isFalse();
+    assertThat(clone.at("/status/message").asText())
+        .startsWith(
+            "the webhook could not check this request, try again: cannot look up StorageClass"
+                + " clone: ");
+    assertThat(
+            post("/validate", claimReview("x2", "apps", "alice", Map.of(), "2Gi", false))
+                .path("allowed")
+                .asBoolean())
+        .isTrue();
   }
 
   private JsonNode awaitAnswer(String body, java.util.function.Predicate<JsonNode> done)

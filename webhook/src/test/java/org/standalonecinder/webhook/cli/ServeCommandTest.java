@@ -1,0 +1,110 @@
+package org.standalonecinder.webhook.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
+import picocli.CommandLine;
+
+/** {@code serve}'s options: what each choice means, and every refusal (all reported at once). */
+class ServeCommandTest {
+
+  @TempDir Path dir;
+
+  private ServeCommand parse(String args) {
+    ServeCommand c = new ServeCommand();
+    List<String> list = new ArrayList<>();
+    for (String a : args.trim().split("\\s+")) {
+      if (!a.isEmpty()) {
+        list.add(a.replace("DIR", dir.toString()));
+      }
+    }
+    new CommandLine(c).parseArgs(list.toArray(String[]::new));
+    return c;
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "--local without --ca-out | --local | --local needs --ca-out FILE",
+        "--ca-out without --local | --ca-out DIR/ca.crt | --ca-out goes with --local",
+        "--local and --tls-dir | --local --ca-out DIR/ca.crt --tls-dir DIR | leave out --tls-dir",
+        "--tls-dir that is no folder | --tls-dir DIR/none | --tls-dir DIR/none is not a folder",
+        "--kubeconfig that is missing | --kubeconfig DIR/kc | --kubeconfig DIR/kc does not exist",
+        "a port out of range | --port 70000 | --port 70000 is not a port",
+        "refresh of zero | --refresh-seconds 0 | --refresh-seconds must be at least 1",
+        "a policy file that is a folder | --policy-file DIR | is not a file"
+      })
+  void refusals(String name, String args, String problem) {
+    assertThat(parse(args).problems())
+        .anySatisfy(p -> assertThat(p).contains(problem.replace("DIR", dir.toString())));
+  }
+
+  @Test
+  void everyProblemIsReportedAtOnce() {
+    assertThat(parse("--local --port -1 --refresh-seconds 0").problems()).hasSize(3);
+  }
+
+  @Test
+  void localListensOnLoopbackWithItsOwnCa() {
+    WebhookApp.Options o = parse("--local --ca-out DIR/ca.crt --port 0").options();
+    assertThat(o.host()).isEqualTo("127.0.0.1");
+    assertThat(o.certificates()).isEqualTo(Certificates.LOCAL);
+    assertThat(o.caOut()).isEqualTo(dir.resolve("ca.crt"));
+  }
+
+  @Test
+  void inAClusterTheCaIsInASecretUnlessCertManagerMountsOne() throws Exception {
+    WebhookApp.Options secret = parse("--namespace storage").options();
+    assertThat(secret.certificates()).isEqualTo(Certificates.SECRET);
+    assertThat(secret.host()).isEqualTo("0.0.0.0");
+    assertThat(secret.provisionerUser())
+        .isEqualTo("system:serviceaccount:storage:standalone-cinder-provisioner");
+    Files.createDirectories(dir.resolve("tls"));
+    assertThat(parse("--tls-dir DIR/tls").options().certificates()).isEqualTo(Certificates.FILES);
+  }
+
+  @Test
+  void aBadPolicyFileStopsTheStartWithItsProblems() throws Exception {
+    Path policy = dir.resolve("policy.yaml");
+    Files.writeString(policy, "mode: strict\ncrossnamespace: deny\n");
+    Path kubeconfig = dir.resolve("kubeconfig");
+    Files.writeString(
+        kubeconfig,
+        """
+        apiVersion: v1
+        kind: Config
+        clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+        users: [{name: u, user: {token: t}}]
+        contexts: [{name: x, context: {cluster: c, user: u}}]
+        current-context: x
+        """);
+    java.io.StringWriter err = new java.io.StringWriter();
+    int code =
+        new CommandLine(new WebhookMain())
+            .setErr(new java.io.PrintWriter(err, true))
+            .execute(
+                "serve",
+                "--local",
+                "--ca-out",
+                dir.resolve("ca.crt").toString(),
+                "--port",
+                "0",
+                "--kubeconfig",
+                kubeconfig.toString(),
+                "--policy-file",
+                policy.toString());
+    assertThat(code).isEqualTo(ServeCommand.BAD_CONFIG);
+    assertThat(err.toString())
+        .contains("mode 'strict' must be enforce or audit")
+        .contains("unknown key 'crossnamespace'");
+  }
+}
