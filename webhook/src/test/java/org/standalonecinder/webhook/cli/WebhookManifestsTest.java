@@ -1,0 +1,141 @@
+package org.standalonecinder.webhook.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfig;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.standalonecinder.webhook.policy.PolicyConfig;
+import picocli.CommandLine;
+
+/**
+ * manifests/webhook agrees with the code: names the server defaults to, the paths it serves, the
+ * entries whose caBundle it writes, the permissions it needs, and a policy that parses.
+ */
+class WebhookManifestsTest {
+
+  private static final Path DIR = Path.of("..", "manifests", "webhook");
+  private static final List<HasMetadata> OBJECTS = new ArrayList<>();
+  private static ServeCommand defaults;
+
+  @BeforeAll
+  static void load() throws Exception {
+    KubernetesSerialization s = new KubernetesSerialization();
+    try (var files = Files.list(DIR)) {
+      for (Path p : files.filter(f -> !f.endsWith("kustomization.yaml")).toList()) {
+        for (String doc : Files.readString(p).split("(?m)^---\\s*$")) {
+          if (doc.lines().anyMatch(l -> !l.isBlank() && !l.startsWith("#"))) {
+            OBJECTS.add(s.unmarshal(doc));
+          }
+        }
+      }
+    }
+    defaults = new ServeCommand();
+    new CommandLine(defaults).parseArgs();
+  }
+
+  private static <T> T one(Class<T> type) {
+    List<T> found = OBJECTS.stream().filter(type::isInstance).map(type::cast).toList();
+    assertThat(found).as(type.getSimpleName()).hasSize(1);
+    return found.get(0);
+  }
+
+  private static void servedByUs(String entry, WebhookClientConfig cc, String path) {
+    assertThat(entry).endsWith(WebhookApp.ENTRY_SUFFIX);
+    Service svc = one(Service.class);
+    assertThat(cc.getService().getName()).isEqualTo(svc.getMetadata().getName());
+    assertThat(cc.getService().getName()).isEqualTo(defaults.service);
+    assertThat(cc.getService().getNamespace()).isEqualTo(defaults.namespace);
+    assertThat(cc.getService().getPath()).isEqualTo(path);
+    assertThat(cc.getService().getPort()).isEqualTo(svc.getSpec().getPorts().get(0).getPort());
+    assertThat(cc.getCaBundle()).as("written by the webhook").isNull();
+  }
+
+  @Test
+  void theConfigurationsCallOurServiceAndFailClosedWithoutSideEffects() {
+    MutatingWebhookConfiguration m = one(MutatingWebhookConfiguration.class);
+    ValidatingWebhookConfiguration v = one(ValidatingWebhookConfiguration.class);
+    assertThat(m.getMetadata().getName()).isEqualTo(defaults.webhookConfiguration);
+    assertThat(v.getMetadata().getName()).isEqualTo(defaults.webhookConfiguration);
+    assertThat(m.getWebhooks()).hasSize(2);
+    assertThat(v.getWebhooks()).hasSize(2);
+    m.getWebhooks()
+        .forEach(
+            w -> {
+              servedByUs(w.getName(), w.getClientConfig(), "/mutate");
+              assertThat(w.getSideEffects()).isEqualTo("None");
+              assertThat(w.getFailurePolicy()).isEqualTo("Fail");
+              assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(10);
+              assertThat(w.getAdmissionReviewVersions()).contains("v1");
+            });
+    v.getWebhooks()
+        .forEach(
+            w -> {
+              servedByUs(w.getName(), w.getClientConfig(), "/validate");
+              assertThat(w.getSideEffects()).isEqualTo("None");
+              assertThat(w.getFailurePolicy()).isEqualTo("Fail");
+              assertThat(w.getRules().get(0).getOperations())
+                  .as("immutability needs UPDATE")
+                  .contains("CREATE", "UPDATE");
+            });
+  }
+
+  @Test
+  void theDeploymentRunsServeWithItsPolicyAndProbesOverHttps() {
+    Deployment d = one(Deployment.class);
+    assertThat(d.getSpec().getReplicas()).isGreaterThanOrEqualTo(2);
+    var c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    ServeCommand serve = new ServeCommand();
+    new CommandLine(serve)
+        .parseArgs(c.getArgs().subList(1, c.getArgs().size()).toArray(String[]::new));
+    assertThat(c.getArgs().get(0)).isEqualTo("serve");
+    assertThat(serve.problems()).isEmpty();
+    assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(defaults.port);
+    assertThat(c.getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
+    assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
+    var mount =
+        c.getVolumeMounts().stream().filter(vm -> vm.getName().equals("policy")).findFirst();
+    assertThat(serve.policyFile.getParent().toString()).isEqualTo(mount.get().getMountPath());
+
+    ConfigMap policy = one(ConfigMap.class);
+    assertThat(PolicyConfig.parse(policy.getData().get(serve.policyFile.getFileName().toString())))
+        .isEqualTo(PolicyConfig.DEFAULTS);
+  }
+
+  @Test
+  void thePermissionsAreWhatTheWebhookDoesAndNoMore() {
+    List<PolicyRule> cluster = one(ClusterRole.class).getRules();
+    assertThat(cluster)
+        .anySatisfy(
+            r -> {
+              assertThat(r.getResources()).containsExactly("subjectaccessreviews");
+              assertThat(r.getVerbs()).containsExactly("create");
+            });
+    assertThat(cluster)
+        .anySatisfy(
+            r -> {
+              assertThat(r.getResources()).contains("mutatingwebhookconfigurations");
+              assertThat(r.getResourceNames()).containsExactly(defaults.webhookConfiguration);
+            });
+    assertThat(cluster)
+        .allSatisfy(r -> assertThat(r.getVerbs()).doesNotContain("*", "list", "delete"));
+    List<PolicyRule> own = one(Role.class).getRules();
+    assertThat(own)
+        .anySatisfy(r -> assertThat(r.getResourceNames()).containsExactly(defaults.caSecret));
+    assertThat(own).allSatisfy(r -> assertThat(r.getResources()).containsExactly("secrets"));
+  }
+}
