@@ -5,6 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.junit5.Checkpoint;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,6 +39,7 @@ import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -40,6 +50,7 @@ import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 
 /** The webhook server over real TLS: HTTP/2 and 1.1, the review protocol, bad input, rotation. */
+@ExtendWith(VertxExtension.class)
 class WebhookServerTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -87,8 +98,8 @@ class WebhookServerTest {
   private SSLContext trust;
 
   @BeforeEach
-  void start() throws Exception {
-    vertx = Vertx.vertx();
+  void start(Vertx vertx, VertxTestContext ctx) throws Exception {
+    this.vertx = vertx;
     ca = CertificateAuthority.generate("test-ca", Duration.ofDays(30), clock);
     certs =
         new DynamicCertificateSource(
@@ -101,11 +112,6 @@ class WebhookServerTest {
             new RenewalPolicy(1.0 / 10_000),
             clock);
     server = new WebhookServer(vertx, certs, CONTROLLER, () -> true);
-    server
-        .listen("127.0.0.1", 0)
-        .toCompletionStage()
-        .toCompletableFuture()
-        .get(10, TimeUnit.SECONDS);
     KeyStore ks = KeyStore.getInstance("PKCS12");
     ks.load(null, null);
     ks.setCertificateEntry("ca", ca.certificate());
@@ -114,12 +120,13 @@ class WebhookServerTest {
     tmf.init(ks);
     trust = SSLContext.getInstance("TLS");
     trust.init(null, tmf.getTrustManagers(), null);
+    server.listen("127.0.0.1", 0).onComplete(ctx.succeedingThenComplete());
   }
 
   @AfterEach
-  void stop() throws Exception {
-    server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  void stop(VertxTestContext ctx) {
+    // The extension closes Vert.x after this.
+    server.close().onComplete(ctx.succeedingThenComplete());
   }
 
   private HttpClient client(HttpClient.Version version) {
@@ -274,6 +281,51 @@ class WebhookServerTest {
       HttpResponse<String> r = all.get(i).get(30, TimeUnit.SECONDS);
       assertThat(r.statusCode()).isEqualTo(200);
       assertThat(JSON.readTree(r.body()).at("/response/uid").asText()).isEqualTo("c-" + i);
+    }
+  }
+
+  @Test
+  void aVertxHttp2ClientMultiplexesManyReviewsOnOneConnection(Vertx vertx, VertxTestContext ctx) {
+    int n = 100;
+    Checkpoint answered = ctx.checkpoint(n);
+    io.vertx.core.http.HttpClient c =
+        vertx.createHttpClient(
+            new HttpClientOptions()
+                .setSsl(true)
+                .setUseAlpn(true)
+                .setProtocolVersion(HttpVersion.HTTP_2)
+                .setHttp2MaxPoolSize(1)
+                .setTrustOptions(
+                    new PemTrustOptions().addCertValue(Buffer.buffer(ca.certificatePem())))
+                .setVerifyHost(true));
+    for (int i = 0; i < n; i++) {
+      String uid = "v-" + i;
+      c.request(
+              new RequestOptions()
+                  .setMethod(HttpMethod.POST)
+                  .setHost("localhost")
+                  .setPort(server.port())
+                  .setURI("/validate")
+                  .putHeader("Content-Type", "application/json"))
+          .compose(req -> req.send(review("admission.k8s.io/v1", uid, "data")))
+          .compose(
+              res ->
+                  res.body()
+                      .map(
+                          body -> {
+                            ctx.verify(
+                                () -> {
+                                  assertThat(res.statusCode()).isEqualTo(200);
+                                  assertThat(res.version()).isEqualTo(HttpVersion.HTTP_2);
+                                  assertThat(
+                                          JSON.readTree(body.toString())
+                                              .at("/response/uid")
+                                              .asText())
+                                      .isEqualTo(uid);
+                                });
+                            return body;
+                          }))
+          .onComplete(ctx.succeeding(b -> answered.flag()));
     }
   }
 
