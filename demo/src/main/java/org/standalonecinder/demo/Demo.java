@@ -1,8 +1,10 @@
 package org.standalonecinder.demo;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
@@ -34,10 +37,10 @@ import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
- * The provisioner's main job on one machine: a claim becomes a Cinder volume and an iSCSI PV, a
- * "node" writes and reads data through it, and its release leaves nothing behind. Kubernetes is
- * fabric8's mock API server (no kube-apiserver runs here); Cinder is the real local one
- * (dev/cinder-local); the node is libiscsi in user space.
+ * The main job on one machine: a claim becomes a Cinder volume and an iSCSI PV, a "node" writes and
+ * reads data through it, the admission webhook judges clone requests and StorageClasses, and the
+ * release leaves nothing behind. Kubernetes is fabric8's mock API server (no kube-apiserver runs
+ * here); Cinder is the real local one (dev/cinder-local); the node is libiscsi in user space.
  */
 public final class Demo {
 
@@ -79,7 +82,10 @@ public final class Demo {
             new Context(),
             new MockWebServer(),
             new HashMap<>(),
-            new KubernetesCrudDispatcher(),
+            // alice works in default, mallory in team-m (only SubjectAccessReviews ask this).
+            new Authorizer(
+                new KubernetesCrudDispatcher(),
+                Map.of("default", Set.of("alice"), "team-m", Set.of("mallory"))),
             false);
     kube.init(InetAddress.getLoopbackAddress(), 0);
     KubernetesClient k = kube.createClient();
@@ -168,6 +174,23 @@ public final class Demo {
           () -> k.persistentVolumes().withName(pvName).get() != null,
           Duration.ofSeconds(60));
       PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
+      // Kubernetes' binder binds the claim to its PV; the mock has none.
+      var bound = k.persistentVolumeClaims().inNamespace(NS).withName("data");
+      bound.edit(
+          c -> {
+            c.getSpec().setVolumeName(pvName);
+            return c;
+          });
+      bound.editStatus(
+          c -> {
+            c.setStatus(
+                new PersistentVolumeClaimStatusBuilder()
+                    .withPhase("Bound")
+                    .withAccessModes("ReadWriteOnce")
+                    .addToCapacity("storage", new Quantity("1Gi"))
+                    .build());
+            return c;
+          });
       String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
       step(4, "PV " + pvName + " created " + ms(t1) + " after the claim:");
       for (String line : new KubernetesSerialization().asYaml(pv.getSpec()).split("\n")) {
@@ -218,6 +241,8 @@ public final class Demo {
               + iscsi.getInitiatorName()
               + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a wrong secret is refused");
 
+      webhook(k);
+
       long t2 = System.nanoTime();
       k.persistentVolumeClaims().inNamespace(NS).withName("data").delete();
       // Kubernetes' binder marks the PV Released when its claim goes; the mock has none.
@@ -235,11 +260,13 @@ public final class Demo {
       check(secretGone, "the CHAP Secret is still there");
       check(!after.ok(), "the target still accepts the login");
       step(
-          6,
+          7,
           "kubectl delete pvc data: the released PV was torn down in "
               + ms(t2)
               + ": Cinder volume gone, CHAP Secret gone, the target refuses the login");
-      say("\ndone: claim -> Cinder volume -> iSCSI PV -> data -> release -> nothing left.");
+      say(
+          "\ndone: claim -> Cinder volume -> iSCSI PV -> data -> clone requests judged -> release"
+              + " -> nothing left.");
       return true;
     } finally {
       app.close();
@@ -247,6 +274,93 @@ public final class Demo {
       k.close();
       kube.destroy();
     }
+  }
+
+  /**
+   * The webhook judges what users would apply next to the bound claim: clone requests and
+   * StorageClasses. Each answer is checked, so the demo fails if the webhook misbehaves.
+   */
+  private static void webhook(KubernetesClient k) throws Exception {
+    try (WebhookDemo webhook =
+        WebhookDemo.start(k.getConfiguration(), ProvisionerSettings.DEFAULT_NAME)) {
+      step(
+          6,
+          "admission webhook on https://127.0.0.1:"
+              + webhook.port()
+              + " (serve --local, CA written to "
+              + webhook.caFile
+              + "); what it answers:");
+      judge(
+          webhook,
+          "alice creates claim default/copy with k8s.io/CloneRequest: data in class cinder",
+          "alice",
+          cloneClaim(NS, "copy", "data", CLASS),
+          false);
+      judge(
+          webhook,
+          "mallory creates claim team-m/steal with k8s.io/CloneRequest: default/data",
+          "mallory",
+          cloneClaim("team-m", "steal", "default/data", CLASS),
+          false);
+      PersistentVolumeClaim forged = cloneClaim(NS, "fake", null, CLASS);
+      forged.getMetadata().setAnnotations(Map.of("k8s.io/CloneOf", "default/data"));
+      judge(webhook, "alice writes k8s.io/CloneOf herself", "alice", forged, false);
+      judge(
+          webhook,
+          "the admin creates StorageClass fast with tpye: ssd",
+          "admin",
+          storageClass("fast", Map.of("tpye", "ssd")),
+          false);
+      judge(
+          webhook,
+          "the admin creates StorageClass fast with SmartClone: \"TRUE\"",
+          "admin",
+          storageClass("fast", Map.of("SmartClone", "TRUE")),
+          true);
+    }
+  }
+
+  private static void judge(
+      WebhookDemo webhook, String what, String user, HasMetadata object, boolean expectAllowed)
+      throws Exception {
+    WebhookDemo.Answer a = webhook.create(user, object);
+    check(
+        a.allowed() == expectAllowed,
+        what + ": expected " + (expectAllowed ? "allowed" : "denied") + ", got " + a);
+    say("      " + what);
+    say("        -> " + (a.allowed() ? "allowed" : "denied: " + a.message()));
+    if (a.patch() != null) {
+      say("           patch " + a.patch());
+    }
+    a.warnings().forEach(w -> say("           warning: " + w));
+  }
+
+  private static PersistentVolumeClaim cloneClaim(
+      String ns, String name, String source, String className) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withNamespace(ns)
+        .withName(name)
+        .withAnnotations(source == null ? Map.of() : Map.of("k8s.io/CloneRequest", source))
+        .endMetadata()
+        .withNewSpec()
+        .withStorageClassName(className)
+        .withAccessModes("ReadWriteOnce")
+        .withNewResources()
+        .withRequests(Map.of("storage", new Quantity("1Gi")))
+        .endResources()
+        .endSpec()
+        .build();
+  }
+
+  private static HasMetadata storageClass(String name, Map<String, String> parameters) {
+    return new StorageClassBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+        .withParameters(parameters)
+        .build();
   }
 
   private static String keys(Secret s) {
@@ -297,7 +411,7 @@ public final class Demo {
   }
 
   private static void step(int n, String text) {
-    say("[" + n + "/6] " + text);
+    say("[" + n + "/7] " + text);
   }
 
   private static void say(String text) {
