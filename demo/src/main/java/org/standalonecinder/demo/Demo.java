@@ -4,12 +4,13 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -175,22 +176,16 @@ public final class Demo {
           Duration.ofSeconds(60));
       PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
       // Kubernetes' binder binds the claim to its PV; the mock has none.
+      // Merge patches carry no resourceVersion: the provisioner may be writing the claim too.
       var bound = k.persistentVolumeClaims().inNamespace(NS).withName("data");
-      bound.edit(
-          c -> {
-            c.getSpec().setVolumeName(pvName);
-            return c;
-          });
-      bound.editStatus(
-          c -> {
-            c.setStatus(
-                new PersistentVolumeClaimStatusBuilder()
-                    .withPhase("Bound")
-                    .withAccessModes("ReadWriteOnce")
-                    .addToCapacity("storage", new Quantity("1Gi"))
-                    .build());
-            return c;
-          });
+      bound.patch(
+          PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
+      bound
+          .subresource("status")
+          .patch(
+              PatchContext.of(PatchType.JSON_MERGE),
+              "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
+                  + "\"capacity\":{\"storage\":\"1Gi\"}}}");
       String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
       step(4, "PV " + pvName + " created " + ms(t1) + " after the claim:");
       for (String line : new KubernetesSerialization().asYaml(pv.getSpec()).split("\n")) {
