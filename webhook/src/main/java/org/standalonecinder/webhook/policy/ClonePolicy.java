@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Pattern;
+import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.webhook.admission.AdmissionController;
@@ -33,11 +33,11 @@ import org.standalonecinder.webhook.admission.Decision;
  */
 public final class ClonePolicy implements AdmissionController {
 
-  public static final String CLONE_REQUEST = "k8s.io/CloneRequest";
-  public static final String CLONE_OF = "k8s.io/CloneOf";
+  public static final String CLONE_REQUEST = ClaimRef.CLONE_REQUEST;
+  public static final String CLONE_OF = ClaimRef.CLONE_OF;
 
   /** On a source claim: namespaces (comma-separated) that may clone it. */
-  public static final String CLONE_GRANT = "standalone-cinder.io/clone-grant";
+  public static final String CLONE_GRANT = ClaimRef.CLONE_GRANT;
 
   /** Rule names: they label the metrics and are listed in docs/webhook.md. */
   public static final String RULE_SYNTAX = "clone-request-syntax";
@@ -59,9 +59,6 @@ public final class ClonePolicy implements AdmissionController {
   static final String VOLUME_ID = "cinderVolumeId";
   static final String STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
 
-  private static final Pattern NAME =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Who may clone across namespaces. */
@@ -189,9 +186,9 @@ public final class ClonePolicy implements AdmissionController {
     boolean ourClass =
         sc.map(c -> settings.provisionerName().equals(c.getProvisioner())).orElse(false);
 
-    Source annotated = cloneRequest == null ? null : parse(cloneRequest, ns, f);
+    ClaimRef annotated = cloneRequest == null ? null : parse(cloneRequest, ns, f);
     // Native clones into other provisioners' classes are theirs to judge.
-    Source nativeSource = ourClass ? nativeSource(claim.getSpec(), ns, className, f) : null;
+    ClaimRef nativeSource = ourClass ? nativeSource(claim.getSpec(), ns, className, f) : null;
     if (annotated != null && nativeSource != null) {
       if (annotated.equals(nativeSource)) {
         f.warn(RULE_TWO_SOURCES, CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
@@ -206,7 +203,7 @@ public final class ClonePolicy implements AdmissionController {
                 + "; name one source");
       }
     }
-    Source src = nativeSource != null ? nativeSource : annotated;
+    ClaimRef src = nativeSource != null ? nativeSource : annotated;
     if (src != null && (cloneRequest == null || annotated != null)) {
       checkTargetClass(className, sc, f);
       checkSource(claim, ns, src, request, mutating, f);
@@ -220,30 +217,13 @@ public final class ClonePolicy implements AdmissionController {
     return f.decision();
   }
 
-  private record Source(String namespace, String name) {
-    @Override
-    public String toString() {
-      return namespace + "/" + name;
-    }
-  }
-
-  private static Source parse(String value, String targetNamespace, Findings f) {
-    String[] parts = value.split("/", -1);
-    String ns = parts.length == 2 ? parts[0] : targetNamespace;
-    String name = parts.length == 2 ? parts[1] : parts[0];
-    if (parts.length > 2
-        || !NAMESPACE.matcher(ns).matches()
-        || !NAME.matcher(name).matches()
-        || name.length() > 253) {
-      f.deny(
-          RULE_SYNTAX,
-          CLONE_REQUEST
-              + " '"
-              + value
-              + "' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name");
+  private static ClaimRef parse(String value, String targetNamespace, Findings f) {
+    try {
+      return ClaimRef.parseCloneRequest(value, targetNamespace);
+    } catch (IllegalArgumentException e) {
+      f.deny(RULE_SYNTAX, e.getMessage());
       return null;
     }
-    return new Source(ns, name);
   }
 
   /**
@@ -251,7 +231,7 @@ public final class ClonePolicy implements AdmissionController {
    * when only that is given) or {@code dataSource}; anything else cannot fill a Cinder volume of
    * ours, and letting it through would give a blank volume where the user expects data.
    */
-  private static Source nativeSource(
+  private static ClaimRef nativeSource(
       PersistentVolumeClaimSpec spec, String ns, String className, Findings f) {
     if (spec == null) {
       return null;
@@ -273,7 +253,7 @@ public final class ClonePolicy implements AdmissionController {
       return null;
     }
     if ((apiGroup == null || apiGroup.isEmpty()) && "PersistentVolumeClaim".equals(kind)) {
-      return new Source(namespace == null || namespace.isEmpty() ? ns : namespace, name);
+      return new ClaimRef(namespace == null || namespace.isEmpty() ? ns : namespace, name);
     }
     f.deny(
         RULE_DATA_SOURCE_KIND,
@@ -330,7 +310,7 @@ public final class ClonePolicy implements AdmissionController {
   private void checkSource(
       PersistentVolumeClaim target,
       String targetNs,
-      Source src,
+      ClaimRef src,
       AdmissionRequest request,
       boolean mutating,
       Findings f) {
@@ -408,7 +388,7 @@ public final class ClonePolicy implements AdmissionController {
   private void checkSize(
       PersistentVolumeClaim target,
       PersistentVolumeClaim source,
-      Source src,
+      ClaimRef src,
       String mode,
       boolean mutating,
       Findings f) {

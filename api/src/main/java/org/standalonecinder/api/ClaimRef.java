@@ -1,0 +1,53 @@
+package org.standalonecinder.api;
+
+import java.util.regex.Pattern;
+
+/**
+ * A claim by namespace and name: the source of a clone.
+ *
+ * @param namespace the claim's namespace
+ * @param name the claim's name
+ */
+public record ClaimRef(String namespace, String name) {
+
+  /** Requests a clone: {@code <claim>} or {@code <namespace>/<claim>}, set by the user. */
+  public static final String CLONE_REQUEST = "k8s.io/CloneRequest";
+
+  /** Marks a finished clone: {@code <namespace>/<claim>} of its source, set by the provisioner. */
+  public static final String CLONE_OF = "k8s.io/CloneOf";
+
+  /** On a source claim: namespaces (comma-separated) that may clone it. */
+  public static final String CLONE_GRANT = "standalone-cinder.io/clone-grant";
+
+  private static final Pattern NAME =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+
+  /**
+   * Parses a {@code k8s.io/CloneRequest} value.
+   *
+   * @param targetNamespace the namespace of the claim that carries it (for a bare name)
+   * @throws IllegalArgumentException saying what the value must look like
+   */
+  public static ClaimRef parseCloneRequest(String value, String targetNamespace) {
+    String[] parts = value.split("/", -1);
+    String ns = parts.length == 2 ? parts[0] : targetNamespace;
+    String name = parts.length == 2 ? parts[1] : parts[0];
+    if (parts.length > 2
+        || !NAMESPACE.matcher(ns).matches()
+        || !NAME.matcher(name).matches()
+        || name.length() > 253) {
+      throw new IllegalArgumentException(
+          CLONE_REQUEST
+              + " '"
+              + value
+              + "' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name");
+    }
+    return new ClaimRef(ns, name);
+  }
+
+  @Override
+  public String toString() {
+    return namespace + "/" + name;
+  }
+}

@@ -1,0 +1,172 @@
+package org.standalonecinder.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The clone token: what verifies, and every way one does not, each with its reason. */
+class CloneTokenTest {
+
+  private static final byte[] KEY =
+      "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.UTF_8);
+  private static final ClaimRef SOURCE = new ClaimRef("team-b", "shared");
+  private static final ClaimRef TARGET = new ClaimRef("apps", "copy");
+  private static final Instant T0 = Instant.parse("2026-11-22T10:00:00Z");
+  private static final String TOKEN =
+      CloneToken.sign(new CloneToken.Claims(SOURCE, TARGET, T0, T0.plus(CloneToken.VALIDITY)), KEY);
+
+  record Row(
+      String name,
+      UnaryOperator<String> token,
+      byte[] key,
+      ClaimRef source,
+      ClaimRef target,
+      Instant created,
+      String problem) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static Stream<Arguments> rows() {
+    byte[] otherKey = "another key, another webhook....".getBytes(StandardCharsets.UTF_8);
+    return Stream.of(
+            new Row(
+                "valid, created right away", t -> t, KEY, SOURCE, TARGET, T0.plusSeconds(1), null),
+            new Row(
+                "valid at the last moment",
+                t -> t,
+                KEY,
+                SOURCE,
+                TARGET,
+                T0.plus(CloneToken.VALIDITY),
+                null),
+            new Row(
+                "valid within the clock skew",
+                t -> t,
+                KEY,
+                SOURCE,
+                TARGET,
+                T0.minusSeconds(30),
+                null),
+            new Row(
+                "no token",
+                t -> null,
+                KEY,
+                SOURCE,
+                TARGET,
+                T0,
+                "carries no standalone-cinder.io/clone-token"),
+            new Row("not a token", t -> "hello", KEY, SOURCE, TARGET, T0, "is not a token"),
+            new Row(
+                "signed with another key",
+                t -> t,
+                otherKey,
+                SOURCE,
+                TARGET,
+                T0,
+                "was not signed by the webhook"),
+            new Row(
+                "payload changed, signature kept",
+                t ->
+                    Base64.getUrlEncoder()
+                            .withoutPadding()
+                            .encodeToString(
+                                new String(
+                                        Base64.getUrlDecoder().decode(t.split("\\.")[0]),
+                                        StandardCharsets.UTF_8)
+                                    .replace("team-b", "team-c")
+                                    .getBytes(StandardCharsets.UTF_8))
+                        + "."
+                        + t.split("\\.")[1],
+                KEY,
+                SOURCE,
+                TARGET,
+                T0,
+                "was not signed by the webhook"),
+            new Row(
+                "another source",
+                t -> t,
+                KEY,
+                new ClaimRef("team-b", "secret"),
+                TARGET,
+                T0,
+                "is for source team-b/shared, not team-b/secret"),
+            new Row(
+                "another target",
+                t -> t,
+                KEY,
+                SOURCE,
+                new ClaimRef("apps", "other"),
+                T0,
+                "is for claim apps/copy, not apps/other"),
+            new Row(
+                "created after it expired",
+                t -> t,
+                KEY,
+                SOURCE,
+                TARGET,
+                T0.plus(CloneToken.VALIDITY).plusSeconds(61),
+                "expired"),
+            new Row(
+                "created long before it was issued",
+                t -> t,
+                KEY,
+                SOURCE,
+                TARGET,
+                T0.minusSeconds(3600),
+                "expired"))
+        .map(Arguments::of);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rows")
+  void verify(Row row) throws Exception {
+    String token = row.token().apply(TOKEN);
+    if (row.problem() == null) {
+      CloneToken.Claims c =
+          CloneToken.verify(token, row.key(), row.source(), row.target(), row.created());
+      assertThat(c.source()).isEqualTo(SOURCE);
+      assertThat(c.target()).isEqualTo(TARGET);
+    } else {
+      assertThatThrownBy(
+              () -> CloneToken.verify(token, row.key(), row.source(), row.target(), row.created()))
+          .isInstanceOf(CloneToken.InvalidTokenException.class)
+          .hasMessageContaining(row.problem())
+          .satisfies(
+              e ->
+                  assertThat(e.getMessage())
+                      .doesNotContain(new String(KEY, StandardCharsets.UTF_8)));
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "a bare name takes the claim's namespace | data | apps | apps/data",
+        "namespace and name | team-b/data | apps | team-b/data",
+        "three parts | a/b/c | apps | ",
+        "empty | '' | apps | ",
+        "upper case | apps/Data | apps | ",
+        "a namespace too long | aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/x | apps | "
+      })
+  void cloneRequests(String name, String value, String ns, String expected) {
+    if (expected == null) {
+      assertThatThrownBy(() -> ClaimRef.parseCloneRequest(value == null ? "" : value, ns))
+          .hasMessageContaining("must be <claim> or <namespace>/<claim>");
+    } else {
+      assertThat(ClaimRef.parseCloneRequest(value, ns).toString()).isEqualTo(expected);
+    }
+  }
+}
