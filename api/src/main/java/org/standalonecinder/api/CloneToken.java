@@ -30,6 +30,14 @@ public final class CloneToken {
   /** The annotation the token travels in, on the target claim. */
   public static final String ANNOTATION = "standalone-cinder.io/clone-token";
 
+  /**
+   * The Secret (in the namespace of the webhook and the provisioner) that holds the key, under
+   * {@link #KEY_FIELD}. The webhook creates it with a random key on its first start.
+   */
+  public static final String KEY_SECRET = "standalone-cinder-clone-token-key";
+
+  public static final String KEY_FIELD = "key";
+
   /** How long after issue a claim may be created with the token. */
   public static final Duration VALIDITY = Duration.ofMinutes(5);
 

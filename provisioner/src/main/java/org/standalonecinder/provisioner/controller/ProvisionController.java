@@ -1,21 +1,29 @@
 package org.standalonecinder.provisioner.controller;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.provision.CloneSource;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.ProvisioningException;
@@ -38,6 +46,7 @@ public final class ProvisionController implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ProvisionController.class);
   private static final String CLAIM = "claim/";
   private static final String VOLUME = "volume/";
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final KubernetesClient client;
   private final VolumeProvisioner provisioner;
@@ -48,6 +57,7 @@ public final class ProvisionController implements AutoCloseable {
   private final Duration resync;
   private final WorkQueue queue = new WorkQueue();
   private final Map<String, Integer> failures = new ConcurrentHashMap<>();
+  private final CloneResolver clones;
 
   /**
    * UIDs of our claims deleted before their PV existed, by claim key. Swept under the claim's own
@@ -76,6 +86,8 @@ public final class ProvisionController implements AutoCloseable {
     this.retry = retry;
     this.workers = workers;
     this.resync = resync;
+    this.clones =
+        provisioner.clones(new KubernetesClusterReader(client, settings.secretNamespace()));
   }
 
   /** Starts the informers and the workers; returns once the caches are synced. */
@@ -261,10 +273,15 @@ public final class ProvisionController implements AutoCloseable {
   }
 
   private void syncClaim(PersistentVolumeClaim claim) {
+    if (!ours(claim)) {
+      return;
+    }
     String volumeName = claim.getSpec().getVolumeName();
-    if (volumeName != null && !volumeName.isEmpty()
-        || claim.getMetadata().getDeletionTimestamp() != null
-        || !ours(claim)) {
+    if (volumeName != null && !volumeName.isEmpty()) {
+      finishCloneQuietly(claim);
+      return;
+    }
+    if (claim.getMetadata().getDeletionTimestamp() != null) {
       return;
     }
     String className = claim.getSpec().getStorageClassName();
@@ -286,60 +303,226 @@ public final class ProvisionController implements AutoCloseable {
     String pvName = Names.pvName(claim.getMetadata().getUid());
     // The cache may not have seen a PV we created a moment ago; provisioning twice would
     // detach the first export, so ask the API server.
+    // A clone request that cannot work is refused before anything is made: a class without
+    // smartclone must never turn a clone request into a blank volume.
+    Optional<ClaimRef> cloneOf = CloneResolver.requested(claim);
     if (volumes.getStore().getByKey(pvName) != null
         || client.persistentVolumes().withName(pvName).get() != null) {
+      finishCloneQuietly(claim);
       return; // provisioned; the binder takes it from here
     }
-    events.normal(
-        claim,
-        EventRecorder.PROVISIONING,
-        "External provisioner is provisioning volume for claim "
-            + claim.getMetadata().getNamespace()
-            + "/"
-            + claim.getMetadata().getName());
-    PersistentVolume pv = provisioner.provision(claim, sc);
+    CloneSource source = null;
+    boolean protectedSource = cloneOf.isPresent();
+    if (cloneOf.isPresent()) {
+      clones.verifyToken(claim, cloneOf.get());
+      source = clones.resolve(cloneOf.get(), claim, sc);
+      protect(cloneOf.get(), Names.cloneFinalizer(claim.getMetadata().getUid()));
+    }
     try {
-      client.persistentVolumes().resource(pv).create();
-    } catch (KubernetesClientException e) {
-      if (e.getCode() != 409) {
-        // The PV cannot be saved: undo the volume rather than leak it; the next try makes it anew.
-        try {
-          provisioner.delete(pv);
-        } catch (RuntimeException undo) {
-          e.addSuppressed(undo);
+      events.normal(
+          claim,
+          EventRecorder.PROVISIONING,
+          "External provisioner is provisioning volume for claim "
+              + claim.getMetadata().getNamespace()
+              + "/"
+              + claim.getMetadata().getName()
+              + (source == null
+                  ? ""
+                  : " as a clone of "
+                      + source.claim()
+                      + " (Cinder volume "
+                      + source.volumeId()
+                      + ")"));
+      PersistentVolume pv = provisioner.provision(claim, sc, source);
+      // Cinder's clone is complete (the volume is available and exported): the source may go.
+      cloneOf.ifPresent(src -> unprotect(src, Names.cloneFinalizer(claim.getMetadata().getUid())));
+      protectedSource = false;
+      try {
+        client.persistentVolumes().resource(pv).create();
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409) {
+          // The PV cannot be saved: undo the volume rather than leak it; the next try makes it
+          // anew.
+          try {
+            provisioner.delete(pv);
+          } catch (RuntimeException undo) {
+            e.addSuppressed(undo);
+          }
+          throw new ProvisioningException(
+              "cannot create PersistentVolume " + pvName + ": " + e.getMessage(), false, e);
         }
-        throw new ProvisioningException(
-            "cannot create PersistentVolume " + pvName + ": " + e.getMessage(), false, e);
+      }
+      String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+      annotate(claim, volumeId, source == null ? null : source.claim());
+      events.normal(
+          claim,
+          EventRecorder.PROVISIONING_SUCCEEDED,
+          "Successfully provisioned volume "
+              + pvName
+              + " (Cinder volume "
+              + volumeId
+              + ")"
+              + (source == null ? "" : ", a clone of " + source.claim()));
+    } finally {
+      if (protectedSource) {
+        // The clone failed: a retry protects the source again before it clones.
+        unprotect(cloneOf.get(), Names.cloneFinalizer(claim.getMetadata().getUid()));
       }
     }
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+  }
+
+  /**
+   * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
+   * no resourceVersion, so the binder's concurrent writes do not make it fail.
+   */
+  private void annotate(PersistentVolumeClaim claim, String volumeId, ClaimRef cloneOf) {
+    Map<String, String> ann = new java.util.LinkedHashMap<>();
+    ann.put(Names.ANN_VOLUME_ID, volumeId);
+    if (cloneOf != null) {
+      ann.put(ClaimRef.CLONE_OF, cloneOf.toString());
+    }
+    ObjectNode patch = JSON.createObjectNode();
+    ObjectNode annotations = patch.putObject("metadata").putObject("annotations");
+    ann.forEach(annotations::put);
     try {
       client
           .persistentVolumeClaims()
           .inNamespace(claim.getMetadata().getNamespace())
           .withName(claim.getMetadata().getName())
-          .edit(
-              c -> {
-                if (c.getMetadata().getAnnotations() == null) {
-                  c.getMetadata().setAnnotations(new java.util.HashMap<>());
-                }
-                c.getMetadata().getAnnotations().put(Names.ANN_VOLUME_ID, volumeId);
-                return c;
-              });
+          .patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
     } catch (KubernetesClientException e) {
+      if (cloneOf != null) {
+        // CloneOf is how users (and CDI) see that the clone is done: fail, so it is retried.
+        throw new ProvisioningException(
+            "cannot mark claim "
+                + claim.getMetadata().getName()
+                + " as a clone of "
+                + cloneOf
+                + ": "
+                + e.getMessage(),
+            false,
+            e);
+      }
       // The PV has the id too; clones read the claim's copy, so say it, but do not fail.
       LOG.warn(
           "cannot annotate claim {} with its volume id: {}",
           claim.getMetadata().getName(),
           e.getMessage());
     }
-    events.normal(
-        claim,
-        EventRecorder.PROVISIONING_SUCCEEDED,
-        "Successfully provisioned volume " + pvName + " (Cinder volume " + volumeId + ")");
+  }
+
+  /**
+   * For a claim that is provisioned already (a crash may have come between the PV and the rest): a
+   * clone gets its {@code k8s.io/CloneOf} and its source loses the protection finalizer.
+   */
+  private void finishCloneQuietly(PersistentVolumeClaim claim) {
+    Optional<ClaimRef> src;
+    try {
+      src = CloneResolver.requested(claim);
+    } catch (ProvisioningException e) {
+      return;
+    }
+    if (src.isEmpty()) {
+      return;
+    }
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    if (ann == null || ann.get(ClaimRef.CLONE_OF) == null) {
+      String pvName = Names.pvName(claim.getMetadata().getUid());
+      PersistentVolume pv = volumes.getStore().getByKey(pvName);
+      if (pv == null) {
+        pv = client.persistentVolumes().withName(pvName).get();
+      }
+      if (pv != null && pv.getMetadata().getAnnotations() != null) {
+        annotate(claim, pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID), src.get());
+      }
+    }
+    // The cache says whether there is anything to remove; most resyncs need no API call.
+    String finalizer = Names.cloneFinalizer(claim.getMetadata().getUid());
+    PersistentVolumeClaim cached = claims.getStore().getByKey(src.get().toString());
+    if (cached != null
+        && cached.getMetadata().getFinalizers() != null
+        && cached.getMetadata().getFinalizers().contains(finalizer)) {
+      unprotect(src.get(), finalizer);
+    }
+  }
+
+  /** Keeps the source claim (and so its volume) from going while the clone is made. */
+  private void protect(ClaimRef source, String finalizer) {
+    editFinalizers(
+        source,
+        c -> {
+          if (c.getMetadata().getDeletionTimestamp() != null) {
+            throw new ProvisioningException(
+                "source claim " + source + " is being deleted", false, null);
+          }
+          List<String> f =
+              c.getMetadata().getFinalizers() == null
+                  ? new ArrayList<>()
+                  : new ArrayList<>(c.getMetadata().getFinalizers());
+          if (f.contains(finalizer)) {
+            return false;
+          }
+          f.add(finalizer);
+          c.getMetadata().setFinalizers(f);
+          return true;
+        });
+  }
+
+  private void unprotect(ClaimRef source, String finalizer) {
+    editFinalizers(
+        source,
+        c -> {
+          List<String> f = c.getMetadata().getFinalizers();
+          if (f == null || !f.contains(finalizer)) {
+            return false;
+          }
+          List<String> rest = new ArrayList<>(f);
+          rest.remove(finalizer);
+          c.getMetadata().setFinalizers(rest);
+          return true;
+        });
+  }
+
+  /**
+   * Read-modify-write of a claim's finalizers, with the resourceVersion (finalizers are a list: a
+   * blind write could drop someone else's), repeated on a conflict. A missing claim is done.
+   */
+  private void editFinalizers(
+      ClaimRef ref, java.util.function.Predicate<PersistentVolumeClaim> change) {
+    var resource =
+        client.persistentVolumeClaims().inNamespace(ref.namespace()).withName(ref.name());
+    for (int attempt = 1; ; attempt++) {
+      PersistentVolumeClaim c = resource.get();
+      if (c == null || !change.test(c)) {
+        return;
+      }
+      try {
+        client.persistentVolumeClaims().inNamespace(ref.namespace()).resource(c).update();
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 404) {
+          return;
+        }
+        if (e.getCode() != 409 || attempt >= 5) {
+          throw new ProvisioningException(
+              "cannot update the finalizers of source claim " + ref + ": " + e.getMessage(),
+              false,
+              e);
+        }
+      }
+    }
   }
 
   private void sweepOrphans(String claimUid) {
+    // A clone deleted while it was being made leaves its protection on the source.
+    String finalizer = Names.cloneFinalizer(claimUid);
+    for (PersistentVolumeClaim c : claims.getStore().list()) {
+      if (c.getMetadata().getFinalizers() != null
+          && c.getMetadata().getFinalizers().contains(finalizer)) {
+        unprotect(
+            new ClaimRef(c.getMetadata().getNamespace(), c.getMetadata().getName()), finalizer);
+      }
+    }
     String pvName = Names.pvName(claimUid);
     if (volumes.getStore().getByKey(pvName) != null
         || client.persistentVolumes().withName(pvName).get() != null) {

@@ -23,6 +23,15 @@ public final class Names {
   /** {@link #ANN_ATTACHMENT} for os-reserve + os-initialize_connection. */
   public static final String RESERVED = "reserved";
 
+  /** On a clone's volume: the source volume's id. */
+  public static final String META_CLONE_OF = "standalone-cinder.io/clone-of";
+
+  /**
+   * On a source claim while a clone of it is being made, one per clone (the clone's uid follows),
+   * so that concurrent clones never remove each other's protection.
+   */
+  public static final String CLONE_FINALIZER_PREFIX = "standalone-cinder.io/clone-in-progress-";
+
   public static final String LABEL_PV = "standalone-cinder.io/pv";
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String MANAGED_BY = "standalone-cinder";
@@ -46,6 +55,11 @@ public final class Names {
     m.put(META_PVC_UID, claimUid);
     m.put(META_CLUSTER, clusterId);
     return m;
+  }
+
+  /** The finalizer a clone puts on its source claim while it is being made. */
+  public static String cloneFinalizer(String cloneUid) {
+    return CLONE_FINALIZER_PREFIX + cloneUid;
   }
 
   /** Labels of the auth Secrets of a PV. */

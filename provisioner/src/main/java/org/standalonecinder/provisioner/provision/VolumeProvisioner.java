@@ -70,6 +70,11 @@ public final class VolumeProvisioner {
     this.backoff = backoff;
   }
 
+  /** A resolver of clone sources that asks this provisioner's Cinder. */
+  public CloneResolver clones(ClusterReader cluster) {
+    return new CloneResolver(cluster, cinder, settings);
+  }
+
   /** The connector this cluster presents to Cinder. */
   public Connector connector() {
     return new Connector(
@@ -86,12 +91,32 @@ public final class VolumeProvisioner {
    * @throws ProvisioningException with everything done so far undone
    */
   public PersistentVolume provision(PersistentVolumeClaim claim, StorageClass storageClass) {
+    return provision(claim, storageClass, null);
+  }
+
+  /**
+   * As {@link #provision(PersistentVolumeClaim, StorageClass)}, as a Cinder clone of {@code source}
+   * (resolved and checked by {@link CloneResolver}) when it is not null: in the source's zone
+   * unless the class names one, with the class's type or else the source's.
+   */
+  public PersistentVolume provision(
+      PersistentVolumeClaim claim, StorageClass storageClass, CloneSource source) {
     ClaimRequest req = ClaimRequest.of(claim, storageClass);
+    if (source != null && source.sizeGib() > req.sizeGib()) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source.claim()
+              + " holds "
+              + source.sizeGib()
+              + " GiB, more than this claim requests ("
+              + req.sizeGib()
+              + " GiB)");
+    }
     String uid = claim.getMetadata().getUid();
     String pvName = Names.pvName(uid);
     Rollback rollback = new Rollback();
     try {
-      Volume volume = findOrCreate(req, claim, pvName, rollback);
+      Volume volume = findOrCreate(req, claim, pvName, source, rollback);
       if (req.multiNode() && !volume.multiattach()) {
         throw ProvisioningException.invalid(
             "ReadWriteMany needs a multiattach volume type, and volume type '"
@@ -150,7 +175,11 @@ public final class VolumeProvisioner {
   }
 
   private Volume findOrCreate(
-      ClaimRequest req, PersistentVolumeClaim claim, String pvName, Rollback rollback) {
+      ClaimRequest req,
+      PersistentVolumeClaim claim,
+      String pvName,
+      CloneSource source,
+      Rollback rollback) {
     String uid = claim.getMetadata().getUid();
     List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
     Volume volume;
@@ -182,17 +211,24 @@ public final class VolumeProvisioner {
       meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
       meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
       meta.put(Names.META_PV_NAME, pvName);
-      volume =
-          cinder.createVolume(
-              VolumeSpec.blank(pvName, req.sizeGib())
-                  .withType(req.params().volumeType())
-                  .withAvailabilityZone(req.params().availabilityZone())
-                  .withDescription(
-                      "Kubernetes claim "
-                          + claim.getMetadata().getNamespace()
-                          + "/"
-                          + claim.getMetadata().getName())
-                  .withMetadata(meta));
+      String zone = req.params().availabilityZone();
+      VolumeSpec spec =
+          VolumeSpec.blank(pvName, req.sizeGib())
+              .withType(req.params().volumeType())
+              .withDescription(
+                  "Kubernetes claim "
+                      + claim.getMetadata().getNamespace()
+                      + "/"
+                      + claim.getMetadata().getName());
+      if (source != null) {
+        meta.put(Names.META_CLONE_OF, source.volumeId());
+        // Cinder clones within the source's zone; it would refuse another one.
+        zone = zone != null ? zone : source.availabilityZone();
+        spec =
+            spec.cloneOf(source.volumeId())
+                .withDescription(spec.description() + ", a clone of " + source.claim());
+      }
+      volume = cinder.createVolume(spec.withAvailabilityZone(zone).withMetadata(meta));
     }
     String id = volume.id();
     rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));

@@ -149,6 +149,28 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized Volume createVolume(VolumeSpec spec) {
     call("createVolume", spec.name());
+    if (spec.sourceVolumeId() != null) {
+      // What the real Cinder checks of a clone (see CinderClientIT).
+      Volume src = volumes.get(spec.sourceVolumeId());
+      if (src == null) {
+        throw new CinderException.NotFound(
+            "Volume " + spec.sourceVolumeId() + " could not be found.", "req-fake");
+      }
+      if (spec.sizeGib() < src.sizeGib()) {
+        throw new CinderException.BadRequest(
+            "Invalid input received: Clones currently must be >= original volume size.",
+            400,
+            "req-fake");
+      }
+      if (spec.availabilityZone() != null
+          && !spec.availabilityZone().equals(src.availabilityZone())) {
+        throw new CinderException.BadRequest(
+            "Invalid input received: Volume must be in the same availability zone as the source"
+                + " volume",
+            400,
+            "req-fake");
+      }
+    }
     String id = "vol-" + ids.incrementAndGet();
     Volume v =
         new Volume(

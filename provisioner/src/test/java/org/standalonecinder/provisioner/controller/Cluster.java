@@ -117,6 +117,30 @@ final class Cluster {
     return k.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
   }
 
+  /**
+   * What Kubernetes' binder does once the PV of a claim exists: the claim names the PV (a merge
+   * patch, as the provisioner may be annotating the claim meanwhile) and the PV is Bound.
+   *
+   * @return the bound PV
+   */
+  static PersistentVolume bind(KubernetesClient k, PersistentVolumeClaim claim) {
+    String pvName = Names.pvName(claim.getMetadata().getUid());
+    await(
+        "PV " + pvName,
+        () -> k.persistentVolumes().withName(pvName).get() != null,
+        Duration.ofSeconds(60));
+    k.persistentVolumeClaims()
+        .inNamespace(claim.getMetadata().getNamespace())
+        .withName(claim.getMetadata().getName())
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
+    PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
+    return k.persistentVolumes().resource(pv).updateStatus();
+  }
+
   /** What Kubernetes' binder does once a PV's claim is gone. */
   static void release(KubernetesClient k, PersistentVolume pv) {
     pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.TypedLocalObjectReference;
+import io.fabric8.kubernetes.api.model.TypedObjectReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.Duration;
@@ -14,6 +16,7 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
@@ -22,6 +25,7 @@ import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -40,15 +44,22 @@ class ProvisionerIT {
   private ProvisionController controller;
 
   private void start(Mode mode) {
+    start(mode, null);
+  }
+
+  private void start(Mode mode, Gate gate) {
     server = Cluster.newApiServer();
     client = server.createClient();
     cinder = OpenStackCinderClient.create(LocalCinder.config(mode));
+    // The provisioner's client may hold clones at a gate; the test's own stays direct.
+    CinderClient forProvisioner =
+        gate == null ? cinder : gate.around(cinder, v -> v.sourceVolumeId() != null);
     ProvisionerSettings settings = Cluster.settings("it-" + mode + "-" + UUID.randomUUID());
     controller =
         new ProvisionController(
             client,
             new VolumeProvisioner(
-                cinder,
+                forProvisioner,
                 new KubernetesSecretStore(client),
                 VolumeMappers.standard(),
                 settings,
@@ -130,5 +141,112 @@ class ProvisionerIT {
     assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).isEmpty();
     IscsiProbe.Result after = node.io("read 0 4k");
     assertThat(after.ok()).as("the target is gone: " + after.output()).isFalse();
+  }
+
+  /** How a clone is asked for. */
+  enum Ask {
+    ANNOTATION,
+    DATA_SOURCE
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Ask.class)
+  void aCloneHoldsTheSourcesDataAndTheSourceCannotGoWhileItIsMade(Ask ask) throws Exception {
+    Gate gate = new Gate();
+    start(Mode.NOAUTH, gate);
+    Cluster.createClass(client, "clones", Map.of("fsType", "ext4", "smartclone", "true"));
+    PersistentVolumeClaim src = Cluster.createClaim(client, "src", "clones");
+    String srcPvName = Names.pvName(src.getMetadata().getUid());
+    await(
+        "source PV",
+        () -> client.persistentVolumes().withName(srcPvName).get() != null,
+        Duration.ofSeconds(60));
+    PersistentVolume srcPv = Cluster.bind(client, src);
+    String srcVolume = srcPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    IscsiProbe.Target srcNode = node(srcPv);
+    IscsiProbe.Result wrote = srcNode.io("write -P 0x5a 0 1M", "write -P 0xc3 1048576 4k");
+    assertThat(wrote.ok()).as(wrote.output()).isTrue();
+
+    PersistentVolumeClaim wanted = Fixtures.claimOf(null, "copy", "1Gi", "Filesystem");
+    wanted.getSpec().setStorageClassName("clones");
+    Map<String, String> ann = new java.util.HashMap<>();
+    ann.put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+    switch (ask) {
+      case ANNOTATION -> ann.put(ClaimRef.CLONE_REQUEST, "apps/src");
+      case DATA_SOURCE -> {
+        wanted.getSpec()
+            .setDataSource(new TypedLocalObjectReference(null, "PersistentVolumeClaim", "src"));
+        wanted.getSpec()
+            .setDataSourceRef(new TypedObjectReference(null, "PersistentVolumeClaim", "src", null));
+      }
+    }
+    wanted.getMetadata().setAnnotations(ann);
+    PersistentVolumeClaim copy =
+        client.persistentVolumeClaims().inNamespace("apps").resource(wanted).create();
+
+    // While Cinder makes the clone, deleting the source waits for the provisioner's finalizer.
+    gate.awaitReached();
+    assertThat(claim("src").getMetadata().getFinalizers())
+        .contains(Names.cloneFinalizer(copy.getMetadata().getUid()));
+    client.persistentVolumeClaims().inNamespace("apps").withName("src").delete();
+    Thread.sleep(500);
+    assertThat(claim("src")).as("held while the clone is made").isNotNull();
+    assertThat(claim("src").getMetadata().getDeletionTimestamp()).isNotNull();
+    gate.open();
+
+    await(
+        "CloneOf",
+        () ->
+            "apps/src".equals(claim("copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)),
+        Duration.ofSeconds(60));
+    await(
+        "the source claim goes once the clone is made",
+        () -> claim("src") == null,
+        Duration.ofSeconds(10));
+    PersistentVolume copyPv = Cluster.bind(client, copy);
+    String copyVolume = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    assertThat(cinder.getVolume(copyVolume))
+        .get()
+        .extracting(v -> v.sourceVolumeId())
+        .isEqualTo(srcVolume);
+
+    // A node logs in to the clone with its own PV and CHAP Secret and reads the source's data.
+    IscsiProbe.Target copyNode = node(copyPv);
+    IscsiProbe.Result read =
+        copyNode.io("read -P 0x5a 0 1M", "read -P 0xc3 1048576 4k", "read -P 0 1052672 4k");
+    assertThat(read.ok()).as(read.output()).isTrue();
+
+    // Deleting the clone leaves the source's volume and data as they were.
+    client.persistentVolumeClaims().inNamespace("apps").withName("copy").delete();
+    Cluster.release(client, copyPv);
+    await(
+        "clone PV deleted",
+        () -> client.persistentVolumes().withName(copyPv.getMetadata().getName()).get() == null,
+        Duration.ofSeconds(60));
+    assertThat(cinder.getVolume(copyVolume)).isEmpty();
+    IscsiProbe.Result still = srcNode.io("read -P 0x5a 0 1M");
+    assertThat(still.ok()).as("the source is intact: " + still.output()).isTrue();
+
+    Cluster.release(client, client.persistentVolumes().withName(srcPvName).get());
+    await(
+        "source PV deleted",
+        () -> client.persistentVolumes().withName(srcPvName).get() == null,
+        Duration.ofSeconds(60));
+    assertThat(cinder.getVolume(srcVolume)).isEmpty();
+  }
+
+  private PersistentVolumeClaim claim(String name) {
+    return client.persistentVolumeClaims().inNamespace("apps").withName(name).get();
+  }
+
+  private IscsiProbe.Target node(PersistentVolume pv) {
+    var iscsi = pv.getSpec().getIscsi();
+    Secret chap =
+        client
+            .secrets()
+            .inNamespace(iscsi.getSecretRef().getNamespace())
+            .withName(iscsi.getSecretRef().getName())
+            .get();
+    return IscsiProbe.Target.of(iscsi, chap);
   }
 }

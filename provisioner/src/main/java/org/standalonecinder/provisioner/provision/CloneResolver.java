@@ -1,0 +1,265 @@
+package org.standalonecinder.provisioner.provision;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.Volume;
+
+/**
+ * Finds out whether and from what a claim is to be cloned, and resolves the source claim to a
+ * Cinder volume that can be cloned into the claim's class: source claim → bound PV of ours → its
+ * Cinder volume, checked for status, size, zone and type. The provisioner uses it before cloning,
+ * and the webhook asks the same questions through the resolver endpoint before admitting a clone,
+ * so that a clone that would fail is refused at {@code kubectl apply} time.
+ *
+ * <p>Failures are {@link ProvisioningException}s whose message says what to change; final ones
+ * cannot be fixed by waiting (the class does not allow clones, the source is not ours), the others
+ * may pass later (the source is not bound yet, its volume is busy).
+ */
+public final class CloneResolver {
+
+  private static final Set<String> CLONABLE = Set.of("available", "in-use");
+
+  private final ClusterReader cluster;
+  private final CinderClient cinder;
+  private final ProvisionerSettings settings;
+
+  public CloneResolver(ClusterReader cluster, CinderClient cinder, ProvisionerSettings settings) {
+    this.cluster = cluster;
+    this.cinder = cinder;
+    this.settings = settings;
+  }
+
+  /**
+   * The claim the given claim asks to be a clone of: its {@code k8s.io/CloneRequest}, or a native
+   * {@code dataSourceRef}/{@code dataSource} naming a claim; empty for a blank volume.
+   *
+   * @throws ProvisioningException (final) for a bad annotation, two different sources, or a data
+   *     source that is no claim (a Cinder volume of ours cannot be filled from it)
+   */
+  public static Optional<ClaimRef> requested(PersistentVolumeClaim claim) {
+    String ns = claim.getMetadata().getNamespace();
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    ClaimRef annotated = null;
+    if (ann != null && ann.get(ClaimRef.CLONE_REQUEST) != null) {
+      try {
+        annotated = ClaimRef.parseCloneRequest(ann.get(ClaimRef.CLONE_REQUEST), ns);
+      } catch (IllegalArgumentException e) {
+        throw ProvisioningException.invalid(e.getMessage());
+      }
+    }
+    ClaimRef nativeSource = null;
+    var spec = claim.getSpec();
+    String apiGroup = null;
+    String kind = null;
+    String name = null;
+    String sourceNs = null;
+    if (spec.getDataSourceRef() != null) {
+      apiGroup = spec.getDataSourceRef().getApiGroup();
+      kind = spec.getDataSourceRef().getKind();
+      name = spec.getDataSourceRef().getName();
+      sourceNs = spec.getDataSourceRef().getNamespace();
+    } else if (spec.getDataSource() != null) {
+      apiGroup = spec.getDataSource().getApiGroup();
+      kind = spec.getDataSource().getKind();
+      name = spec.getDataSource().getName();
+    }
+    if (kind != null) {
+      if ((apiGroup == null || apiGroup.isEmpty()) && "PersistentVolumeClaim".equals(kind)) {
+        nativeSource = new ClaimRef(sourceNs == null || sourceNs.isEmpty() ? ns : sourceNs, name);
+      } else {
+        throw ProvisioningException.invalid(
+            "the claim's data source "
+                + (apiGroup == null || apiGroup.isEmpty() ? "" : apiGroup + "/")
+                + kind
+                + " "
+                + name
+                + " cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data"
+                + " source (a clone); no blank volume was made");
+      }
+    }
+    if (annotated != null && nativeSource != null && !annotated.equals(nativeSource)) {
+      throw ProvisioningException.invalid(
+          ClaimRef.CLONE_REQUEST
+              + " names "
+              + annotated
+              + " but the data source names "
+              + nativeSource
+              + "; name one source");
+    }
+    return Optional.ofNullable(nativeSource != null ? nativeSource : annotated);
+  }
+
+  /**
+   * Checks that a cross-namespace clone carries a token the webhook signed for this source and
+   * claim, so that bypassing the webhook cannot copy another namespace's data.
+   *
+   * @throws ProvisioningException (final) when it does not
+   */
+  public void verifyToken(PersistentVolumeClaim target, ClaimRef source) {
+    ClaimRef self =
+        new ClaimRef(target.getMetadata().getNamespace(), target.getMetadata().getName());
+    if (source.namespace().equals(self.namespace())) {
+      return;
+    }
+    Optional<byte[]> key = cluster.cloneTokenKey();
+    if (key.isEmpty()) {
+      throw ProvisioningException.invalid(
+          "cloning "
+              + source
+              + " across namespaces needs the admission webhook's token, and no webhook has"
+              + " created its key (Secret "
+              + CloneToken.KEY_SECRET
+              + "): install the webhook");
+    }
+    Map<String, String> ann = target.getMetadata().getAnnotations();
+    String created = target.getMetadata().getCreationTimestamp();
+    try {
+      CloneToken.verify(
+          ann == null ? null : ann.get(CloneToken.ANNOTATION),
+          key.get(),
+          source,
+          self,
+          created == null ? null : Instant.parse(created));
+    } catch (CloneToken.InvalidTokenException e) {
+      throw ProvisioningException.invalid(
+          "cloning "
+              + source
+              + " across namespaces is refused: "
+              + e.getMessage()
+              + " (was the admission webhook bypassed?)");
+    }
+  }
+
+  /**
+   * Resolves and checks the source for a clone into {@code target} of class {@code sc}.
+   *
+   * @throws ProvisioningException saying why the clone cannot be made (now or at all)
+   */
+  public CloneSource resolve(ClaimRef source, PersistentVolumeClaim target, StorageClass sc) {
+    VolumeProvisioner.ClaimRequest req = VolumeProvisioner.ClaimRequest.of(target, sc);
+    if (!req.params().smartclone()) {
+      throw ProvisioningException.invalid(
+          "the claim asks to clone "
+              + source
+              + ", but StorageClass "
+              + sc.getMetadata().getName()
+              + " does not allow cloning (its smartclone parameter is not \"true\"); no blank"
+              + " volume was made: use a class with smartclone \"true\"");
+    }
+    PersistentVolumeClaim claim =
+        cluster
+            .claim(source.namespace(), source.name())
+            .orElseThrow(() -> retry("source claim " + source + " does not exist"));
+    if (claim.getMetadata().getDeletionTimestamp() != null) {
+      throw retry("source claim " + source + " is being deleted");
+    }
+    String pvName = claim.getSpec() == null ? null : claim.getSpec().getVolumeName();
+    if (pvName == null || pvName.isEmpty()) {
+      throw retry("source claim " + source + " is not bound yet");
+    }
+    PersistentVolume pv =
+        cluster
+            .volume(pvName)
+            .orElseThrow(
+                () -> retry("the PV " + pvName + " of source claim " + source + " is gone"));
+    Map<String, String> ann = pv.getMetadata().getAnnotations();
+    String volumeId = ann == null ? null : ann.get(Names.ANN_VOLUME_ID);
+    if (volumeId == null || !settings.provisionerName().equals(ann.get(Names.ANN_PROVISIONED_BY))) {
+      throw ProvisioningException.invalid(
+          "source claim " + source + " was not provisioned by " + settings.provisionerName());
+    }
+    String sourceMode = mode(claim);
+    String targetMode = req.block() ? "Block" : "Filesystem";
+    if (!sourceMode.equals(targetMode)) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source
+              + " has volumeMode "
+              + sourceMode
+              + " and this claim "
+              + targetMode
+              + "; they must match");
+    }
+    Volume v =
+        cinder
+            .getVolume(volumeId)
+            .orElseThrow(
+                () ->
+                    ProvisioningException.invalid(
+                        "the Cinder volume "
+                            + volumeId
+                            + " of source claim "
+                            + source
+                            + " is gone"));
+    if (!CLONABLE.contains(v.status())) {
+      throw retry(
+          "the Cinder volume "
+              + volumeId
+              + " of source claim "
+              + source
+              + " is "
+              + v.status()
+              + "; Cinder clones available or in-use volumes");
+    }
+    if (v.sizeGib() > req.sizeGib()) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source
+              + " holds "
+              + v.sizeGib()
+              + " GiB, more than this claim requests ("
+              + req.sizeGib()
+              + " GiB); request at least "
+              + v.sizeGib()
+              + "Gi");
+    }
+    String zone = req.params().availabilityZone();
+    if (zone != null && !zone.equals(v.availabilityZone())) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source
+              + " is in availability zone "
+              + v.availabilityZone()
+              + " and StorageClass "
+              + sc.getMetadata().getName()
+              + " asks for "
+              + zone
+              + "; Cinder clones within a zone: use a class without availability or with "
+              + v.availabilityZone());
+    }
+    String type = req.params().volumeType();
+    if (type != null && !type.equals(v.volumeType())) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source
+              + " has volume type "
+              + v.volumeType()
+              + " and StorageClass "
+              + sc.getMetadata().getName()
+              + " asks for "
+              + type
+              + "; a clone keeps its source's type: use a class without type or with "
+              + v.volumeType());
+    }
+    return new CloneSource(
+        source, v.id(), v.sizeGib(), v.availabilityZone(), v.volumeType(), v.status());
+  }
+
+  private static ProvisioningException retry(String message) {
+    return new ProvisioningException(message, false, null);
+  }
+
+  private static String mode(PersistentVolumeClaim c) {
+    return c.getSpec() == null || c.getSpec().getVolumeMode() == null
+        ? "Filesystem"
+        : c.getSpec().getVolumeMode();
+  }
+}

@@ -1,0 +1,345 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.TypedLocalObjectReference;
+import io.fabric8.kubernetes.api.model.TypedObjectReference;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * Clones through the controller (fabric8's CRUD mock and the fake Cinder): the Cinder clone, {@code
+ * k8s.io/CloneOf}, the source's protection while the clone is made, refusals without a blank
+ * volume, and the webhook's token for cross-namespace clones.
+ */
+class CloneControllerTest {
+
+  private static final byte[] KEY =
+      "a key of the webhook, 32 bytes..".getBytes(StandardCharsets.UTF_8);
+
+  private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
+  private KubernetesClient client;
+  private final FakeCinderClient cinder = new FakeCinderClient();
+  private final ProvisionerSettings settings = Fixtures.settings();
+  private ProvisionController controller;
+
+  private void start(CinderClient c) {
+    server = Cluster.newApiServer();
+    client = server.createClient();
+    controller =
+        new ProvisionController(
+            client,
+            new VolumeProvisioner(
+                c,
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                settings,
+                Backoff.DEFAULT),
+            settings,
+            new EventRecorder(client, "standalone-cinder", "test-0", Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
+            2,
+            Duration.ofSeconds(30));
+    controller.start();
+    Cluster.await("informers synced", controller::synced, Duration.ofSeconds(10));
+  }
+
+  @AfterEach
+  void stop() {
+    if (controller != null) {
+      controller.close();
+      client.close();
+      Cluster.destroy(server);
+    }
+  }
+
+  private static void await(String what, java.util.function.BooleanSupplier c) {
+    Cluster.await(what, c, Duration.ofSeconds(10));
+  }
+
+  private PersistentVolumeClaim get(String ns, String name) {
+    return client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+  }
+
+  private List<String> eventsOf(String name) {
+    return client.events().v1().events().inAnyNamespace().list().getItems().stream()
+        .filter(e -> e.getRegarding().getName().equals(name))
+        .map(e -> e.getReason() + ": " + e.getNote())
+        .toList();
+  }
+
+  /** A provisioned source, bound as Kubernetes' binder would. */
+  private PersistentVolumeClaim boundSource(String ns, String name) {
+    PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
+    c.getMetadata().setNamespace(ns);
+    c.getMetadata()
+        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    c.getSpec().setStorageClassName("clones");
+    PersistentVolumeClaim created =
+        client.persistentVolumeClaims().inNamespace(ns).resource(c).create();
+    String pvName = Names.pvName(created.getMetadata().getUid());
+    await("source PV", () -> client.persistentVolumes().withName(pvName).get() != null);
+    // A merge patch, as the provisioner may be annotating the claim at the same time.
+    client
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName(name)
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
+    PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
+    client.persistentVolumes().resource(pv).updateStatus();
+    return get(ns, name);
+  }
+
+  private PersistentVolumeClaim cloneClaim(
+      String ns, String name, String className, Map<String, String> ann) {
+    Map<String, String> a = new HashMap<>(ann);
+    a.put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+    PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
+    c.getMetadata().setNamespace(ns);
+    c.getMetadata().setAnnotations(a);
+    c.getSpec().setStorageClassName(className);
+    return c;
+  }
+
+  private String volumeOf(PersistentVolumeClaim c) {
+    PersistentVolume pv =
+        client.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
+    return pv == null ? null : pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+  }
+
+  private void classes() {
+    Cluster.createClass(client, "clones", Map.of("smartclone", "true"));
+    Cluster.createClass(client, "plain", Map.of());
+  }
+
+  @Test
+  void anAnnotatedCloneIsACinderCloneMarkedCloneOfAndItsSourceIsLeftAsItWas() {
+    start(cinder);
+    classes();
+    PersistentVolumeClaim src = boundSource("apps", "src");
+    String srcVolume = volumeOf(src);
+    PersistentVolumeClaim copy =
+        client
+            .persistentVolumeClaims()
+            .inNamespace("apps")
+            .resource(cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "src")))
+            .create();
+    await(
+        "CloneOf",
+        () ->
+            "apps/src"
+                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    String copyVolume = volumeOf(copy);
+    assertThat(cinder.volumes().get(copyVolume).sourceVolumeId()).isEqualTo(srcVolume);
+    assertThat(cinder.volumes().get(copyVolume).metadata())
+        .containsEntry(Names.META_CLONE_OF, srcVolume);
+    assertThat(get("apps", "src").getMetadata().getFinalizers()).isNullOrEmpty();
+    assertThat(eventsOf("copy"))
+        .contains(
+            "Provisioning: External provisioner is provisioning volume for claim apps/copy as a clone of apps/src (Cinder volume "
+                + srcVolume
+                + ")");
+  }
+
+  @Test
+  void aNativeDataSourceCloneToo() {
+    start(cinder);
+    classes();
+    PersistentVolumeClaim src = boundSource("apps", "src");
+    PersistentVolumeClaim c = cloneClaim("apps", "native", "clones", Map.of());
+    c.getSpec().setDataSource(new TypedLocalObjectReference(null, "PersistentVolumeClaim", "src"));
+    c.getSpec()
+        .setDataSourceRef(new TypedObjectReference(null, "PersistentVolumeClaim", "src", null));
+    PersistentVolumeClaim created =
+        client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    await(
+        "CloneOf",
+        () ->
+            "apps/src"
+                .equals(
+                    get("apps", "native").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    assertThat(cinder.volumes().get(volumeOf(created)).sourceVolumeId()).isEqualTo(volumeOf(src));
+  }
+
+  @Test
+  void aClassWithoutSmartcloneNeverMakesABlankVolume() {
+    start(cinder);
+    classes();
+    boundSource("apps", "src");
+    int volumes = cinder.volumes().size();
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .resource(cloneClaim("apps", "blank", "plain", Map.of(ClaimRef.CLONE_REQUEST, "apps/src")))
+        .create();
+    await(
+        "refusal",
+        () -> eventsOf("blank").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
+    assertThat(eventsOf("blank"))
+        .containsExactly(
+            "ProvisioningFailed: the claim asks to clone apps/src, but StorageClass plain does not allow cloning (its smartclone parameter is not \"true\"); no blank volume was made: use a class with smartclone \"true\"");
+    assertThat(cinder.volumes()).hasSize(volumes);
+  }
+
+  @Test
+  void aSnapshotDataSourceIsRefusedRatherThanIgnored() {
+    start(cinder);
+    classes();
+    PersistentVolumeClaim c = cloneClaim("apps", "snap", "clones", Map.of());
+    c.getSpec()
+        .setDataSourceRef(
+            new TypedObjectReference("snapshot.storage.k8s.io", "VolumeSnapshot", "s1", null));
+    client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    await(
+        "refusal",
+        () -> eventsOf("snap").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
+    assertThat(eventsOf("snap").get(0))
+        .contains("snapshot.storage.k8s.io/VolumeSnapshot s1 cannot fill a Cinder volume");
+    assertThat(cinder.volumes()).isEmpty();
+  }
+
+  @Test
+  void theSourceCannotGoWhileTheCloneIsMade() throws Exception {
+    Gate gate = new Gate();
+    start(gate.around(cinder, v -> v.sourceVolumeId() != null));
+    classes();
+    PersistentVolumeClaim src = boundSource("apps", "src");
+    PersistentVolumeClaim copy =
+        client
+            .persistentVolumeClaims()
+            .inNamespace("apps")
+            .resource(
+                cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "apps/src")))
+            .create();
+    gate.awaitReached();
+    String finalizer = Names.cloneFinalizer(copy.getMetadata().getUid());
+    assertThat(get("apps", "src").getMetadata().getFinalizers()).contains(finalizer);
+
+    client.persistentVolumeClaims().inNamespace("apps").withName("src").delete();
+    Thread.sleep(300);
+    PersistentVolumeClaim deleting = get("apps", "src");
+    assertThat(deleting).as("held by the finalizer").isNotNull();
+    assertThat(deleting.getMetadata().getDeletionTimestamp()).isNotNull();
+
+    gate.open();
+    await(
+        "CloneOf",
+        () ->
+            "apps/src"
+                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    await("the source goes once the clone is made", () -> get("apps", "src") == null);
+    assertThat(volumeOf(src)).as("its PV stays until released").isNotNull();
+  }
+
+  @Test
+  void aCrossNamespaceCloneNeedsTheWebhooksToken() {
+    start(cinder);
+    classes();
+    boundSource("team-b", "shared");
+    // No webhook, no key: refused, whatever the claim says.
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .resource(
+            cloneClaim("apps", "nokey", "clones", Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared")))
+        .create();
+    await(
+        "refusal",
+        () -> eventsOf("nokey").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
+    assertThat(eventsOf("nokey").get(0))
+        .contains("needs the admission webhook's token, and no webhook has created its key");
+
+    client
+        .secrets()
+        .inNamespace("standalone-cinder")
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(CloneToken.KEY_SECRET)
+                .endMetadata()
+                .addToData(CloneToken.KEY_FIELD, Base64.getEncoder().encodeToString(KEY))
+                .build())
+        .create();
+    String forged =
+        CloneToken.sign(
+            new CloneToken.Claims(
+                new ClaimRef("team-b", "shared"),
+                new ClaimRef("apps", "forged"),
+                Instant.now(),
+                Instant.now().plusSeconds(300)),
+            "not the webhook's key, 32 bytes!".getBytes(StandardCharsets.UTF_8));
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .resource(
+            cloneClaim(
+                "apps",
+                "forged",
+                "clones",
+                Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, forged)))
+        .create();
+    await(
+        "refusal",
+        () -> eventsOf("forged").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
+    assertThat(eventsOf("forged").get(0))
+        .contains("was not signed by the webhook (was the admission webhook bypassed?)");
+
+    String valid =
+        CloneToken.sign(
+            new CloneToken.Claims(
+                new ClaimRef("team-b", "shared"),
+                new ClaimRef("apps", "granted"),
+                Instant.now().minusSeconds(5),
+                Instant.now().plusSeconds(300)),
+            KEY);
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .resource(
+            cloneClaim(
+                "apps",
+                "granted",
+                "clones",
+                Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, valid)))
+        .create();
+    await(
+        "CloneOf",
+        () ->
+            "team-b/shared"
+                .equals(
+                    get("apps", "granted").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    assertThat(
+            client
+                .persistentVolumes()
+                .withName(Names.pvName(get("apps", "forged").getMetadata().getUid()))
+                .get())
+        .isNull();
+  }
+}
