@@ -65,7 +65,10 @@ final class WebhookDemo implements AutoCloseable {
                 null,
                 provisionerName,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
-                Duration.ofSeconds(30)));
+                Duration.ofSeconds(30),
+                null,
+                null,
+                null));
     return new WebhookDemo(app, HttpClient.newBuilder().sslContext(trusting(ca)).build(), ca);
   }
 

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.controller;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Base64;
 import java.util.Optional;
@@ -32,6 +33,11 @@ public final class KubernetesClusterReader implements ClusterReader {
   @Override
   public Optional<PersistentVolume> volume(String name) {
     return Optional.ofNullable(client.persistentVolumes().withName(name).get());
+  }
+
+  @Override
+  public Optional<StorageClass> storageClass(String name) {
+    return Optional.ofNullable(client.storage().v1().storageClasses().withName(name).get());
   }
 
   @Override

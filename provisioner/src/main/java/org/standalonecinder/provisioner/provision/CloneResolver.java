@@ -29,12 +29,15 @@ public final class CloneResolver {
 
   private final ClusterReader cluster;
   private final CinderClient cinder;
-  private final ProvisionerSettings settings;
+  private final String provisionerName;
 
-  public CloneResolver(ClusterReader cluster, CinderClient cinder, ProvisionerSettings settings) {
+  /**
+   * @param provisionerName our provisioner's name: a source's PV must have been provisioned by it
+   */
+  public CloneResolver(ClusterReader cluster, CinderClient cinder, String provisionerName) {
     this.cluster = cluster;
     this.cinder = cinder;
-    this.settings = settings;
+    this.provisionerName = provisionerName;
   }
 
   /**
@@ -172,9 +175,9 @@ public final class CloneResolver {
                 () -> retry("the PV " + pvName + " of source claim " + source + " is gone"));
     Map<String, String> ann = pv.getMetadata().getAnnotations();
     String volumeId = ann == null ? null : ann.get(Names.ANN_VOLUME_ID);
-    if (volumeId == null || !settings.provisionerName().equals(ann.get(Names.ANN_PROVISIONED_BY))) {
+    if (volumeId == null || !provisionerName.equals(ann.get(Names.ANN_PROVISIONED_BY))) {
       throw ProvisioningException.invalid(
-          "source claim " + source + " was not provisioned by " + settings.provisionerName());
+          "source claim " + source + " was not provisioned by " + provisionerName);
     }
     String sourceMode = mode(claim);
     String targetMode = req.block() ? "Block" : "Filesystem";

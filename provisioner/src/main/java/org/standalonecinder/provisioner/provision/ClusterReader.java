@@ -2,6 +2,7 @@ package org.standalonecinder.provisioner.provision;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.util.Optional;
 
 /**
@@ -13,6 +14,8 @@ public interface ClusterReader {
   Optional<PersistentVolumeClaim> claim(String namespace, String name);
 
   Optional<PersistentVolume> volume(String name);
+
+  Optional<StorageClass> storageClass(String name);
 
   /** The key the webhook signs clone tokens with; empty when no webhook has created it. */
   Optional<byte[]> cloneTokenKey();

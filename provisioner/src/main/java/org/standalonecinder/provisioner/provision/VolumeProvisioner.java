@@ -72,7 +72,7 @@ public final class VolumeProvisioner {
 
   /** A resolver of clone sources that asks this provisioner's Cinder. */
   public CloneResolver clones(ClusterReader cluster) {
-    return new CloneResolver(cluster, cinder, settings);
+    return new CloneResolver(cluster, cinder, settings.provisionerName());
   }
 
   /** The connector this cluster presents to Cinder. */

@@ -174,9 +174,11 @@ class ProvisionerIT {
     switch (ask) {
       case ANNOTATION -> ann.put(ClaimRef.CLONE_REQUEST, "apps/src");
       case DATA_SOURCE -> {
-        wanted.getSpec()
+        wanted
+            .getSpec()
             .setDataSource(new TypedLocalObjectReference(null, "PersistentVolumeClaim", "src"));
-        wanted.getSpec()
+        wanted
+            .getSpec()
             .setDataSourceRef(new TypedObjectReference(null, "PersistentVolumeClaim", "src", null));
       }
     }

@@ -1,6 +1,7 @@
 package org.standalonecinder.webhook.cli;
 
 import io.fabric8.kubernetes.client.Config;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -104,6 +105,26 @@ final class ServeCommand implements Callable<Integer> {
           "how often certificates and the policy file are re-checked (default ${DEFAULT-VALUE})")
   int refreshSeconds;
 
+  @Option(
+      names = "--resolver",
+      description =
+          "the provisioner's resolver sidecar, e.g. http://127.0.0.1:8090, asked whether Cinder"
+              + " can make each clone; none: clones are checked when provisioned")
+  String resolver;
+
+  @Option(
+      names = "--resolver-token-file",
+      defaultValue = "/run/standalone-cinder/resolver-token",
+      description = "the token the resolver writes (default ${DEFAULT-VALUE})")
+  Path resolverTokenFile;
+
+  @Option(
+      names = "--resolver-timeout-ms",
+      defaultValue = "3000",
+      description =
+          "deadline of one check, well under the API server's 10 s (default ${DEFAULT-VALUE})")
+  long resolverTimeoutMillis;
+
   /** Every problem with the options at once; empty when they can run. */
   List<String> problems() {
     List<String> problems = new ArrayList<>();
@@ -128,6 +149,22 @@ final class ServeCommand implements Callable<Integer> {
     if (port < 0 || port > 65535) {
       problems.add("--port " + port + " is not a port");
     }
+    if (resolver != null && !resolver.isBlank()) {
+      try {
+        URI u = URI.create(resolver);
+        if (!"http".equals(u.getScheme()) || u.getHost() == null) {
+          problems.add(
+              "--resolver " + resolver + " must be an http:// URL of the loopback sidecar");
+        }
+      } catch (IllegalArgumentException e) {
+        problems.add("--resolver " + resolver + " is not a URL");
+      }
+    }
+    if (resolverTimeoutMillis < 100 || resolverTimeoutMillis > 8000) {
+      problems.add(
+          "--resolver-timeout-ms must be between 100 and 8000 (the API server waits 10 s), was "
+              + resolverTimeoutMillis);
+    }
     if (refreshSeconds < 1) {
       problems.add("--refresh-seconds must be at least 1");
     }
@@ -150,7 +187,10 @@ final class ServeCommand implements Callable<Integer> {
         provisionerUser != null
             ? provisionerUser
             : "system:serviceaccount:" + namespace + ":standalone-cinder-provisioner",
-        Duration.ofSeconds(refreshSeconds));
+        Duration.ofSeconds(refreshSeconds),
+        resolver == null || resolver.isBlank() ? null : URI.create(resolver),
+        resolverTokenFile,
+        Duration.ofMillis(resolverTimeoutMillis));
   }
 
   @Override

@@ -11,6 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -29,9 +30,12 @@ import org.standalonecinder.certs.SecretCaStore;
 import org.standalonecinder.certs.SecretCertificateSource;
 import org.standalonecinder.certs.ServiceNames;
 import org.standalonecinder.webhook.http.WebhookServer;
+import org.standalonecinder.webhook.policy.CloneCheck;
+import org.standalonecinder.webhook.policy.CloneTokenKeyStore;
 import org.standalonecinder.webhook.policy.KubernetesClusterView;
 import org.standalonecinder.webhook.policy.PolicyChain;
 import org.standalonecinder.webhook.policy.ReloadingPolicy;
+import org.standalonecinder.webhook.policy.ResolverCloneCheck;
 
 /**
  * The running webhook, wired: one Vert.x serves HTTPS and carries the Kubernetes client; the
@@ -61,6 +65,9 @@ public final class WebhookApp implements AutoCloseable {
    * @param caOut where {@link Certificates#LOCAL} writes its CA certificate
    * @param tlsDir the folder {@link Certificates#FILES} reads
    * @param policyFile the admin policy, or null for the defaults
+   * @param resolver the provisioner's resolver sidecar, or null for no Cinder check
+   * @param resolverTokenFile where the resolver keeps its token
+   * @param resolverDeadline for one check, shorter than the API server's webhook timeout
    */
   public record Options(
       String host,
@@ -75,7 +82,52 @@ public final class WebhookApp implements AutoCloseable {
       Path policyFile,
       String provisionerName,
       String provisionerUser,
-      Duration refresh) {}
+      Duration refresh,
+      URI resolver,
+      Path resolverTokenFile,
+      Duration resolverDeadline) {
+
+    /** Without a resolver: clones are not checked against Cinder at admission. */
+    public Options withoutResolver() {
+      return new Options(
+          host,
+          port,
+          certificates,
+          caOut,
+          tlsDir,
+          namespace,
+          service,
+          webhookConfiguration,
+          caSecret,
+          policyFile,
+          provisionerName,
+          provisionerUser,
+          refresh,
+          null,
+          null,
+          null);
+    }
+
+    public Options withResolver(URI url, Path tokenFile, Duration deadline) {
+      return new Options(
+          host,
+          port,
+          certificates,
+          caOut,
+          tlsDir,
+          namespace,
+          service,
+          webhookConfiguration,
+          caSecret,
+          policyFile,
+          provisionerName,
+          provisionerUser,
+          refresh,
+          url,
+          tokenFile,
+          deadline);
+    }
+  }
 
   private final Vertx vertx;
   private final KubernetesClient client;
@@ -126,12 +178,27 @@ public final class WebhookApp implements AutoCloseable {
       new JvmMemoryMetrics().bindTo(registry);
       new ProcessorMetrics().bindTo(registry);
       KubernetesClusterView cluster = new KubernetesClusterView(client);
+      CloneCheck check =
+          o.resolver() == null
+              ? CloneCheck.NONE
+              : new ResolverCloneCheck(o.resolver(), o.resolverTokenFile(), o.resolverDeadline());
+      if (o.resolver() == null) {
+        LOG.warn("no resolver: clones are checked against Cinder only when they are provisioned");
+      }
+      byte[] tokenKey = tokenKey(client, o);
       ReloadingPolicy policy =
           new ReloadingPolicy(
               o.policyFile(),
               config ->
                   PolicyChain.build(
-                      config, o.provisionerName(), o.provisionerUser(), cluster, registry),
+                      config,
+                      o.provisionerName(),
+                      o.provisionerUser(),
+                      cluster,
+                      check,
+                      tokenKey,
+                      Clock.systemUTC(),
+                      registry),
               registry);
       CertificateSource certificates = certificates(client, o);
       WebhookServer server =
@@ -163,6 +230,27 @@ public final class WebhookApp implements AutoCloseable {
       }
       vertx.close();
       throw e;
+    }
+  }
+
+  /**
+   * The clone token key from the cluster's Secret. A local webhook whose cluster cannot give one
+   * signs with a key of its own, which no provisioner will accept: said in the log.
+   */
+  private static byte[] tokenKey(KubernetesClient client, Options o) {
+    try {
+      return CloneTokenKeyStore.loadOrCreate(client, o.namespace());
+    } catch (RuntimeException e) {
+      if (o.certificates() != Certificates.LOCAL) {
+        throw e;
+      }
+      LOG.warn(
+          "no clone token key from the cluster ({}); cross-namespace clones get tokens that no"
+              + " provisioner accepts",
+          e.getMessage());
+      byte[] key = new byte[32];
+      new java.security.SecureRandom().nextBytes(key);
+      return key;
     }
   }
 

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.math.BigDecimal;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -19,6 +21,7 @@ import java.util.Optional;
 import java.util.Set;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
@@ -55,6 +58,9 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_CLONE_OF = "clone-of-provisioner-only";
   public static final String RULE_IMMUTABLE = "clone-request-immutable";
   public static final String RULE_DEFAULT_NAMESPACE = "clone-request-namespace";
+  public static final String RULE_CINDER = "clone-cinder";
+  public static final String RULE_CHECK_UNAVAILABLE = "clone-check-unavailable";
+  public static final String RULE_TOKEN = "clone-token";
 
   static final String VOLUME_ID = "cinderVolumeId";
   static final String STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
@@ -68,6 +74,14 @@ public final class ClonePolicy implements AdmissionController {
     /** Never. */
     DENY,
     /** Anyone who may create claims (the Go provisioner's behaviour; unsafe, so it warns). */
+    ALLOW
+  }
+
+  /** What to do when the clone cannot be checked against Cinder (the resolver is down). */
+  public enum CheckUnavailable {
+    /** Deny: the webhook fails closed. */
+    DENY,
+    /** Allow with a warning: the provisioner still checks when it clones. */
     ALLOW
   }
 
@@ -85,24 +99,51 @@ public final class ClonePolicy implements AdmissionController {
    *     k8s.io/CloneOf}
    * @param crossNamespace who may clone across namespaces
    * @param undersized what to do with a clone smaller than its source
+   * @param checkUnavailable what to do when Cinder cannot be asked
    */
   public record Settings(
       String provisionerName,
       String provisionerUser,
       CrossNamespace crossNamespace,
-      Undersized undersized) {
+      Undersized undersized,
+      CheckUnavailable checkUnavailable) {
 
     public Settings(String provisionerName, String provisionerUser, CrossNamespace cross) {
-      this(provisionerName, provisionerUser, cross, Undersized.DENY);
+      this(provisionerName, provisionerUser, cross, Undersized.DENY, CheckUnavailable.DENY);
+    }
+
+    public Settings(
+        String provisionerName,
+        String provisionerUser,
+        CrossNamespace cross,
+        Undersized undersized) {
+      this(provisionerName, provisionerUser, cross, undersized, CheckUnavailable.DENY);
     }
   }
 
   private final Settings settings;
   private final ClusterView cluster;
+  private final CloneCheck check;
+  private final byte[] tokenKey;
+  private final Clock clock;
 
+  /** Without a Cinder check and without clone tokens. */
   public ClonePolicy(Settings settings, ClusterView cluster) {
+    this(settings, cluster, CloneCheck.NONE, null, Clock.systemUTC());
+  }
+
+  /**
+   * @param check asked by the validating endpoint once every other rule passed
+   * @param tokenKey signs the token of accepted cross-namespace clones ({@link CloneToken}); null
+   *     for none (the provisioner then refuses cross-namespace clones)
+   */
+  public ClonePolicy(
+      Settings settings, ClusterView cluster, CloneCheck check, byte[] tokenKey, Clock clock) {
     this.settings = settings;
     this.cluster = cluster;
+    this.check = check;
+    this.tokenKey = tokenKey == null ? null : tokenKey.clone();
+    this.clock = clock;
   }
 
   /** What the rules found for one request, in the order they ran. */
@@ -111,13 +152,30 @@ public final class ClonePolicy implements AdmissionController {
     final List<String> warnings = new ArrayList<>();
     final Set<String> rules = new LinkedHashSet<>();
     final ArrayNode patch = JSON.createArrayNode();
+    final boolean mutating;
+
+    Findings(boolean mutating) {
+      this.mutating = mutating;
+    }
 
     void deny(String rule, String message) {
       violations.add(message);
       rules.add(rule);
     }
 
+    /**
+     * A warning for what is allowed but suspicious. The API server shows the warnings of both
+     * endpoints, so these come from the validating one only, which sees the final object.
+     */
     void warn(String rule, String message) {
+      if (!mutating) {
+        warnings.add(message);
+      }
+      rules.add(rule);
+    }
+
+    /** A warning that explains a patch: from the mutating endpoint, which makes the patch. */
+    void warnPatched(String rule, String message) {
       warnings.add(message);
       rules.add(rule);
     }
@@ -127,6 +185,23 @@ public final class ClonePolicy implements AdmissionController {
       op.put("op", "replace");
       op.put("path", path);
       op.put("value", value);
+      rules.add(rule);
+    }
+
+    /** Sets an annotation whether or not it (or any annotation) exists yet. */
+    void annotate(String rule, PersistentVolumeClaim claim, String key, String value) {
+      ObjectNode op = patch.addObject();
+      op.put("op", "add");
+      // An empty map is not sent at all (omitempty): then the whole map is added; "add" over an
+      // empty one replaces it, which is as good.
+      if (claim.getMetadata().getAnnotations() == null
+          || claim.getMetadata().getAnnotations().isEmpty()) {
+        op.put("path", "/metadata/annotations");
+        op.putObject("value").put(key, value);
+      } else {
+        op.put("path", "/metadata/annotations/" + pointer(key));
+        op.put("value", value);
+      }
       rules.add(rule);
     }
 
@@ -149,7 +224,7 @@ public final class ClonePolicy implements AdmissionController {
     PersistentVolumeClaim old =
         request.getOldObject() instanceof PersistentVolumeClaim o ? o : null;
     String user = request.getUserInfo() == null ? null : request.getUserInfo().getUsername();
-    Findings f = new Findings();
+    Findings f = new Findings(mutating);
     String cloneOf = annotation(claim, CLONE_OF);
     String cloneRequest = annotation(claim, CLONE_REQUEST);
 
@@ -164,6 +239,10 @@ public final class ClonePolicy implements AdmissionController {
       }
       if (!Objects.equals(cloneRequest, annotation(old, CLONE_REQUEST))) {
         f.deny(RULE_IMMUTABLE, CLONE_REQUEST + " cannot change after the claim is created");
+      }
+      if (!Objects.equals(
+          annotation(claim, CloneToken.ANNOTATION), annotation(old, CloneToken.ANNOTATION))) {
+        f.deny(RULE_IMMUTABLE, CloneToken.ANNOTATION + " cannot change after the claim is created");
       }
       // spec.dataSource is immutable in the API server already; the rest was checked at create.
       return f.decision();
@@ -214,7 +293,69 @@ public final class ClonePolicy implements AdmissionController {
           "/metadata/annotations/" + pointer(CLONE_REQUEST),
           annotated.toString());
     }
+    boolean crossNamespace = src != null && !src.namespace().equals(ns);
+    if (!crossNamespace && annotation(claim, CloneToken.ANNOTATION) != null) {
+      f.deny(
+          RULE_TOKEN,
+          CloneToken.ANNOTATION
+              + " is set by the webhook only, for clones across namespaces; remove it");
+    }
+    if (src != null && f.violations.isEmpty()) {
+      ClaimRef self = new ClaimRef(ns, claim.getMetadata().getName());
+      if (crossNamespace && tokenKey != null) {
+        if (mutating) {
+          Instant now = clock.instant();
+          f.annotate(
+              RULE_TOKEN,
+              claim,
+              CloneToken.ANNOTATION,
+              CloneToken.sign(
+                  new CloneToken.Claims(src, self, now, now.plus(CloneToken.VALIDITY)), tokenKey));
+        } else {
+          verifyToken(claim, src, self, f);
+        }
+      }
+      if (!mutating && f.violations.isEmpty()) {
+        // Last, and only once per request: the one rule that asks Cinder.
+        askCinder(src, claim, f);
+      }
+    }
     return f.decision();
+  }
+
+  /** The validating endpoint sees the claim as the mutating one left it: with our token. */
+  private void verifyToken(PersistentVolumeClaim claim, ClaimRef src, ClaimRef self, Findings f) {
+    String created = claim.getMetadata().getCreationTimestamp();
+    try {
+      CloneToken.verify(
+          annotation(claim, CloneToken.ANNOTATION),
+          tokenKey,
+          src,
+          self,
+          created == null ? clock.instant() : Instant.parse(created));
+    } catch (CloneToken.InvalidTokenException e) {
+      f.deny(
+          RULE_TOKEN,
+          "cloning "
+              + src
+              + " across namespaces needs the webhook's token: "
+              + e.getMessage()
+              + " (is the mutating webhook installed?)");
+    }
+  }
+
+  private void askCinder(ClaimRef src, PersistentVolumeClaim claim, Findings f) {
+    try {
+      check.refusal(src, claim).ifPresent(reason -> f.deny(RULE_CINDER, reason));
+    } catch (CloneCheck.Unavailable e) {
+      String message =
+          "the clone of " + src + " could not be checked against Cinder: " + e.getMessage();
+      if (settings.checkUnavailable() == CheckUnavailable.DENY) {
+        f.deny(RULE_CHECK_UNAVAILABLE, message + "; try again");
+      } else {
+        f.warn(RULE_CHECK_UNAVAILABLE, message + "; admitted unchecked by the cluster's policy");
+      }
+    }
   }
 
   private static ClaimRef parse(String value, String targetNamespace, Findings f) {
@@ -408,7 +549,7 @@ public final class ClonePolicy implements AdmissionController {
     if (cmp > 0) {
       if (settings.undersized() == Undersized.RAISE && mutating) {
         f.replace(RULE_SIZE, "/spec/resources/requests/storage", held.toString());
-        f.warn(
+        f.warnPatched(
             RULE_SIZE,
             "the request was raised from "
                 + wanted

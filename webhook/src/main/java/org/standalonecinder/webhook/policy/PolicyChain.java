@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 import org.standalonecinder.webhook.metrics.AdmissionMetrics;
@@ -23,12 +24,17 @@ public final class PolicyChain {
   /**
    * @param provisionerName our provisioner's name
    * @param provisionerUser the provisioner's service account user (may set {@code k8s.io/CloneOf})
+   * @param check asks Cinder (through the resolver) whether a clone can be made
+   * @param tokenKey signs cross-namespace clone tokens; null for none
    */
   public static AdmissionController build(
       PolicyConfig config,
       String provisionerName,
       String provisionerUser,
       ClusterView cluster,
+      CloneCheck check,
+      byte[] tokenKey,
+      Clock clock,
       MeterRegistry registry) {
     ClonePolicy claims =
         new ClonePolicy(
@@ -36,8 +42,12 @@ public final class PolicyChain {
                 provisionerName,
                 provisionerUser,
                 config.crossNamespace(),
-                config.undersizedClone()),
-            cluster);
+                config.undersizedClone(),
+                config.cinderCheckUnavailable()),
+            cluster,
+            check,
+            tokenKey,
+            clock);
     StorageClassPolicy classes =
         new StorageClassPolicy(provisionerName, config.smartcloneClasses());
     AdmissionController byKind =

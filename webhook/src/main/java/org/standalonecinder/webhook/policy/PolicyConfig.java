@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
 import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
 import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 import org.yaml.snakeyaml.LoaderOptions;
@@ -24,6 +25,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  *   matchExpressions: [{key: tier, operator: In, values: [sandbox]}]
  * smartcloneClasses: [fast]     # if set, only these classes may have smartclone: "true"
  * undersizedClone: deny         # deny | raise (raise the request to the source's size, warn)
+ * cinderCheckUnavailable: deny  # deny | allow (admit unchecked, with a warning)
  * </pre>
  *
  * @param enforce false for audit mode
@@ -31,20 +33,33 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * @param exemptNamespaces namespaces (by their labels) the rules do not apply to
  * @param smartcloneClasses classes allowed to enable smartclone; empty for any
  * @param undersizedClone what to do with a clone that requests less than its source holds
+ * @param cinderCheckUnavailable what to do when the resolver cannot be asked
  */
 public record PolicyConfig(
     boolean enforce,
     CrossNamespace crossNamespace,
     LabelSelector exemptNamespaces,
     Set<String> smartcloneClasses,
-    Undersized undersizedClone) {
+    Undersized undersizedClone,
+    CheckUnavailable cinderCheckUnavailable) {
 
   public static final PolicyConfig DEFAULTS =
       new PolicyConfig(
-          true, CrossNamespace.AUTHORIZED, LabelSelector.NOTHING, Set.of(), Undersized.DENY);
+          true,
+          CrossNamespace.AUTHORIZED,
+          LabelSelector.NOTHING,
+          Set.of(),
+          Undersized.DENY,
+          CheckUnavailable.DENY);
 
   private static final Set<String> KEYS =
-      Set.of("mode", "crossNamespace", "exemptNamespaces", "smartcloneClasses", "undersizedClone");
+      Set.of(
+          "mode",
+          "crossNamespace",
+          "exemptNamespaces",
+          "smartcloneClasses",
+          "undersizedClone",
+          "cinderCheckUnavailable");
 
   /** Parses the YAML text; empty text gives {@link #DEFAULTS}. */
   @SuppressWarnings("unchecked")
@@ -113,9 +128,18 @@ public record PolicyConfig(
         default -> problems.add("undersizedClone '" + us + "' must be deny or raise");
       }
     }
+    CheckUnavailable unavailable = CheckUnavailable.DENY;
+    Object cu = map.get("cinderCheckUnavailable");
+    if (cu != null) {
+      switch (String.valueOf(cu)) {
+        case "deny" -> unavailable = CheckUnavailable.DENY;
+        case "allow" -> unavailable = CheckUnavailable.ALLOW;
+        default -> problems.add("cinderCheckUnavailable '" + cu + "' must be deny or allow");
+      }
+    }
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException("policy: " + String.join("; ", problems));
     }
-    return new PolicyConfig(enforce, cross, exempt, classes, undersized);
+    return new PolicyConfig(enforce, cross, exempt, classes, undersized, unavailable);
   }
 }

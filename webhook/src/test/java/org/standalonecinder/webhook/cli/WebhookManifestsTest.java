@@ -111,6 +111,22 @@ class WebhookManifestsTest {
         c.getVolumeMounts().stream().filter(vm -> vm.getName().equals("policy")).findFirst();
     assertThat(serve.policyFile.getParent().toString()).isEqualTo(mount.get().getMountPath());
 
+    // The resolver sidecar: the URL the webhook asks, the token file both share.
+    var resolver =
+        d.getSpec().getTemplate().getSpec().getContainers().stream()
+            .filter(x -> x.getName().equals("resolver"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(resolver.getArgs())
+        .contains(
+            "resolver",
+            "--listen=127.0.0.1",
+            "--port=" + java.net.URI.create(serve.resolver).getPort(),
+            "--token-file=" + serve.resolverTokenFile);
+    String tokenDir = serve.resolverTokenFile.getParent().toString();
+    assertThat(c.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals(tokenDir));
+    assertThat(resolver.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals(tokenDir));
+
     ConfigMap policy = one(ConfigMap.class);
     assertThat(PolicyConfig.parse(policy.getData().get(serve.policyFile.getFileName().toString())))
         .isEqualTo(PolicyConfig.DEFAULTS);
@@ -135,7 +151,11 @@ class WebhookManifestsTest {
         .allSatisfy(r -> assertThat(r.getVerbs()).doesNotContain("*", "list", "delete"));
     List<PolicyRule> own = one(Role.class).getRules();
     assertThat(own)
-        .anySatisfy(r -> assertThat(r.getResourceNames()).containsExactly(defaults.caSecret));
+        .anySatisfy(
+            r ->
+                assertThat(r.getResourceNames())
+                    .containsExactlyInAnyOrder(
+                        defaults.caSecret, org.standalonecinder.api.CloneToken.KEY_SECRET));
     assertThat(own).allSatisfy(r -> assertThat(r.getResources()).containsExactly("secrets"));
   }
 }

@@ -3,6 +3,7 @@ package org.standalonecinder.webhook.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.flipkart.zjsonpatch.JsonPatch;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -11,6 +12,9 @@ import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +25,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
 import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
 import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 
@@ -32,6 +39,9 @@ class ClonePolicyTest {
   private static final String SA =
       "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner";
   private static final ObjectMapper JSON = new ObjectMapper();
+  static final byte[] KEY =
+      "the webhook's clone token key 32".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  static final Instant NOW = Instant.parse("2026-11-22T10:00:00Z");
 
   /** The cluster a row sees: classes, claims, and who may create pods where. */
   static final class Cluster implements ClusterView {
@@ -129,6 +139,11 @@ class ClonePolicyTest {
         .build();
   }
 
+  static PersistentVolumeClaim created(PersistentVolumeClaim c, Instant at) {
+    c.getMetadata().setCreationTimestamp(at.toString());
+    return c;
+  }
+
   static Map<String, String> clone(String value) {
     return Map.of(ClonePolicy.CLONE_REQUEST, value);
   }
@@ -165,6 +180,9 @@ class ClonePolicyTest {
       String user,
       CrossNamespace mode,
       Undersized undersized,
+      CloneCheck cinder,
+      CheckUnavailable unavailable,
+      boolean validatingOnly,
       boolean allowed,
       String patchOrMessage,
       List<String> warnings) {
@@ -175,31 +193,157 @@ class ClonePolicyTest {
 
     Row given(Consumer<Cluster> s) {
       return new Row(
-          name, s, object, old, user, mode, undersized, allowed, patchOrMessage, warnings);
+          name,
+          s,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
     }
 
     Row updating(PersistentVolumeClaim o) {
       return new Row(
-          name, setup, object, o, user, mode, undersized, allowed, patchOrMessage, warnings);
+          name,
+          setup,
+          object,
+          o,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
     }
 
     Row by(String u) {
       return new Row(
-          name, setup, object, old, u, mode, undersized, allowed, patchOrMessage, warnings);
+          name,
+          setup,
+          object,
+          old,
+          u,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
     }
 
     Row crossNamespace(CrossNamespace m) {
       return new Row(
-          name, setup, object, old, user, m, undersized, allowed, patchOrMessage, warnings);
+          name,
+          setup,
+          object,
+          old,
+          user,
+          m,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
     }
 
     Row undersized(Undersized u) {
-      return new Row(name, setup, object, old, user, mode, u, allowed, patchOrMessage, warnings);
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          u,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    /** What the resolver answers (by default: the clone can be made). */
+    Row cinder(CloneCheck c) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          c,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row whenCinderCannotBeAsked(CheckUnavailable u) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          u,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    /** Only the validating endpoint: as when the mutating webhook is not installed. */
+    Row withoutMutatingWebhook() {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          true,
+          allowed,
+          patchOrMessage,
+          warnings);
     }
 
     Row warns(String... w) {
       return new Row(
-          name, setup, object, old, user, mode, undersized, allowed, patchOrMessage, List.of(w));
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          List.of(w));
     }
   }
 
@@ -212,6 +356,9 @@ class ClonePolicyTest {
         "alice",
         CrossNamespace.AUTHORIZED,
         Undersized.DENY,
+        CloneCheck.NONE,
+        CheckUnavailable.DENY,
+        false,
         true,
         patch,
         List.of());
@@ -226,6 +373,9 @@ class ClonePolicyTest {
         "alice",
         CrossNamespace.AUTHORIZED,
         Undersized.DENY,
+        CloneCheck.NONE,
+        CheckUnavailable.DENY,
+        false,
         false,
         message,
         List.of());
@@ -373,12 +523,12 @@ class ClonePolicyTest {
             allow(
                     "cross-namespace by someone who may create pods there",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    null)
+                    stamped("team-b/shared"))
                 .by("bob"),
             allow(
                     "cross-namespace with a grant on the source",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    null)
+                    stamped("team-b/shared"))
                 .given(
                     c ->
                         c.claims
@@ -406,7 +556,7 @@ class ClonePolicyTest {
             allow(
                     "cross-namespace allowed by policy, with a warning",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    null)
+                    stamped("team-b/shared"))
                 .crossNamespace(CrossNamespace.ALLOW)
                 .warns(
                     "cloning team-b/shared into namespace apps without an authorization check: the"
@@ -459,7 +609,7 @@ class ClonePolicyTest {
                         "PersistentVolumeClaim",
                         "shared",
                         "team-b"),
-                    null)
+                    stampedIntoNoAnnotations("team-b/shared"))
                 .by("bob"),
             deny(
                 "a snapshot data source cannot fill our volume",
@@ -567,6 +717,133 @@ class ClonePolicyTest {
                 .updating(target(clone("apps/src"), "clone", "2Gi", null))
                 .given(c -> c.claims.remove("apps/src")),
             deny(
+                    "Cinder cannot clone it: the resolver's reason is the answer",
+                    target(clone("apps/src"), "clone", "2Gi", null),
+                    "the Cinder volume vol-src of source claim apps/src is error")
+                .cinder(
+                    (src, c) ->
+                        Optional.of(
+                            "the Cinder volume vol-src of source claim " + src + " is error")),
+            deny(
+                    "Cinder is asked last: a rule that denies first needs no resolver",
+                    target(clone("apps/ghost"), "clone", "2Gi", null),
+                    "source claim apps/ghost does not exist")
+                .cinder(
+                    (src, c) -> {
+                      throw new AssertionError("asked although another rule denied");
+                    }),
+            deny(
+                    "the resolver cannot be asked: denied (fail closed)",
+                    target(clone("apps/src"), "clone", "2Gi", null),
+                    "the clone of apps/src could not be checked against Cinder: the resolver did not answer within 3000 ms; try again")
+                .cinder(
+                    (src, c) -> {
+                      throw new CloneCheck.Unavailable(
+                          "the resolver did not answer within 3000 ms", null);
+                    }),
+            allow(
+                    "the resolver cannot be asked and the policy admits unchecked, with a warning",
+                    target(clone("apps/src"), "clone", "2Gi", null),
+                    null)
+                .cinder(
+                    (src, c) -> {
+                      throw new CloneCheck.Unavailable(
+                          "the resolver at http://127.0.0.1:8090/v1/clone-check cannot be reached",
+                          null);
+                    })
+                .whenCinderCannotBeAsked(CheckUnavailable.ALLOW)
+                .warns(
+                    "the clone of apps/src could not be checked against Cinder: the resolver at"
+                        + " http://127.0.0.1:8090/v1/clone-check cannot be reached; admitted"
+                        + " unchecked by the cluster's policy"),
+            deny(
+                "a token on a same-namespace clone is denied",
+                target(
+                    Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", CloneToken.ANNOTATION, "x.y"),
+                    "clone",
+                    "2Gi",
+                    null),
+                "standalone-cinder.io/clone-token is set by the webhook only, for clones across namespaces; remove it"),
+            allow(
+                    "a token the user brings is replaced by the webhook's",
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "team-b/shared",
+                            CloneToken.ANNOTATION,
+                            "forged.token"),
+                        "clone",
+                        "1Gi",
+                        null),
+                    stamped("team-b/shared"))
+                .by("bob"),
+            deny(
+                    "without the mutating webhook a cross-namespace clone has no token",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared across namespaces needs the webhook's token: the claim carries no standalone-cinder.io/clone-token (is the mutating webhook installed?)")
+                .by("bob")
+                .withoutMutatingWebhook(),
+            deny(
+                    "a forged token is denied",
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "team-b/shared",
+                            CloneToken.ANNOTATION,
+                            CloneToken.sign(
+                                new CloneToken.Claims(
+                                    new ClaimRef("team-b", "shared"),
+                                    new ClaimRef("apps", "copy"),
+                                    NOW,
+                                    NOW.plusSeconds(300)),
+                                "not the key of this webhook, 32b"
+                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))),
+                        "clone",
+                        "1Gi",
+                        null),
+                    "standalone-cinder.io/clone-token was not signed by the webhook")
+                .by("bob")
+                .withoutMutatingWebhook(),
+            deny(
+                    "an expired token is denied",
+                    created(
+                        target(
+                            Map.of(
+                                ClonePolicy.CLONE_REQUEST,
+                                "team-b/shared",
+                                CloneToken.ANNOTATION,
+                                token("team-b/shared", "apps/copy")),
+                            "clone",
+                            "1Gi",
+                            null),
+                        NOW.plusSeconds(3600)),
+                    "standalone-cinder.io/clone-token expired")
+                .by("bob")
+                .withoutMutatingWebhook(),
+            deny(
+                    "the token cannot change after creation",
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "team-b/shared",
+                            CloneToken.ANNOTATION,
+                            "new"),
+                        "clone",
+                        "1Gi",
+                        null),
+                    "standalone-cinder.io/clone-token cannot change after the claim is created")
+                .updating(
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "team-b/shared",
+                            CloneToken.ANNOTATION,
+                            "old"),
+                        "clone",
+                        "1Gi",
+                        null))
+                .by(SA),
+            deny(
                 "every violation is reported at once",
                 target(
                     Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", ClonePolicy.CLONE_OF, "y"),
@@ -577,13 +854,50 @@ class ClonePolicyTest {
         .map(Arguments::of);
   }
 
+  /** The token the webhook signs at {@link #NOW} with {@link #KEY}. */
+  static String token(String source, String target) {
+    String[] src = source.split("/");
+    String[] dst = target.split("/");
+    return CloneToken.sign(
+        new CloneToken.Claims(
+            new ClaimRef(src[0], src[1]),
+            new ClaimRef(dst[0], dst[1]),
+            NOW,
+            NOW.plus(CloneToken.VALIDITY)),
+        KEY);
+  }
+
+  /** The patch that stamps an accepted cross-namespace clone with its token. */
+  static String stamped(String source) {
+    return "[{\"op\":\"add\",\"path\":\"/metadata/annotations/standalone-cinder.io~1clone-token\",\"value\":\""
+        + token(source, "apps/copy")
+        + "\"}]";
+  }
+
+  /** The same for a claim without annotations: the whole map is added. */
+  static String stampedIntoNoAnnotations(String source) {
+    return "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"standalone-cinder.io/clone-token\":\""
+        + token(source, "apps/copy")
+        + "\"}}]";
+  }
+
+  /**
+   * As the API server does it: the mutating endpoint, its patch applied, then the validating
+   * endpoint on the result. The row states the outcome: allowed (with the mutating patch) or the
+   * first denial, and the warnings of both endpoints, as kubectl shows them.
+   */
   @ParameterizedTest(name = "{0}")
   @MethodSource("rows")
   void review(Row row) throws Exception {
     Cluster cluster = new Cluster();
     row.setup().accept(cluster);
     ClonePolicy policy =
-        new ClonePolicy(new ClonePolicy.Settings(OURS, SA, row.mode(), row.undersized()), cluster);
+        new ClonePolicy(
+            new ClonePolicy.Settings(OURS, SA, row.mode(), row.undersized(), row.unavailable()),
+            cluster,
+            row.cinder(),
+            KEY,
+            Clock.fixed(NOW, ZoneOffset.UTC));
     AdmissionRequest r = new AdmissionRequest();
     r.setUid("u");
     r.setNamespace("apps");
@@ -591,25 +905,37 @@ class ClonePolicyTest {
     r.setObject(row.object());
     r.setOldObject(row.old());
     r.setUserInfo(new UserInfoBuilder().withUsername(row.user()).build());
-    Decision d = policy.review(r, true);
-    assertThat(d.allowed()).as(String.valueOf(d.message())).isEqualTo(row.allowed());
-    assertThat(d.warnings()).isEqualTo(row.warnings());
-    if (row.allowed()) {
-      if (row.patchOrMessage() == null) {
-        assertThat(d.jsonPatch()).isNull();
-      } else {
-        assertThat(JSON.readTree(d.jsonPatch())).isEqualTo(JSON.readTree(row.patchOrMessage()));
+    Decision m = row.validatingOnly() ? Decision.allow() : policy.review(r, true);
+    List<String> warnings = new java.util.ArrayList<>(m.warnings());
+    Decision outcome = m;
+    if (m.allowed()) {
+      if (row.allowed() || row.patchOrMessage() != null) {
+        if (row.allowed()) {
+          if (row.patchOrMessage() == null) {
+            assertThat(m.jsonPatch()).isNull();
+          } else {
+            assertThat(JSON.readTree(m.jsonPatch())).isEqualTo(JSON.readTree(row.patchOrMessage()));
+          }
+        }
       }
+      if (m.jsonPatch() != null) {
+        r.setObject(
+            JSON.treeToValue(
+                JsonPatch.apply(JSON.readTree(m.jsonPatch()), JSON.valueToTree(row.object())),
+                PersistentVolumeClaim.class));
+      }
+      Decision v = policy.review(r, false);
+      assertThat(v.jsonPatch()).as("the validating endpoint never patches").isNull();
+      warnings.addAll(v.warnings());
+      outcome = v;
     } else {
-      assertThat(d.code()).isEqualTo(403);
-      assertThat(d.message()).contains(row.patchOrMessage());
-      assertThat(d.jsonPatch()).isNull();
+      assertThat(m.jsonPatch()).isNull();
     }
-    // The validating endpoint never patches; it sees the object after mutation, so an undersized
-    // clone that the mutating endpoint would raise is still denied there.
-    Decision v = policy.review(r, false);
-    boolean raised = row.warnings().stream().anyMatch(w -> w.contains("was raised"));
-    assertThat(v.allowed()).isEqualTo(row.allowed() && !raised);
-    assertThat(v.jsonPatch()).isNull();
+    assertThat(outcome.allowed()).as(String.valueOf(outcome.message())).isEqualTo(row.allowed());
+    if (!row.allowed()) {
+      assertThat(outcome.code()).isEqualTo(403);
+      assertThat(outcome.message()).contains(row.patchOrMessage());
+    }
+    assertThat(warnings).isEqualTo(row.warnings());
   }
 }

@@ -35,6 +35,7 @@ class PolicyConfigTest {
               matchLabels: {exempt: "true"}
             smartcloneClasses: [fast, gold]
             undersizedClone: raise
+            cinderCheckUnavailable: allow
             """);
     assertThat(c.enforce()).isFalse();
     assertThat(c.crossNamespace()).isEqualTo(CrossNamespace.DENY);
@@ -42,6 +43,7 @@ class PolicyConfigTest {
     assertThat(c.exemptNamespaces().matches(Map.of("exempt", "false"))).isFalse();
     assertThat(c.smartcloneClasses()).isEqualTo(Set.of("fast", "gold"));
     assertThat(c.undersizedClone()).isEqualTo(ClonePolicy.Undersized.RAISE);
+    assertThat(c.cinderCheckUnavailable()).isEqualTo(ClonePolicy.CheckUnavailable.ALLOW);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -52,6 +54,7 @@ class PolicyConfigTest {
         "bad mode | mode: strict | mode 'strict' must be enforce or audit",
         "bad cross-namespace | crossNamespace: maybe | must be authorized, deny or allow",
         "bad undersized | undersizedClone: grow | undersizedClone 'grow' must be deny or raise",
+        "bad cinder check policy | cinderCheckUnavailable: maybe | cinderCheckUnavailable 'maybe' must be deny or allow",
         "classes not a list | smartcloneClasses: fast | must be a list of StorageClass names",
         "selector not a map | exemptNamespaces: all | must be a label selector",
         "bad operator | 'exemptNamespaces: {matchExpressions: [{key: a, operator: Like, values: [x]}]}' | operator 'Like' must be",
@@ -99,10 +102,13 @@ class PolicyConfigTest {
   void auditModeTurnsADenialIntoAWarningAndKeepsAllows() {
     AdmissionRequest r = new AdmissionRequest();
     AuditMode denying = new AuditMode((req, m) -> Decision.deny(403, "r", "no clones here"));
-    Decision d = denying.review(r, true);
+    Decision d = denying.review(r, false);
     assertThat(d.allowed()).isTrue();
     assertThat(d.warnings())
         .containsExactly("standalone-cinder policy (audit mode) would deny this: no clones here");
+    Decision mutated = denying.review(r, true);
+    assertThat(mutated.allowed()).isTrue();
+    assertThat(mutated.warnings()).as("said once, by the validating endpoint").isEmpty();
     AuditMode allowing =
         new AuditMode(
             (req, m) -> Decision.allow(java.util.List.of("w"), "[]", java.util.List.of("r")));
