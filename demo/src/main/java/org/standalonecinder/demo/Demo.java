@@ -369,7 +369,7 @@ public final class Demo {
     return keys.toString();
   }
 
-  private static Map<String, String> readEnv(Path file) throws IOException {
+  static Map<String, String> readEnv(Path file) throws IOException {
     if (!Files.isReadable(file)) {
       throw new DemoFailed(
           file + " not found: start the local Cinder first (dev/cinder-local/start.sh)");

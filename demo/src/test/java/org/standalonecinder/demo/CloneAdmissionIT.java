@@ -1,0 +1,561 @@
+package org.standalonecinder.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.flipkart.zjsonpatch.JsonPatch;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.vertx.core.Vertx;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.KubernetesClusterReader;
+import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
+import org.standalonecinder.provisioner.controller.ProvisionController;
+import org.standalonecinder.provisioner.controller.ResolverServer;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.webhook.cli.WebhookApp;
+
+/**
+ * Clone admission end to end: the webhook ({@code serve --local}) with its resolver sidecar on the
+ * real local Cinder, the provisioner, and fabric8's mock API server with an authorizer. Each review
+ * goes through /mutate and then /validate on the mutated object, as the API server sends it; an
+ * admitted clone is then created and provisioned as a real Cinder clone.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CloneAdmissionIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String OURS = ProvisionerSettings.DEFAULT_NAME;
+
+  @TempDir static Path dir;
+  private static KubernetesMockServer server;
+  private static KubernetesClient k;
+  private static final List<String> writes = Collections.synchronizedList(new ArrayList<>());
+  private static CinderClient cinder;
+  private static ProvisionController provisioner;
+  private static VolumeProvisioner volumes;
+  private static Vertx vertx;
+  private static ResolverServer resolver;
+  private static WebhookApp webhook;
+  private static HttpClient http;
+
+  /** Records every write the API server gets, for the dry-run test. */
+  private static final class Recording extends Dispatcher {
+    private final Dispatcher inner;
+
+    Recording(Dispatcher inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public MockResponse dispatch(RecordedRequest r) {
+      if (!r.getMethod().equals("GET")) {
+        writes.add(r.getMethod() + " " + r.getPath().replaceAll("\\?.*", ""));
+      }
+      return inner.dispatch(r);
+    }
+  }
+
+  @BeforeAll
+  static void start() throws Exception {
+    Path env =
+        Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env"));
+    Map<String, String> local = Demo.readEnv(env);
+    Map<String, String> os = new HashMap<>();
+    os.put("OS_CINDER_ENDPOINT", local.get("CINDER_ENDPOINT"));
+    os.put("OS_PROJECT_ID", local.get("CINDER_PROJECT_ID"));
+    os.put("OS_USERNAME", "it");
+    var cloud = CloudConfigLoader.load(null, os);
+    cinder = OpenStackCinderClient.create(cloud);
+
+    server =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new Recording(
+                new Authorizer(
+                    new KubernetesCrudDispatcher(),
+                    Map.of("apps", Set.of("alice", "bob"), "team-b", Set.of("bob")))),
+            false);
+    server.init();
+    k = server.createClient();
+
+    String cluster = "clone-it-" + UUID.randomUUID();
+    ProvisionerSettings settings =
+        new ProvisionerSettings(
+            OURS,
+            cluster,
+            cluster,
+            "iqn.2026-11.org.standalonecinder:clone-it",
+            cluster,
+            "127.0.0.1",
+            "standalone-cinder",
+            false);
+    volumes =
+        new VolumeProvisioner(
+            cinder,
+            new KubernetesSecretStore(k),
+            VolumeMappers.standard(),
+            settings,
+            Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60)));
+    provisioner =
+        new ProvisionController(
+            k,
+            volumes,
+            settings,
+            new EventRecorder(k, "standalone-cinder", "it", Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
+            2,
+            Duration.ofSeconds(30));
+    provisioner.start();
+
+    vertx = Vertx.vertx();
+    KubernetesClusterReader reader = new KubernetesClusterReader(k, "standalone-cinder");
+    Path token = dir.resolve("resolver-token");
+    Files.writeString(token, "the-pod-shares-this-token-" + UUID.randomUUID());
+    resolver =
+        new ResolverServer(
+            vertx, new CloneResolver(reader, cinder, OURS), reader, Files.readString(token));
+    resolver
+        .listen("127.0.0.1", 0)
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+
+    webhook =
+        WebhookApp.start(
+            k.getConfiguration(),
+            new WebhookApp.Options(
+                "127.0.0.1",
+                0,
+                WebhookApp.Certificates.LOCAL,
+                dir.resolve("ca.crt"),
+                null,
+                "standalone-cinder",
+                "standalone-cinder-webhook",
+                "standalone-cinder",
+                "standalone-cinder-webhook-ca",
+                null,
+                OURS,
+                "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
+                Duration.ofSeconds(30),
+                URI.create("http://127.0.0.1:" + resolver.port()),
+                token,
+                Duration.ofSeconds(3)));
+    http = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.crt"))).build();
+
+    createClass("clones", Map.of("smartclone", "true", "fsType", "ext4"));
+    createClass("plain", Map.of());
+    createClass("zoned", Map.of("smartclone", "true", "availability", "elsewhere"));
+    source("apps", "src");
+    source("team-b", "shared");
+    // A claim that says it is ours, bound to a PV that is not.
+    k.persistentVolumes()
+        .resource(
+            new PersistentVolumeBuilder()
+                .withNewMetadata()
+                .withName("nfs-1")
+                .endMetadata()
+                .withNewSpec()
+                .withCapacity(Map.of("storage", new Quantity("1Gi")))
+                .withAccessModes("ReadWriteOnce")
+                .withNewNfs()
+                .withPath("/x")
+                .withServer("nfs.example.com")
+                .endNfs()
+                .endSpec()
+                .build())
+        .create();
+    PersistentVolumeClaim liar =
+        claim("apps", "liar", "clones", Map.of("cinderVolumeId", "made-up"), "1Gi");
+    liar.getSpec().setVolumeName("nfs-1");
+    k.resource(liar).create();
+    bound("apps", "liar", "1Gi");
+    PersistentVolumeClaim pending = claim("apps", "pending", "missing-class", Map.of(), "1Gi");
+    k.resource(pending).create();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (webhook != null) {
+      webhook.close();
+    }
+    if (resolver != null) {
+      resolver.close();
+    }
+    if (vertx != null) {
+      vertx.close();
+    }
+    if (provisioner != null) {
+      provisioner.close();
+    }
+    // The volumes of this run, as their release would delete them (the mock has no binder).
+    for (PersistentVolume pv : k.persistentVolumes().list().getItems()) {
+      if (pv.getMetadata().getAnnotations() != null
+          && pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID) != null) {
+        volumes.delete(pv);
+      }
+    }
+    cinder.close();
+    k.close();
+    server.destroy();
+  }
+
+  private static void createClass(String name, Map<String, String> params) {
+    k.resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withProvisioner(OURS)
+                .withParameters(params)
+                .withReclaimPolicy("Delete")
+                .build())
+        .create();
+  }
+
+  private static PersistentVolumeClaim claim(
+      String ns, String name, String className, Map<String, String> ann, String size) {
+    Map<String, String> a = new HashMap<>(ann);
+    a.put(Names.ANN_STORAGE_PROVISIONER, OURS);
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withNamespace(ns)
+        .withName(name)
+        .withAnnotations(a)
+        .endMetadata()
+        .withNewSpec()
+        .withStorageClassName(className)
+        .withVolumeMode("Filesystem")
+        .withAccessModes("ReadWriteOnce")
+        .withNewResources()
+        .addToRequests("storage", new Quantity(size))
+        .endResources()
+        .endSpec()
+        .build();
+  }
+
+  /** A claim provisioned by our provisioner on the real Cinder, and bound. */
+  private static void source(String ns, String name) {
+    PersistentVolumeClaim c = k.resource(claim(ns, name, "clones", Map.of(), "1Gi")).create();
+    String pv = Names.pvName(c.getMetadata().getUid());
+    await("PV of " + name, () -> k.persistentVolumes().withName(pv).get() != null);
+    k.persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName(name)
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"volumeName\":\"" + pv + "\"}}");
+    bound(ns, name, "1Gi");
+  }
+
+  /** What the binder leaves in a bound claim's status. */
+  private static void bound(String ns, String name, String size) {
+    k.persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName(name)
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            "{\"status\":{\"phase\":\"Bound\",\"capacity\":{\"storage\":\"" + size + "\"}}}");
+  }
+
+  private static void await(String what, BooleanSupplier c) {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!c.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("timed out waiting for " + what);
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  private static SSLContext trusting(Path ca) throws Exception {
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    ks.load(null, null);
+    ks.setCertificateEntry(
+        "ca",
+        CertificateFactory.getInstance("X.509")
+            .generateCertificate(new ByteArrayInputStream(Files.readAllBytes(ca))));
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(ks);
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(null, tmf.getTrustManagers(), null);
+    return ctx;
+  }
+
+  /** The outcome of /mutate then /validate, and the object as the API server would store it. */
+  record Admission(boolean allowed, String message, List<String> warnings, JsonNode object) {}
+
+  private static Admission admit(String user, PersistentVolumeClaim c, boolean dryRun)
+      throws Exception {
+    ObjectNode object = JSON.valueToTree(c);
+    JsonNode m = post("/mutate", review(user, object, dryRun));
+    List<String> warnings = new ArrayList<>();
+    m.path("warnings").forEach(w -> warnings.add(w.asText()));
+    if (!m.path("allowed").asBoolean()) {
+      return new Admission(false, m.at("/status/message").asText(), warnings, object);
+    }
+    JsonNode patched =
+        m.has("patch")
+            ? JsonPatch.apply(
+                JSON.readTree(Base64.getDecoder().decode(m.path("patch").asText())), object)
+            : object;
+    JsonNode v = post("/validate", review(user, (ObjectNode) patched, dryRun));
+    v.path("warnings").forEach(w -> warnings.add(w.asText()));
+    return new Admission(
+        v.path("allowed").asBoolean(), v.at("/status/message").asText(null), warnings, patched);
+  }
+
+  private static String review(String user, ObjectNode object, boolean dryRun) {
+    ObjectNode root = JSON.createObjectNode();
+    root.put("apiVersion", "admission.k8s.io/v1").put("kind", "AdmissionReview");
+    ObjectNode req = root.putObject("request");
+    req.put("uid", UUID.randomUUID().toString());
+    req.putObject("kind")
+        .put("group", "")
+        .put("version", "v1")
+        .put("kind", "PersistentVolumeClaim");
+    req.put("namespace", object.at("/metadata/namespace").asText());
+    req.put("operation", "CREATE");
+    req.put("dryRun", dryRun);
+    req.putObject("userInfo").put("username", user);
+    req.set("object", object);
+    return root.toString();
+  }
+
+  private static JsonNode post(String path, String body) throws Exception {
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + webhook.port() + path))
+                .header("Content-Type", "application/json")
+                .timeout(Duration.ofSeconds(10))
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return JSON.readTree(r.body()).path("response");
+  }
+
+  private static PersistentVolumeClaim cloneOf(
+      String ns, String name, String source, String className, String size) {
+    return claim(ns, name, className, Map.of(ClaimRef.CLONE_REQUEST, source), size);
+  }
+
+  private static void denied(Admission a, String message) {
+    assertThat(a.allowed()).as(String.valueOf(a.message())).isFalse();
+    assertThat(a.message()).contains(message);
+  }
+
+  @Test
+  @Order(1)
+  void denialsEachWithItsReason() throws Exception {
+    denied(
+        admit("alice", cloneOf("apps", "c1", "apps/ghost", "clones", "1Gi"), false),
+        "source claim apps/ghost does not exist");
+    denied(
+        admit("alice", cloneOf("apps", "c2", "apps/pending", "clones", "1Gi"), false),
+        "source claim apps/pending is not Bound yet");
+    // The claim's own annotations say ours; only the resolver, looking at its PV, finds out.
+    PersistentVolumeClaim liar = cloneOf("apps", "c3", "apps/liar", "clones", "1Gi");
+    denied(admit("alice", liar, false), "was not provisioned by " + OURS);
+    denied(
+        admit("alice", cloneOf("apps", "c4", "apps/src", "clones", "512Mi"), false),
+        "source claim apps/src holds 1Gi, more than this claim requests (512Mi)");
+    denied(
+        admit("alice", cloneOf("apps", "c5", "apps/src", "zoned", "1Gi"), false),
+        "source claim apps/src is in availability zone nova and StorageClass zoned asks for elsewhere");
+    denied(
+        admit("alice", cloneOf("apps", "c6", "team-b/shared", "clones", "1Gi"), false),
+        "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b");
+    denied(
+        admit("alice", cloneOf("apps", "c7", "apps/src", "plain", "1Gi"), false),
+        "StorageClass plain does not allow cloning");
+    PersistentVolumeClaim forged =
+        claim("apps", "c8", "clones", Map.of(ClaimRef.CLONE_OF, "apps/src"), "1Gi");
+    denied(
+        admit("alice", forged, false), "k8s.io/CloneOf is set by the provisioner only; remove it");
+  }
+
+  @Test
+  @Order(2)
+  void forgedAndExpiredTokensAreDeniedByTheWebhookAndRefusedByTheProvisioner() throws Exception {
+    byte[] otherKey =
+        "not the key of this cluster, 32b".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    Instant now = Instant.now();
+    String forged =
+        CloneToken.sign(
+            new CloneToken.Claims(
+                new ClaimRef("team-b", "shared"),
+                new ClaimRef("apps", "t1"),
+                now,
+                now.plusSeconds(300)),
+            otherKey);
+    PersistentVolumeClaim withForged =
+        claim(
+            "apps",
+            "t1",
+            "clones",
+            Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, forged),
+            "1Gi");
+    // The API server calls /validate after /mutate, which replaces a token the user brought:
+    // a forged token reaches /validate only when the mutating webhook is missing.
+    JsonNode v = post("/validate", review("bob", JSON.valueToTree(withForged), false));
+    assertThat(v.path("allowed").asBoolean()).isFalse();
+    assertThat(v.at("/status/message").asText()).contains("was not signed by the webhook");
+
+    byte[] key =
+        Base64.getDecoder()
+            .decode(
+                k.secrets()
+                    .inNamespace("standalone-cinder")
+                    .withName(CloneToken.KEY_SECRET)
+                    .get()
+                    .getData()
+                    .get(CloneToken.KEY_FIELD));
+    Instant long_ago = now.minus(Duration.ofHours(2));
+    String expired =
+        CloneToken.sign(
+            new CloneToken.Claims(
+                new ClaimRef("team-b", "shared"),
+                new ClaimRef("apps", "t2"),
+                long_ago,
+                long_ago.plusSeconds(300)),
+            key);
+    PersistentVolumeClaim withExpired =
+        claim(
+            "apps",
+            "t2",
+            "clones",
+            Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, expired),
+            "1Gi");
+    v = post("/validate", review("bob", JSON.valueToTree(withExpired), false));
+    assertThat(v.at("/status/message").asText())
+        .contains("standalone-cinder.io/clone-token expired");
+
+    // Without the webhook at all (bypassed): the provisioner refuses, and makes no volume.
+    PersistentVolumeClaim bypass = k.resource(withExpired).create();
+    await("refusal", () -> events("t2").stream().anyMatch(e -> e.contains("ProvisioningFailed")));
+    assertThat(events("t2")).anyMatch(e -> e.contains("standalone-cinder.io/clone-token expired"));
+    assertThat(k.persistentVolumes().withName(Names.pvName(bypass.getMetadata().getUid())).get())
+        .isNull();
+  }
+
+  @Test
+  @Order(3)
+  void anAdmittedCrossNamespaceCloneIsMadeWithTheWebhooksToken() throws Exception {
+    Admission a = admit("bob", cloneOf("apps", "granted", "team-b/shared", "clones", "1Gi"), false);
+    assertThat(a.allowed()).as(a.message()).isTrue();
+    assertThat(a.object().at("/metadata/annotations").has(CloneToken.ANNOTATION)).isTrue();
+    k.resource(JSON.treeToValue(a.object(), PersistentVolumeClaim.class)).create();
+    await(
+        "CloneOf",
+        () ->
+            "team-b/shared"
+                .equals(
+                    k.persistentVolumeClaims()
+                        .inNamespace("apps")
+                        .withName("granted")
+                        .get()
+                        .getMetadata()
+                        .getAnnotations()
+                        .get(ClaimRef.CLONE_OF)));
+  }
+
+  @Test
+  @Order(4)
+  void aDryRunReviewWritesNothingAndMakesNoVolume() throws Exception {
+    // Only the webhook and its resolver may touch the API server and Cinder from here on.
+    provisioner.close();
+    provisioner = null;
+    int before = cinder.findVolumes(null, Map.of()).size();
+    writes.clear();
+    Admission a = admit("alice", cloneOf("apps", "dry", "src", "clones", "1Gi"), true);
+    assertThat(a.allowed()).as(a.message()).isTrue();
+    // SubjectAccessReviews are questions, stored nowhere; nothing else may be written.
+    assertThat(writes)
+        .allMatch(w -> w.startsWith("POST /apis/authorization.k8s.io/"), writes.toString());
+    assertThat(cinder.findVolumes(null, Map.of())).hasSize(before);
+  }
+
+  @Test
+  @Order(5)
+  void withTheResolverDownAClonesIsDeniedWithTheReason() throws Exception {
+    resolver.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Admission a = admit("alice", cloneOf("apps", "down", "src", "clones", "1Gi"), false);
+    denied(
+        a,
+        "the clone of apps/src could not be checked against Cinder: the resolver at http://127.0.0.1:");
+    assertThat(a.message()).contains("cannot be reached; try again");
+    resolver = null;
+  }
+
+  private static List<String> events(String name) {
+    return k.events().v1().events().inAnyNamespace().list().getItems().stream()
+        .filter(e -> e.getRegarding().getName().equals(name))
+        .map(e -> e.getReason() + ": " + e.getNote())
+        .toList();
+  }
+}
