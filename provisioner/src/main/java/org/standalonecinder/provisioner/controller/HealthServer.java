@@ -5,20 +5,31 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * {@code /healthz} (the process serves) and {@code /readyz} (the controller's caches are synced),
- * for the kubelet's probes. The checks only read flags, so they are safe on the event loop.
+ * for the kubelet's probes, and {@code /metrics} (Prometheus) when given. The checks only read
+ * flags, so they are safe on the event loop.
  */
 public final class HealthServer {
 
   private final Vertx vertx;
   private final BooleanSupplier ready;
+  private final Supplier<String> metrics;
   private HttpServer server;
 
   public HealthServer(Vertx vertx, BooleanSupplier ready) {
+    this(vertx, ready, null);
+  }
+
+  /**
+   * @param metrics the Prometheus text for {@code /metrics}, or null for none
+   */
+  public HealthServer(Vertx vertx, BooleanSupplier ready, Supplier<String> metrics) {
     this.vertx = vertx;
     this.ready = ready;
+    this.metrics = metrics;
   }
 
   /** Listens; port 0 picks a free one. */
@@ -35,6 +46,20 @@ public final class HealthServer {
                 ctx.response().setStatusCode(503).end("caches not synced\n");
               }
             });
+    if (metrics != null) {
+      router
+          .get("/metrics")
+          .handler(
+              ctx ->
+                  vertx
+                      .executeBlocking(metrics::get, false)
+                      .onSuccess(
+                          t ->
+                              ctx.response()
+                                  .putHeader("Content-Type", "text/plain; version=0.0.4")
+                                  .end(t))
+                      .onFailure(ctx::fail));
+    }
     return vertx
         .createHttpServer()
         .requestHandler(router)

@@ -58,6 +58,7 @@ public final class ProvisionController implements AutoCloseable {
   private final WorkQueue queue = new WorkQueue();
   private final Map<String, Integer> failures = new ConcurrentHashMap<>();
   private final CloneResolver clones;
+  private final ProvisionMetrics metrics;
 
   /**
    * UIDs of our claims deleted before their PV existed, by claim key. Swept under the claim's own
@@ -79,6 +80,29 @@ public final class ProvisionController implements AutoCloseable {
       RetryPolicy retry,
       int workers,
       Duration resync) {
+    this(
+        client,
+        provisioner,
+        settings,
+        events,
+        retry,
+        workers,
+        resync,
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+  }
+
+  /**
+   * @param registry where the provisioning and clone metrics go
+   */
+  public ProvisionController(
+      KubernetesClient client,
+      VolumeProvisioner provisioner,
+      ProvisionerSettings settings,
+      EventRecorder events,
+      RetryPolicy retry,
+      int workers,
+      Duration resync,
+      io.micrometer.core.instrument.MeterRegistry registry) {
     this.client = client;
     this.provisioner = provisioner;
     this.settings = settings;
@@ -88,6 +112,7 @@ public final class ProvisionController implements AutoCloseable {
     this.resync = resync;
     this.clones =
         provisioner.clones(new KubernetesClusterReader(client, settings.secretNamespace()));
+    this.metrics = new ProvisionMetrics(registry);
   }
 
   /** Starts the informers and the workers; returns once the caches are synced. */
@@ -311,6 +336,21 @@ public final class ProvisionController implements AutoCloseable {
       finishCloneQuietly(claim);
       return; // provisioned; the binder takes it from here
     }
+    long started = System.nanoTime();
+    String outcome = "failed";
+    try {
+      provisionClaim(claim, sc, pvName, cloneOf);
+      outcome = "succeeded";
+    } catch (ProvisioningException e) {
+      outcome = e.isFinal() ? "refused" : "failed";
+      throw e;
+    } finally {
+      metrics.provisioned(cloneOf.isPresent(), outcome, System.nanoTime() - started);
+    }
+  }
+
+  private void provisionClaim(
+      PersistentVolumeClaim claim, StorageClass sc, String pvName, Optional<ClaimRef> cloneOf) {
     CloneSource source = null;
     boolean protectedSource = cloneOf.isPresent();
     if (cloneOf.isPresent()) {

@@ -4,6 +4,9 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.time.Duration;
@@ -61,6 +64,8 @@ public final class ProvisionerApp implements AutoCloseable {
   public static ProvisionerApp start(Config kube, CinderClient cinder, Options o)
       throws InterruptedException, ExecutionException {
     Vertx vertx = Vertx.vertx();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new JvmMemoryMetrics().bindTo(registry);
     KubernetesClient client =
         new KubernetesClientBuilder()
             .withConfig(kube)
@@ -80,14 +85,16 @@ public final class ProvisionerApp implements AutoCloseable {
                 client, o.settings().provisionerName(), o.instance(), Clock.systemUTC()),
             o.retry(),
             o.workers(),
-            o.resync());
-    HealthServer health = new HealthServer(vertx, controller::synced);
+            o.resync(),
+            registry);
+    HealthServer health = new HealthServer(vertx, controller::synced, registry::scrape);
     health
         .listen(o.healthAddress(), o.healthPort())
         .toCompletionStage()
         .toCompletableFuture()
         .get();
-    LOG.info("health on http://{}:{}/healthz and /readyz", o.healthAddress(), health.port());
+    LOG.info(
+        "health on http://{}:{}/healthz, /readyz and /metrics", o.healthAddress(), health.port());
     controller.start();
     return new ProvisionerApp(vertx, client, cinder, controller, health);
   }

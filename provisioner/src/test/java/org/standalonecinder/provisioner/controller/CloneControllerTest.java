@@ -45,6 +45,8 @@ class CloneControllerTest {
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
   private ProvisionController controller;
+  private final io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+      new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
   private void start(CinderClient c) {
     server = Cluster.newApiServer();
@@ -62,7 +64,8 @@ class CloneControllerTest {
             new EventRecorder(client, "standalone-cinder", "test-0", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
             2,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            registry);
     controller.start();
     Cluster.await("informers synced", controller::synced, Duration.ofSeconds(10));
   }
@@ -161,6 +164,8 @@ class CloneControllerTest {
     assertThat(cinder.volumes().get(copyVolume).metadata())
         .containsEntry(Names.META_CLONE_OF, srcVolume);
     assertThat(get("apps", "src").getMetadata().getFinalizers()).isNullOrEmpty();
+    await("counted", () -> provisions("clone", "succeeded") == 1);
+    assertThat(provisions("blank", "succeeded")).as("the source").isEqualTo(1);
     assertThat(eventsOf("copy"))
         .contains(
             "Provisioning: External provisioner is provisioning volume for claim apps/copy as a clone of apps/src (Cinder volume "
@@ -206,6 +211,17 @@ class CloneControllerTest {
         .containsExactly(
             "ProvisioningFailed: the claim asks to clone apps/src, but StorageClass plain does not allow cloning (its smartclone parameter is not \"true\"); no blank volume was made: use a class with smartclone \"true\"");
     assertThat(cinder.volumes()).hasSize(volumes);
+    assertThat(provisions("clone", "refused")).isEqualTo(1);
+    assertThat(provisions("clone", "succeeded")).isZero();
+  }
+
+  private double provisions(String kind, String result) {
+    var c =
+        registry
+            .find("standalone_cinder_provisions")
+            .tags("kind", kind, "result", result)
+            .counter();
+    return c == null ? 0 : c.count();
   }
 
   @Test

@@ -66,6 +66,17 @@ class ProvisionerAppIT {
           () -> client.persistentVolumes().withName(pv).get() != null,
           Duration.ofSeconds(60));
 
+      // Counted once the attempt is over, a moment after the PV appears.
+      await(
+          "the attempt counted",
+          () ->
+              metrics(port)
+                  .contains(
+                      "standalone_cinder_provisions_total{kind=\"blank\",result=\"succeeded\"} 1.0"),
+          Duration.ofSeconds(10));
+      assertThat(metrics(port))
+          .contains("standalone_cinder_provision_seconds_count{kind=\"blank\"} 1");
+
       // Leave nothing in the shared Cinder: the orphan path deletes a claim's volume.
       client.persistentVolumeClaims().inNamespace("apps").withName("app").delete();
       Cluster.release(client, client.persistentVolumes().withName(pv).get());
@@ -77,5 +88,19 @@ class ProvisionerAppIT {
       app.close();
     }
     assertThatThrownBy(() -> status(port, "/healthz")).isInstanceOf(java.io.IOException.class);
+  }
+
+  private static String metrics(int port) {
+    try {
+      return java.net.http.HttpClient.newHttpClient()
+          .send(
+              java.net.http.HttpRequest.newBuilder(
+                      java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString())
+          .body();
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
   }
 }
