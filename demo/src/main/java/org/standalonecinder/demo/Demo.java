@@ -138,10 +138,11 @@ public final class Demo {
                   .withName(CLASS)
                   .endMetadata()
                   .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-                  .withParameters(Map.of("fsType", "ext4"))
+                  .withParameters(Map.of("fsType", "ext4", "smartclone", "true"))
                   .withReclaimPolicy("Delete")
                   .build())
           .create();
+      k.resource(storageClass("plain", Map.of())).create();
       PersistentVolumeClaim claim =
           k.persistentVolumeClaims()
               .inNamespace(NS)
@@ -164,9 +165,9 @@ public final class Demo {
               .create();
       step(
           3,
-          "kubectl apply: StorageClass '"
+          "kubectl apply: StorageClasses '"
               + CLASS
-              + "' (fsType ext4) and claim default/data of 1Gi");
+              + "' (fsType ext4, smartclone \"true\") and 'plain', claim default/data of 1Gi");
 
       String pvName = Names.pvName(claim.getMetadata().getUid());
       long t1 = System.nanoTime();
@@ -175,17 +176,7 @@ public final class Demo {
           () -> k.persistentVolumes().withName(pvName).get() != null,
           Duration.ofSeconds(60));
       PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
-      // Kubernetes' binder binds the claim to its PV; the mock has none.
-      // Merge patches carry no resourceVersion: the provisioner may be writing the claim too.
-      var bound = k.persistentVolumeClaims().inNamespace(NS).withName("data");
-      bound.patch(
-          PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
-      bound
-          .subresource("status")
-          .patch(
-              PatchContext.of(PatchType.JSON_MERGE),
-              "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
-                  + "\"capacity\":{\"storage\":\"1Gi\"}}}");
+      bind(k, "data", pvName);
       String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
       step(4, "PV " + pvName + " created " + ms(t1) + " after the claim:");
       for (String line : new KubernetesSerialization().asYaml(pv.getSpec()).split("\n")) {
@@ -236,32 +227,97 @@ public final class Demo {
               + iscsi.getInitiatorName()
               + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a wrong secret is refused");
 
-      webhook(k);
+      PersistentVolumeClaim admitted = webhook(k, cinder);
 
-      long t2 = System.nanoTime();
-      k.persistentVolumeClaims().inNamespace(NS).withName("data").delete();
-      // Kubernetes' binder marks the PV Released when its claim goes; the mock has none.
-      pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
-      k.persistentVolumes().resource(pv).updateStatus();
+      // The admitted clone, as the API server stores it after the webhook's patch.
+      long t3 = System.nanoTime();
+      PersistentVolumeClaim copy = k.resource(admitted).create();
+      String copyPvName = Names.pvName(copy.getMetadata().getUid());
       await(
-          "the PV's deletion",
-          () -> k.persistentVolumes().withName(pvName).get() == null,
+          "the clone's PV",
+          () -> k.persistentVolumes().withName(copyPvName).get() != null,
           Duration.ofSeconds(60));
-      boolean volumeGone = cinder.getVolume(volumeId).isEmpty();
-      boolean secretGone =
-          k.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get() == null;
-      IscsiProbe.Result after = node.io("read 0 4k");
-      check(volumeGone, "the Cinder volume is still there");
-      check(secretGone, "the CHAP Secret is still there");
-      check(!after.ok(), "the target still accepts the login");
+      bind(k, "copy", copyPvName);
+      PersistentVolume copyPv = k.persistentVolumes().withName(copyPvName).get();
+      String copyVolumeId = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+      await(
+          "k8s.io/CloneOf",
+          () ->
+              k.persistentVolumeClaims()
+                      .inNamespace(NS)
+                      .withName("copy")
+                      .get()
+                      .getMetadata()
+                      .getAnnotations()
+                      .get("k8s.io/CloneOf")
+                  != null,
+          Duration.ofSeconds(10));
+      String cloneOf =
+          k.persistentVolumeClaims()
+              .inNamespace(NS)
+              .withName("copy")
+              .get()
+              .getMetadata()
+              .getAnnotations()
+              .get("k8s.io/CloneOf");
+      var copyIscsi = copyPv.getSpec().getIscsi();
+      Secret copyChap =
+          k.secrets()
+              .inNamespace(copyIscsi.getSecretRef().getNamespace())
+              .withName(copyIscsi.getSecretRef().getName())
+              .get();
+      IscsiProbe.Target copyNode = IscsiProbe.Target.of(copyIscsi, copyChap);
+      IscsiProbe.Result read = copyNode.io("read -P 0x5a 0 1M");
+      check(read.ok(), "the clone does not hold the source's data: " + read.output());
+      Volume copyVolume =
+          cinder.getVolume(copyVolumeId).orElseThrow(() -> new DemoFailed("clone volume missing"));
       step(
           7,
-          "kubectl delete pvc data: the released PV was torn down in "
+          "kubectl apply the admitted clone: PV "
+              + copyPvName
+              + " in "
+              + ms(t3)
+              + ", Cinder volume "
+              + copyVolumeId
+              + " cloned from "
+              + copyVolume.sourceVolumeId()
+              + ", k8s.io/CloneOf: "
+              + cloneOf
+              + "; the node logs in to the clone with its own CHAP Secret and reads the 1 MiB of"
+              + " 0x5a back");
+
+      long t2 = System.nanoTime();
+      k.persistentVolumeClaims().inNamespace(NS).withName("copy").delete();
+      k.persistentVolumeClaims().inNamespace(NS).withName("data").delete();
+      // Kubernetes' binder marks a PV Released when its claim goes; the mock has none.
+      for (PersistentVolume released : List.of(copyPv, pv)) {
+        released.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+        k.persistentVolumes().resource(released).updateStatus();
+      }
+      await(
+          "the PVs' deletion",
+          () ->
+              k.persistentVolumes().withName(pvName).get() == null
+                  && k.persistentVolumes().withName(copyPvName).get() == null,
+          Duration.ofSeconds(60));
+      boolean volumeGone =
+          cinder.getVolume(volumeId).isEmpty() && cinder.getVolume(copyVolumeId).isEmpty();
+      boolean secretGone =
+          k.secrets().inNamespace(ref.getNamespace()).list().getItems().stream()
+              .noneMatch(x -> "kubernetes.io/iscsi-chap".equals(x.getType()));
+      IscsiProbe.Result after = node.io("read 0 4k");
+      IscsiProbe.Result afterCopy = copyNode.io("read 0 4k");
+      check(volumeGone, "a Cinder volume is still there");
+      check(secretGone, "a CHAP Secret is still there");
+      check(!after.ok() && !afterCopy.ok(), "a target still accepts the login");
+      step(
+          8,
+          "kubectl delete pvc copy data: both released PVs were torn down in "
               + ms(t2)
-              + ": Cinder volume gone, CHAP Secret gone, the target refuses the login");
+              + ": Cinder volumes gone, CHAP Secrets gone, the targets refuse the login");
       say(
-          "\ndone: claim -> Cinder volume -> iSCSI PV -> data -> clone requests judged -> release"
-              + " -> nothing left.");
+          "\ndone: claim -> Cinder volume -> iSCSI PV -> data -> admitted clone -> the same data"
+              + " -> release -> nothing left.");
       return true;
     } finally {
       app.close();
@@ -272,24 +328,36 @@ public final class Demo {
   }
 
   /**
-   * The webhook judges what users would apply next to the bound claim: clone requests and
-   * StorageClasses. Each answer is checked, so the demo fails if the webhook misbehaves.
+   * The webhook, with the provisioner's resolver next to it, judges what users apply next to the
+   * bound claim. Each answer is checked, so the demo fails if the webhook misbehaves.
+   *
+   * @return the clone request it admitted, as the API server would store it
    */
-  private static void webhook(KubernetesClient k) throws Exception {
+  private static PersistentVolumeClaim webhook(KubernetesClient k, CinderClient cinder)
+      throws Exception {
     try (WebhookDemo webhook =
-        WebhookDemo.start(k.getConfiguration(), ProvisionerSettings.DEFAULT_NAME)) {
+        WebhookDemo.start(k.getConfiguration(), ProvisionerSettings.DEFAULT_NAME, k, cinder)) {
       step(
           6,
           "admission webhook on https://127.0.0.1:"
               + webhook.port()
               + " (serve --local, CA written to "
               + webhook.caFile
-              + "); what it answers:");
+              + ") with the resolver on http://127.0.0.1:"
+              + webhook.resolverPort()
+              + "; what it answers:");
+      WebhookDemo.Answer admitted =
+          judge(
+              webhook,
+              "alice creates claim default/copy with k8s.io/CloneRequest: data in class cinder",
+              "alice",
+              cloneClaim(NS, "copy", "data", CLASS),
+              true);
       judge(
           webhook,
-          "alice creates claim default/copy with k8s.io/CloneRequest: data in class cinder",
+          "alice creates claim default/blank with k8s.io/CloneRequest: data in class plain",
           "alice",
-          cloneClaim(NS, "copy", "data", CLASS),
+          cloneClaim(NS, "blank", "data", "plain"),
           false);
       judge(
           webhook,
@@ -306,16 +374,19 @@ public final class Demo {
           "admin",
           storageClass("fast", Map.of("tpye", "ssd")),
           false);
-      judge(
-          webhook,
-          "the admin creates StorageClass fast with SmartClone: \"TRUE\"",
-          "admin",
-          storageClass("fast", Map.of("SmartClone", "TRUE")),
-          true);
+      PersistentVolumeClaim claim =
+          new KubernetesSerialization()
+              .unmarshal(admitted.object().toString(), PersistentVolumeClaim.class);
+      // Set by Kubernetes from the class; the mock has no controller to do it.
+      claim
+          .getMetadata()
+          .getAnnotations()
+          .put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+      return claim;
     }
   }
 
-  private static void judge(
+  private static WebhookDemo.Answer judge(
       WebhookDemo webhook, String what, String user, HasMetadata object, boolean expectAllowed)
       throws Exception {
     WebhookDemo.Answer a = webhook.create(user, object);
@@ -328,6 +399,23 @@ public final class Demo {
       say("           patch " + a.patch());
     }
     a.warnings().forEach(w -> say("           warning: " + w));
+    return a;
+  }
+
+  /**
+   * What Kubernetes' binder does: the claim names its PV and is Bound. Merge patches carry no
+   * resourceVersion: the provisioner may be writing the claim at the same time.
+   */
+  private static void bind(KubernetesClient k, String claim, String pvName) {
+    var bound = k.persistentVolumeClaims().inNamespace(NS).withName(claim);
+    bound.patch(
+        PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
+    bound
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
+                + "\"capacity\":{\"storage\":\"1Gi\"}}}");
   }
 
   private static PersistentVolumeClaim cloneClaim(
@@ -406,7 +494,7 @@ public final class Demo {
   }
 
   private static void step(int n, String text) {
-    say("[" + n + "/7] " + text);
+    say("[" + n + "/8] " + text);
   }
 
   private static void say(String text) {

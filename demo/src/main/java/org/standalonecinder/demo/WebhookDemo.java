@@ -3,8 +3,11 @@ package org.standalonecinder.demo;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.flipkart.zjsonpatch.JsonPatch;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.vertx.core.Vertx;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,6 +25,10 @@ import java.util.List;
 import java.util.UUID;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.controller.KubernetesClusterReader;
+import org.standalonecinder.provisioner.controller.ResolverServer;
+import org.standalonecinder.provisioner.provision.CloneResolver;
 import org.standalonecinder.webhook.cli.WebhookApp;
 
 /**
@@ -33,22 +40,48 @@ final class WebhookDemo implements AutoCloseable {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** What the webhook answered. */
-  record Answer(boolean allowed, String message, List<String> warnings, String patch) {}
+  /**
+   * What the webhook answered.
+   *
+   * @param object the object as the API server would store it (the mutating patch applied)
+   */
+  record Answer(
+      boolean allowed, String message, List<String> warnings, String patch, JsonNode object) {}
 
   private final WebhookApp app;
+  private final Vertx vertx;
+  private final ResolverServer resolver;
   private final HttpClient http;
   final Path caFile;
+  private final Path dir;
 
-  private WebhookDemo(WebhookApp app, HttpClient http, Path caFile) {
+  private WebhookDemo(
+      WebhookApp app, Vertx vertx, ResolverServer resolver, HttpClient http, Path dir) {
     this.app = app;
+    this.vertx = vertx;
+    this.resolver = resolver;
     this.http = http;
-    this.caFile = caFile;
+    this.dir = dir;
+    this.caFile = dir.resolve("ca.crt");
   }
 
-  static WebhookDemo start(Config kube, String provisionerName) throws Exception {
+  /** Starts the provisioner's resolver (as the sidecar would run) and the webhook that asks it. */
+  static WebhookDemo start(
+      Config kube, String provisionerName, KubernetesClient k, CinderClient cinder)
+      throws Exception {
     Path dir = Files.createTempDirectory("standalone-cinder-demo-webhook");
     Path ca = dir.resolve("ca.crt");
+    Vertx vertx = Vertx.vertx();
+    KubernetesClusterReader reader = new KubernetesClusterReader(k, "standalone-cinder");
+    Path tokenFile = dir.resolve("resolver-token");
+    Files.writeString(tokenFile, UUID.randomUUID() + "-" + UUID.randomUUID());
+    ResolverServer resolver =
+        new ResolverServer(
+            vertx,
+            new CloneResolver(reader, cinder, provisionerName),
+            reader,
+            Files.readString(tokenFile));
+    resolver.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
     WebhookApp app =
         WebhookApp.start(
             kube,
@@ -66,10 +99,15 @@ final class WebhookDemo implements AutoCloseable {
                 provisionerName,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
                 Duration.ofSeconds(30),
-                null,
-                null,
-                null));
-    return new WebhookDemo(app, HttpClient.newBuilder().sslContext(trusting(ca)).build(), ca);
+                URI.create("http://127.0.0.1:" + resolver.port()),
+                tokenFile,
+                Duration.ofSeconds(3)));
+    return new WebhookDemo(
+        app, vertx, resolver, HttpClient.newBuilder().sslContext(trusting(ca)).build(), dir);
+  }
+
+  int resolverPort() {
+    return resolver.port();
   }
 
   int port() {
@@ -83,10 +121,12 @@ final class WebhookDemo implements AutoCloseable {
     if (!mutated.allowed()) {
       return mutated;
     }
-    Answer validated = post("/validate", review(user, object, o));
+    JsonNode patched =
+        mutated.patch() == null ? o : JsonPatch.apply(JSON.readTree(mutated.patch()), o);
+    Answer validated = post("/validate", review(user, object, (ObjectNode) patched));
     List<String> warnings = new ArrayList<>(mutated.warnings());
     warnings.addAll(validated.warnings());
-    return new Answer(validated.allowed(), validated.message(), warnings, mutated.patch());
+    return new Answer(validated.allowed(), validated.message(), warnings, mutated.patch(), patched);
   }
 
   private static String review(String user, HasMetadata object, ObjectNode o) {
@@ -125,7 +165,11 @@ final class WebhookDemo implements AutoCloseable {
                 Base64.getDecoder().decode(res.path("patch").asText()), StandardCharsets.UTF_8)
             : null;
     return new Answer(
-        res.path("allowed").asBoolean(), res.at("/status/message").asText(null), warnings, patch);
+        res.path("allowed").asBoolean(),
+        res.at("/status/message").asText(null),
+        warnings,
+        patch,
+        null);
   }
 
   private static SSLContext trusting(Path caFile) throws Exception {
@@ -146,7 +190,13 @@ final class WebhookDemo implements AutoCloseable {
   @Override
   public void close() throws Exception {
     app.close();
-    Files.deleteIfExists(caFile);
-    Files.deleteIfExists(caFile.getParent());
+    resolver.close().toCompletionStage().toCompletableFuture().get();
+    vertx.close();
+    try (var files = Files.list(dir)) {
+      for (Path f : files.toList()) {
+        Files.delete(f);
+      }
+    }
+    Files.delete(dir);
   }
 }
