@@ -81,7 +81,9 @@ class ResolverServerTest {
     sourceVolume =
         Cluster.bind(client, src).getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
     Cluster.createClaim(client, "unbound", "plain-missing");
-    controller.close();
+    // The controller keeps running until the end: closing its watches now would block the mock
+    // API server's event loop (fabric8's WatchEventsListener.onClosed waits for its executor on
+    // it), and the resolver's lookups would time out.
 
     vertx = Vertx.vertx();
     KubernetesClusterReader reader = new KubernetesClusterReader(client, "standalone-cinder");
@@ -100,6 +102,7 @@ class ResolverServerTest {
 
   @AfterEach
   void stop() throws Exception {
+    controller.close();
     resolver.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     vertx.close();
     client.close();
