@@ -116,20 +116,38 @@ final class WebhookDemo implements AutoCloseable {
 
   /** A CREATE of {@code object} by {@code user}, through /mutate then /validate (as kubectl). */
   Answer create(String user, HasMetadata object) throws Exception {
+    return create(user, object, false);
+  }
+
+  /**
+   * As {@link #create(String, HasMetadata)}, as a dry run ({@code kubectl apply --dry-run=server})
+   * when asked.
+   */
+  Answer create(String user, HasMetadata object, boolean dryRun) throws Exception {
     ObjectNode o = JSON.valueToTree(object);
-    Answer mutated = post("/mutate", review(user, object, o));
+    Answer mutated = post("/mutate", review(user, object, o, dryRun));
     if (!mutated.allowed()) {
       return mutated;
     }
     JsonNode patched =
         mutated.patch() == null ? o : JsonPatch.apply(JSON.readTree(mutated.patch()), o);
-    Answer validated = post("/validate", review(user, object, (ObjectNode) patched));
+    Answer validated = post("/validate", review(user, object, (ObjectNode) patched, dryRun));
     List<String> warnings = new ArrayList<>(mutated.warnings());
     warnings.addAll(validated.warnings());
     return new Answer(validated.allowed(), validated.message(), warnings, mutated.patch(), patched);
   }
 
-  private static String review(String user, HasMetadata object, ObjectNode o) {
+  /** The validating endpoint alone: what it says when the mutating webhook did not run. */
+  Answer validate(String user, HasMetadata object) throws Exception {
+    return post("/validate", review(user, object, JSON.valueToTree(object), false));
+  }
+
+  /** Stops the resolver, as when its container is down. */
+  void stopResolver() throws Exception {
+    resolver.close().toCompletionStage().toCompletableFuture().get();
+  }
+
+  private static String review(String user, HasMetadata object, ObjectNode o, boolean dryRun) {
     ObjectNode root = JSON.createObjectNode();
     root.put("apiVersion", "admission.k8s.io/v1");
     root.put("kind", "AdmissionReview");
@@ -142,6 +160,7 @@ final class WebhookDemo implements AutoCloseable {
     }
     req.put("name", object.getMetadata().getName());
     req.put("operation", "CREATE");
+    req.put("dryRun", dryRun);
     req.putObject("userInfo").put("username", user);
     req.set("object", o);
     return root.toString();

@@ -2,10 +2,7 @@ package org.standalonecinder.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.flipkart.zjsonpatch.JsonPatch;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -22,16 +19,7 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
-import io.vertx.core.Vertx;
-import java.io.ByteArrayInputStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,8 +33,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -61,17 +47,13 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.controller.EventRecorder;
-import org.standalonecinder.provisioner.controller.KubernetesClusterReader;
 import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
 import org.standalonecinder.provisioner.controller.ProvisionController;
-import org.standalonecinder.provisioner.controller.ResolverServer;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
-import org.standalonecinder.provisioner.provision.CloneResolver;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
-import org.standalonecinder.webhook.cli.WebhookApp;
 
 /**
  * Clone admission end to end: the webhook ({@code serve --local}) with its resolver sidecar on the
@@ -93,11 +75,8 @@ class CloneAdmissionIT {
   private static CinderClient cinder;
   private static ProvisionController provisioner;
   private static VolumeProvisioner volumes;
+  private static WebhookDemo webhook;
   private static KubernetesClient forProvisioner;
-  private static Vertx vertx;
-  private static ResolverServer resolver;
-  private static WebhookApp webhook;
-  private static HttpClient http;
 
   /** Records every write the API server gets, for the dry-run test. */
   private static final class Recording extends Dispatcher {
@@ -178,40 +157,7 @@ class CloneAdmissionIT {
             Duration.ofSeconds(30));
     provisioner.start();
 
-    vertx = Vertx.vertx();
-    KubernetesClusterReader reader = new KubernetesClusterReader(k, "standalone-cinder");
-    Path token = dir.resolve("resolver-token");
-    Files.writeString(token, "the-pod-shares-this-token-" + UUID.randomUUID());
-    resolver =
-        new ResolverServer(
-            vertx, new CloneResolver(reader, cinder, OURS), reader, Files.readString(token));
-    resolver
-        .listen("127.0.0.1", 0)
-        .toCompletionStage()
-        .toCompletableFuture()
-        .get(10, TimeUnit.SECONDS);
-
-    webhook =
-        WebhookApp.start(
-            k.getConfiguration(),
-            new WebhookApp.Options(
-                "127.0.0.1",
-                0,
-                WebhookApp.Certificates.LOCAL,
-                dir.resolve("ca.crt"),
-                null,
-                "standalone-cinder",
-                "standalone-cinder-webhook",
-                "standalone-cinder",
-                "standalone-cinder-webhook-ca",
-                null,
-                OURS,
-                "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
-                Duration.ofSeconds(30),
-                URI.create("http://127.0.0.1:" + resolver.port()),
-                token,
-                Duration.ofSeconds(3)));
-    http = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.crt"))).build();
+    webhook = WebhookDemo.start(k.getConfiguration(), OURS, k, cinder);
 
     createClass("clones", Map.of("smartclone", "true", "fsType", "ext4"));
     createClass("plain", Map.of());
@@ -248,12 +194,6 @@ class CloneAdmissionIT {
   static void stop() throws Exception {
     if (webhook != null) {
       webhook.close();
-    }
-    if (resolver != null) {
-      resolver.close();
-    }
-    if (vertx != null) {
-      vertx.close();
     }
     if (provisioner != null) {
       provisioner.close();
@@ -342,80 +282,17 @@ class CloneAdmissionIT {
     }
   }
 
-  private static SSLContext trusting(Path ca) throws Exception {
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    ks.load(null, null);
-    ks.setCertificateEntry(
-        "ca",
-        CertificateFactory.getInstance("X.509")
-            .generateCertificate(new ByteArrayInputStream(Files.readAllBytes(ca))));
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(ks);
-    SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(null, tmf.getTrustManagers(), null);
-    return ctx;
-  }
-
-  /** The outcome of /mutate then /validate, and the object as the API server would store it. */
-  record Admission(boolean allowed, String message, List<String> warnings, JsonNode object) {}
-
-  private static Admission admit(String user, PersistentVolumeClaim c, boolean dryRun)
-      throws Exception {
-    ObjectNode object = JSON.valueToTree(c);
-    JsonNode m = post("/mutate", review(user, object, dryRun));
-    List<String> warnings = new ArrayList<>();
-    m.path("warnings").forEach(w -> warnings.add(w.asText()));
-    if (!m.path("allowed").asBoolean()) {
-      return new Admission(false, m.at("/status/message").asText(), warnings, object);
-    }
-    JsonNode patched =
-        m.has("patch")
-            ? JsonPatch.apply(
-                JSON.readTree(Base64.getDecoder().decode(m.path("patch").asText())), object)
-            : object;
-    JsonNode v = post("/validate", review(user, (ObjectNode) patched, dryRun));
-    v.path("warnings").forEach(w -> warnings.add(w.asText()));
-    return new Admission(
-        v.path("allowed").asBoolean(), v.at("/status/message").asText(null), warnings, patched);
-  }
-
-  private static String review(String user, ObjectNode object, boolean dryRun) {
-    ObjectNode root = JSON.createObjectNode();
-    root.put("apiVersion", "admission.k8s.io/v1").put("kind", "AdmissionReview");
-    ObjectNode req = root.putObject("request");
-    req.put("uid", UUID.randomUUID().toString());
-    req.putObject("kind")
-        .put("group", "")
-        .put("version", "v1")
-        .put("kind", "PersistentVolumeClaim");
-    req.put("namespace", object.at("/metadata/namespace").asText());
-    req.put("operation", "CREATE");
-    req.put("dryRun", dryRun);
-    req.putObject("userInfo").put("username", user);
-    req.set("object", object);
-    return root.toString();
-  }
-
-  private static JsonNode post(String path, String body) throws Exception {
-    HttpResponse<String> r =
-        http.send(
-            HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + webhook.port() + path))
-                .header("Content-Type", "application/json")
-                .timeout(Duration.ofSeconds(10))
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    return JSON.readTree(r.body()).path("response");
-  }
-
   private static PersistentVolumeClaim cloneOf(
       String ns, String name, String source, String className, String size) {
     return claim(ns, name, className, Map.of(ClaimRef.CLONE_REQUEST, source), size);
   }
 
-  private static void denied(Admission a, String message) {
+  private static WebhookDemo.Answer admit(String user, PersistentVolumeClaim c, boolean dryRun)
+      throws Exception {
+    return webhook.create(user, c, dryRun);
+  }
+
+  private static void denied(WebhookDemo.Answer a, String message) {
     assertThat(a.allowed()).as(String.valueOf(a.message())).isFalse();
     assertThat(a.message()).contains(message);
   }
@@ -473,9 +350,9 @@ class CloneAdmissionIT {
             "1Gi");
     // The API server calls /validate after /mutate, which replaces a token the user brought:
     // a forged token reaches /validate only when the mutating webhook is missing.
-    JsonNode v = post("/validate", review("bob", JSON.valueToTree(withForged), false));
-    assertThat(v.path("allowed").asBoolean()).isFalse();
-    assertThat(v.at("/status/message").asText()).contains("was not signed by the webhook");
+    WebhookDemo.Answer v = webhook.validate("bob", withForged);
+    assertThat(v.allowed()).isFalse();
+    assertThat(v.message()).contains("was not signed by the webhook");
 
     byte[] key =
         Base64.getDecoder()
@@ -502,9 +379,8 @@ class CloneAdmissionIT {
             "clones",
             Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, expired),
             "1Gi");
-    v = post("/validate", review("bob", JSON.valueToTree(withExpired), false));
-    assertThat(v.at("/status/message").asText())
-        .contains("standalone-cinder.io/clone-token expired");
+    v = webhook.validate("bob", withExpired);
+    assertThat(v.message()).contains("standalone-cinder.io/clone-token expired");
 
     // Without the webhook at all (bypassed): the provisioner refuses, and makes no volume.
     PersistentVolumeClaim bypass = k.resource(withExpired).create();
@@ -517,7 +393,8 @@ class CloneAdmissionIT {
   @Test
   @Order(3)
   void anAdmittedCrossNamespaceCloneIsMadeWithTheWebhooksToken() throws Exception {
-    Admission a = admit("bob", cloneOf("apps", "granted", "team-b/shared", "clones", "1Gi"), false);
+    WebhookDemo.Answer a =
+        admit("bob", cloneOf("apps", "granted", "team-b/shared", "clones", "1Gi"), false);
     assertThat(a.allowed()).as(a.message()).isTrue();
     assertThat(a.object().at("/metadata/annotations").has(CloneToken.ANNOTATION)).isTrue();
     k.resource(JSON.treeToValue(a.object(), PersistentVolumeClaim.class)).create();
@@ -540,7 +417,7 @@ class CloneAdmissionIT {
   void aDryRunReviewWritesNothingAndMakesNoVolume() throws Exception {
     int before = cinder.findVolumes(null, Map.of()).size();
     writes.clear();
-    Admission a = admit("alice", cloneOf("apps", "dry", "src", "clones", "1Gi"), true);
+    WebhookDemo.Answer a = admit("alice", cloneOf("apps", "dry", "src", "clones", "1Gi"), true);
     assertThat(a.allowed()).as(a.message()).isTrue();
     // SubjectAccessReviews are questions, stored nowhere; nothing else may be written.
     assertThat(writes)
@@ -551,13 +428,12 @@ class CloneAdmissionIT {
   @Test
   @Order(5)
   void withTheResolverDownAClonesIsDeniedWithTheReason() throws Exception {
-    resolver.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    Admission a = admit("alice", cloneOf("apps", "down", "src", "clones", "1Gi"), false);
+    webhook.stopResolver();
+    WebhookDemo.Answer a = admit("alice", cloneOf("apps", "down", "src", "clones", "1Gi"), false);
     denied(
         a,
         "the clone of apps/src could not be checked against Cinder: the resolver at http://127.0.0.1:");
     assertThat(a.message()).contains("cannot be reached; try again");
-    resolver = null;
   }
 
   private static List<String> events(String name) {

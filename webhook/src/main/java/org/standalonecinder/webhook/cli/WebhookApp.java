@@ -85,49 +85,7 @@ public final class WebhookApp implements AutoCloseable {
       Duration refresh,
       URI resolver,
       Path resolverTokenFile,
-      Duration resolverDeadline) {
-
-    /** Without a resolver: clones are not checked against Cinder at admission. */
-    public Options withoutResolver() {
-      return new Options(
-          host,
-          port,
-          certificates,
-          caOut,
-          tlsDir,
-          namespace,
-          service,
-          webhookConfiguration,
-          caSecret,
-          policyFile,
-          provisionerName,
-          provisionerUser,
-          refresh,
-          null,
-          null,
-          null);
-    }
-
-    public Options withResolver(URI url, Path tokenFile, Duration deadline) {
-      return new Options(
-          host,
-          port,
-          certificates,
-          caOut,
-          tlsDir,
-          namespace,
-          service,
-          webhookConfiguration,
-          caSecret,
-          policyFile,
-          provisionerName,
-          provisionerUser,
-          refresh,
-          url,
-          tokenFile,
-          deadline);
-    }
-  }
+      Duration resolverDeadline) {}
 
   private final Vertx vertx;
   private final KubernetesClient client;
