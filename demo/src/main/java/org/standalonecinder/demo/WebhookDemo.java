@@ -142,6 +142,16 @@ final class WebhookDemo implements AutoCloseable {
     return post("/validate", review(user, object, JSON.valueToTree(object), false));
   }
 
+  /** The status of {@code GET /readyz}. */
+  int readiness() throws Exception {
+    return http.send(
+            HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + app.port() + "/readyz"))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.discarding())
+        .statusCode();
+  }
+
   /** Stops the resolver, as when its container is down. */
   void stopResolver() throws Exception {
     resolver.close().toCompletionStage().toCompletableFuture().get();

@@ -427,13 +427,20 @@ class CloneAdmissionIT {
 
   @Test
   @Order(5)
-  void withTheResolverDownAClonesIsDeniedWithTheReason() throws Exception {
+  void withTheResolverDownAClonesIsDeniedWithTheReasonAndTheReplicaIsNotReady() throws Exception {
+    assertThat(webhook.readiness()).isEqualTo(200);
     webhook.stopResolver();
     WebhookDemo.Answer a = admit("alice", cloneOf("apps", "down", "src", "clones", "1Gi"), false);
     denied(
         a,
         "the clone of apps/src could not be checked against Cinder: the resolver at http://127.0.0.1:");
     assertThat(a.message()).contains("cannot be reached; try again");
+    // And the replica says it is not ready, so the Service stops sending it reviews.
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (webhook.readiness() != 503 && System.nanoTime() < end) {
+      Thread.sleep(100);
+    }
+    assertThat(webhook.readiness()).isEqualTo(503);
   }
 
   private static List<String> events(String name) {

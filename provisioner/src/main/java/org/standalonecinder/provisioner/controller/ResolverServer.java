@@ -30,6 +30,8 @@ import org.standalonecinder.provisioner.provision.ProvisioningException;
  * be a dry run). It listens on loopback only, and every request must carry the shared token ({@code
  * Authorization: Bearer ...}): the answer tells about other namespaces' volumes.
  *
+ * <p>{@code GET /healthz} answers without a token, for the webhook's readiness.
+ *
  * <p>Answers: 200 {@code {"allowed": true, "source": {...}}} or {@code {"allowed": false, "reason":
  * "..."}}; 401 without the token; 400 for a body that is not a check; 503 when the cluster or
  * Cinder could not be asked (the webhook then applies its failure policy).
@@ -68,6 +70,8 @@ public final class ResolverServer {
       throw new IllegalArgumentException("unknown listen address " + host, e);
     }
     Router router = Router.router(vertx);
+    // For the webhook's readiness: says nothing about any volume, so it needs no token.
+    router.get("/healthz").handler(ctx -> ctx.response().end("ok\n"));
     router.post(PATH).handler(BodyHandler.create(false).setBodyLimit(1 << 20)).handler(this::check);
     return vertx
         .createHttpServer()

@@ -198,6 +198,16 @@ class ResolverServerTest {
   }
 
   @Test
+  void itsHealthNeedsNoToken() throws Exception {
+    HttpResponse<String> r =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + resolver.port() + "/healthz"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).isEqualTo(200);
+  }
+
+  @Test
   void noTokenNoAnswer() throws Exception {
     assertThat(post(null, check("apps/src", "clones", "1Gi", null)).statusCode()).isEqualTo(401);
     assertThat(post("wrong", check("apps/src", "clones", "1Gi", null)).statusCode()).isEqualTo(401);

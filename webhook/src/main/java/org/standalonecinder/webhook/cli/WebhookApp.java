@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.certs.CaBundleInjector;
@@ -45,6 +46,9 @@ import org.standalonecinder.webhook.policy.ResolverCloneCheck;
 public final class WebhookApp implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(WebhookApp.class);
+
+  /** How often the resolver's health is asked, for readiness. */
+  static final Duration RESOLVER_PROBE = Duration.ofSeconds(2);
 
   /** Webhook entries whose names end so are ours (caBundle injection touches no other). */
   public static final String ENTRY_SUFFIX = ".webhook.standalone-cinder.io";
@@ -136,10 +140,14 @@ public final class WebhookApp implements AutoCloseable {
       new JvmMemoryMetrics().bindTo(registry);
       new ProcessorMetrics().bindTo(registry);
       KubernetesClusterView cluster = new KubernetesClusterView(client);
-      CloneCheck check =
+      ResolverCloneCheck resolver =
           o.resolver() == null
-              ? CloneCheck.NONE
+              ? null
               : new ResolverCloneCheck(o.resolver(), o.resolverTokenFile(), o.resolverDeadline());
+      CloneCheck check = resolver == null ? CloneCheck.NONE : resolver;
+      // Not ready while the resolver next to it is down: the Service then sends reviews to a
+      // replica that can check clones. Asked on a worker; the probe only reads the flag.
+      AtomicBoolean resolverUp = new AtomicBoolean(resolver == null || resolver.reachable());
       if (o.resolver() == null) {
         LOG.warn("no resolver: clones are checked against Cinder only when they are provisioned");
       }
@@ -160,7 +168,7 @@ public final class WebhookApp implements AutoCloseable {
               registry);
       CertificateSource certificates = certificates(client, o);
       WebhookServer server =
-          new WebhookServer(vertx, certificates, policy, () -> true, registry::scrape);
+          new WebhookServer(vertx, certificates, policy, resolverUp::get, registry::scrape);
       server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();
       long timer =
           vertx.setPeriodic(
@@ -175,6 +183,19 @@ public final class WebhookApp implements AutoCloseable {
                           },
                           false)
                       .onFailure(e -> LOG.warn("periodic refresh failed: {}", e.toString())));
+      if (resolver != null) {
+        vertx.setPeriodic(
+            RESOLVER_PROBE.toMillis(),
+            id ->
+                vertx
+                    .executeBlocking(resolver::reachable, false)
+                    .onSuccess(
+                        up -> {
+                          if (resolverUp.getAndSet(up) != up) {
+                            LOG.warn("resolver {}: ready is now {}", o.resolver(), up);
+                          }
+                        }));
+      }
       LOG.info(
           "webhook listening on https://{}:{} ({} certificates, policy {})",
           o.host(),

@@ -44,6 +44,22 @@ public final class ResolverCloneCheck implements CloneCheck {
     this.http = HttpClient.newBuilder().connectTimeout(deadline).build();
   }
 
+  /** Whether the resolver answers its health check within the deadline. Blocking. */
+  public boolean reachable() {
+    try {
+      return http.send(
+                  HttpRequest.newBuilder(endpoint.resolve("/healthz")).timeout(deadline).build(),
+                  HttpResponse.BodyHandlers.discarding())
+              .statusCode()
+          == 200;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   @Override
   public Optional<String> refusal(ClaimRef source, PersistentVolumeClaim claim) {
     String token;
