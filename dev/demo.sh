@@ -2,8 +2,9 @@
 # dev/demo.sh - the main job on embedded defaults: start a real Cinder on loopback
 # (installing it if missing), build, check the cloud with `standalone-cinder cinder
 # check`, then run the provisioner end to end: a claim becomes a Cinder volume and an
-# iSCSI PV, a stand-in node writes and reads data through it, the admission webhook judges
-# clone requests and StorageClasses, and the release leaves nothing.
+# iSCSI PV, a stand-in node writes and reads data through it, the admission webhook (with the
+# provisioner's resolver) judges clone requests and StorageClasses, the clone it admits is made
+# in Cinder and holds the same data, and the release leaves nothing.
 # Kubernetes is fabric8's mock API server (no kube-apiserver can run here).
 #   dev/demo.sh [--keystone] [--keep]
 #   --keystone  also start Keystone and check the keystone-authenticated API
