@@ -472,8 +472,14 @@ public final class ProvisionController implements AutoCloseable {
       if (pv == null) {
         pv = client.persistentVolumes().withName(pvName).get();
       }
-      if (pv != null && pv.getMetadata().getAnnotations() != null) {
-        annotate(claim, pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID), src.get());
+      Map<String, String> pvAnn = pv == null ? null : pv.getMetadata().getAnnotations();
+      // Only a PV made as a clone makes the claim one: never mark a blank volume CloneOf.
+      if (pvAnn != null && pvAnn.get(Names.ANN_CLONE_OF) != null) {
+        annotate(
+            claim,
+            pvAnn.get(Names.ANN_VOLUME_ID),
+            ClaimRef.parseCloneRequest(
+                pvAnn.get(Names.ANN_CLONE_OF), claim.getMetadata().getNamespace()));
       }
     }
     // The cache says whether there is anything to remove; most resyncs need no API call.

@@ -23,6 +23,12 @@ public final class Names {
   /** {@link #ANN_ATTACHMENT} for os-reserve + os-initialize_connection. */
   public static final String RESERVED = "reserved";
 
+  /**
+   * On a clone's PV: the source claim ({@code ns/name}). The claim's {@code k8s.io/CloneOf} is
+   * repaired from it after a crash, and only a PV that says so makes a claim a clone.
+   */
+  public static final String ANN_CLONE_OF = "standalone-cinder.io/clone-of";
+
   /** On a clone's volume: the source volume's id. */
   public static final String META_CLONE_OF = "standalone-cinder.io/clone-of";
 

@@ -167,7 +167,12 @@ public final class VolumeProvisioner {
                         secrets.delete(s.getMetadata().getNamespace(), s.getMetadata().getName()));
                 secrets.put(s);
               });
-      return persistentVolume(claim, storageClass, req, pvName, volume, attachment, mapped);
+      PersistentVolume pv =
+          persistentVolume(claim, storageClass, req, pvName, volume, attachment, mapped);
+      if (source != null) {
+        pv.getMetadata().getAnnotations().put(Names.ANN_CLONE_OF, source.claim().toString());
+      }
+      return pv;
     } catch (RuntimeException e) {
       rollback.run(e);
       throw asProvisioningFailure(e);

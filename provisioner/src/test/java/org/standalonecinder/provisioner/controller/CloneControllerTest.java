@@ -161,6 +161,14 @@ class CloneControllerTest {
                 .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
     String copyVolume = volumeOf(copy);
     assertThat(cinder.volumes().get(copyVolume).sourceVolumeId()).isEqualTo(srcVolume);
+    assertThat(
+            client
+                .persistentVolumes()
+                .withName(Names.pvName(copy.getMetadata().getUid()))
+                .get()
+                .getMetadata()
+                .getAnnotations())
+        .containsEntry(Names.ANN_CLONE_OF, "apps/src");
     assertThat(cinder.volumes().get(copyVolume).metadata())
         .containsEntry(Names.META_CLONE_OF, srcVolume);
     assertThat(get("apps", "src").getMetadata().getFinalizers()).isNullOrEmpty();
@@ -171,6 +179,66 @@ class CloneControllerTest {
             "Provisioning: External provisioner is provisioning volume for claim apps/copy as a clone of apps/src (Cinder volume "
                 + srcVolume
                 + ")");
+  }
+
+  @Test
+  void aCloneOfLostInACrashIsRepairedFromThePvAndABlankVolumeIsNeverMarked() {
+    start(cinder);
+    classes();
+    boundSource("apps", "src");
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .resource(cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "src")))
+        .create();
+    await(
+        "CloneOf",
+        () ->
+            "apps/src"
+                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    // As if the provisioner had stopped between the PV and the annotation.
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .withName("copy")
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
+            "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/k8s.io~1CloneOf\"}]");
+    await(
+        "CloneOf repaired",
+        () ->
+            "apps/src"
+                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+
+    // A claim that got its PV as a blank volume is not a clone, whatever it says later.
+    PersistentVolumeClaim blank =
+        client
+            .persistentVolumeClaims()
+            .inNamespace("apps")
+            .resource(cloneClaim("apps", "blank", "clones", Map.of()))
+            .create();
+    await("blank PV", () -> volumeOf(blank) != null);
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .withName("blank")
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"metadata\":{\"annotations\":{\"k8s.io/CloneRequest\":\"apps/src\"}}}");
+    Cluster.await(
+        "resync",
+        () ->
+            get("apps", "blank").getMetadata().getAnnotations().containsKey(ClaimRef.CLONE_REQUEST),
+        Duration.ofSeconds(5));
+    try {
+      Thread.sleep(500);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
+    assertThat(get("apps", "blank").getMetadata().getAnnotations())
+        .doesNotContainKey(ClaimRef.CLONE_OF);
   }
 
   @Test
