@@ -46,6 +46,32 @@ public record ClaimRef(String namespace, String name) {
     return new ClaimRef(ns, name);
   }
 
+  /**
+   * The claim a native data source ({@code dataSourceRef}, or {@code dataSource}) names. Only a
+   * claim can fill one of our volumes: anything else (a VolumeSnapshot, a populator) would give a
+   * blank volume where the user expects data.
+   *
+   * @param namespace the data source's namespace (dataSourceRef only), or null
+   * @param targetNamespace the namespace of the claim that has the data source
+   * @throws IllegalArgumentException for any other kind, saying so
+   */
+  public static ClaimRef fromDataSource(
+      String apiGroup, String kind, String name, String namespace, String targetNamespace) {
+    boolean core = apiGroup == null || apiGroup.isEmpty();
+    if (!core || !"PersistentVolumeClaim".equals(kind)) {
+      throw new IllegalArgumentException(
+          "the data source "
+              + (core ? "" : apiGroup + "/")
+              + kind
+              + " "
+              + name
+              + " cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source"
+              + " (a clone)");
+    }
+    return new ClaimRef(
+        namespace == null || namespace.isEmpty() ? targetNamespace : namespace, name);
+  }
+
   @Override
   public String toString() {
     return namespace + "/" + name;

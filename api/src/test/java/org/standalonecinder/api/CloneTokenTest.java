@@ -154,6 +154,27 @@ class CloneTokenTest {
   @CsvSource(
       delimiter = '|',
       value = {
+        "a claim in the same namespace | '' | PersistentVolumeClaim | src | '' | apps/src",
+        "a claim in another namespace | '' | PersistentVolumeClaim | src | team-b | team-b/src",
+        "a snapshot | snapshot.storage.k8s.io | VolumeSnapshot | s1 | '' | ",
+        "a populator | example.com | Seed | s | '' | ",
+        "a claim kind of another group | example.com | PersistentVolumeClaim | x | '' | "
+      })
+  void dataSources(
+      String name, String group, String kind, String source, String ns, String expected) {
+    if (expected == null) {
+      assertThatThrownBy(() -> ClaimRef.fromDataSource(group, kind, source, ns, "apps"))
+          .hasMessageContaining(kind + " " + source + " cannot fill a Cinder volume");
+    } else {
+      assertThat(ClaimRef.fromDataSource(group, kind, source, ns, "apps").toString())
+          .isEqualTo(expected);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
         "a bare name takes the claim's namespace | data | apps | apps/data",
         "namespace and name | team-b/data | apps | team-b/data",
         "three parts | a/b/c | apps | ",

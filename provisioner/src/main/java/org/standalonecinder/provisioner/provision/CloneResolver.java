@@ -75,17 +75,10 @@ public final class CloneResolver {
       name = spec.getDataSource().getName();
     }
     if (kind != null) {
-      if ((apiGroup == null || apiGroup.isEmpty()) && "PersistentVolumeClaim".equals(kind)) {
-        nativeSource = new ClaimRef(sourceNs == null || sourceNs.isEmpty() ? ns : sourceNs, name);
-      } else {
-        throw ProvisioningException.invalid(
-            "the claim's data source "
-                + (apiGroup == null || apiGroup.isEmpty() ? "" : apiGroup + "/")
-                + kind
-                + " "
-                + name
-                + " cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data"
-                + " source (a clone); no blank volume was made");
+      try {
+        nativeSource = ClaimRef.fromDataSource(apiGroup, kind, name, sourceNs, ns);
+      } catch (IllegalArgumentException e) {
+        throw ProvisioningException.invalid(e.getMessage() + "; no blank volume was made");
       }
     }
     if (annotated != null && nativeSource != null && !annotated.equals(nativeSource)) {

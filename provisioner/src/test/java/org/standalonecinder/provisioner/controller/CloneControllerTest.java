@@ -305,7 +305,8 @@ class CloneControllerTest {
         "refusal",
         () -> eventsOf("snap").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
     assertThat(eventsOf("snap").get(0))
-        .contains("snapshot.storage.k8s.io/VolumeSnapshot s1 cannot fill a Cinder volume");
+        .contains(
+            "the data source snapshot.storage.k8s.io/VolumeSnapshot s1 cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); no blank volume was made");
     assertThat(cinder.volumes()).isEmpty();
   }
 

@@ -393,21 +393,18 @@ public final class ClonePolicy implements AdmissionController {
     } else {
       return null;
     }
-    if ((apiGroup == null || apiGroup.isEmpty()) && "PersistentVolumeClaim".equals(kind)) {
-      return new ClaimRef(namespace == null || namespace.isEmpty() ? ns : namespace, name);
+    try {
+      return ClaimRef.fromDataSource(apiGroup, kind, name, namespace, ns);
+    } catch (IllegalArgumentException e) {
+      f.deny(
+          RULE_DATA_SOURCE_KIND,
+          "StorageClass "
+              + className
+              + ": "
+              + e.getMessage()
+              + "; remove the data source or use another class");
+      return null;
     }
-    f.deny(
-        RULE_DATA_SOURCE_KIND,
-        "StorageClass "
-            + className
-            + " cannot fill a volume from "
-            + (apiGroup == null || apiGroup.isEmpty() ? "" : apiGroup + "/")
-            + kind
-            + " "
-            + name
-            + ": only a PersistentVolumeClaim can be the data source (a clone); remove the data"
-            + " source or use another class");
-    return null;
   }
 
   private void checkTargetClass(String className, Optional<StorageClass> sc, Findings f) {

@@ -619,12 +619,12 @@ class ClonePolicyTest {
                     "VolumeSnapshot",
                     "snap",
                     null),
-                "StorageClass plain cannot fill a volume from snapshot.storage.k8s.io/VolumeSnapshot snap: only a PersistentVolumeClaim can be the data source"),
+                "StorageClass plain: the data source snapshot.storage.k8s.io/VolumeSnapshot snap cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); remove the data source or use another class"),
             deny(
                 "a populator data source cannot fill our volume",
                 withDataSource(
                     target(Map.of(), "plain", "1Gi", null), "example.com", "Seed", "s", null),
-                "cannot fill a volume from example.com/Seed s"),
+                "the data source example.com/Seed s cannot fill a Cinder volume"),
             allow(
                 "a snapshot into another provisioner's class is not ours to judge",
                 withDataSource(
