@@ -1,11 +1,16 @@
 package org.standalonecinder.certs;
 
+import java.io.IOException;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The CAs a client should trust, for a webhook configuration's {@code caBundle}. During a CA
@@ -48,6 +53,30 @@ public final class CaBundle {
 
   public String pem() {
     return Pem.encode(cas.toArray());
+  }
+
+  /**
+   * A TLS client context that trusts exactly these CAs, as the API server does with a caBundle (for
+   * tests, the demo and diagnostics that talk to the webhook).
+   */
+  public SSLContext clientContext() {
+    try {
+      KeyStore store = KeyStore.getInstance("PKCS12");
+      store.load(null, null);
+      int i = 0;
+      for (X509Certificate ca : cas) {
+        store.setCertificateEntry("ca-" + i++, ca);
+      }
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(store);
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return ctx;
+    } catch (GeneralSecurityException | IOException e) {
+      throw new CertificateException(
+          "cannot build a TLS context trusting " + cas.size() + " CAs", e);
+    }
   }
 
   private static List<X509Certificate> dedupe(List<X509Certificate> in) {

@@ -21,7 +21,6 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -144,17 +143,7 @@ class CertificateAuthorityTest {
     SSLContext serverCtx = SSLContext.getInstance("TLS");
     serverCtx.init(kmf.getKeyManagers(), null, null);
 
-    KeyStore ts = KeyStore.getInstance("PKCS12");
-    ts.load(null, null);
-    int i = 0;
-    for (X509Certificate c : trusted.certificates()) {
-      ts.setCertificateEntry("ca" + i++, c);
-    }
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(ts);
-    SSLContext clientCtx = SSLContext.getInstance("TLS");
-    clientCtx.init(null, tmf.getTrustManagers(), null);
+    SSLContext clientCtx = trusted.clientContext();
 
     try (SSLServerSocket server =
         (SSLServerSocket)

@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.vertx.core.Vertx;
-import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,15 +15,12 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
+import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.controller.KubernetesClusterReader;
 import org.standalonecinder.provisioner.controller.ResolverServer;
@@ -103,7 +99,13 @@ final class WebhookDemo implements AutoCloseable {
                 tokenFile,
                 Duration.ofSeconds(3)));
     return new WebhookDemo(
-        app, vertx, resolver, HttpClient.newBuilder().sslContext(trusting(ca)).build(), dir);
+        app,
+        vertx,
+        resolver,
+        HttpClient.newBuilder()
+            .sslContext(CaBundle.fromPem(Files.readString(ca)).clientContext())
+            .build(),
+        dir);
   }
 
   int resolverPort() {
@@ -199,21 +201,6 @@ final class WebhookDemo implements AutoCloseable {
         warnings,
         patch,
         null);
-  }
-
-  private static SSLContext trusting(Path caFile) throws Exception {
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    ks.load(null, null);
-    ks.setCertificateEntry(
-        "ca",
-        CertificateFactory.getInstance("X.509")
-            .generateCertificate(new ByteArrayInputStream(Files.readAllBytes(caFile))));
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(ks);
-    SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(null, tmf.getTrustManagers(), null);
-    return ctx;
   }
 
   @Override

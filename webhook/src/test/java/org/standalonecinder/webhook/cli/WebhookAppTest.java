@@ -23,15 +23,12 @@ import io.fabric8.mockwebserver.ServerResponse;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
-import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +43,6 @@ import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -54,6 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
 
 /**
@@ -209,20 +206,7 @@ class WebhookAppTest {
   }
 
   static SSLContext trusting(Path caFile) throws Exception {
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    ks.load(null, null);
-    int i = 0;
-    for (var cert :
-        CertificateFactory.getInstance("X.509")
-            .generateCertificates(new ByteArrayInputStream(Files.readAllBytes(caFile)))) {
-      ks.setCertificateEntry("ca" + i++, cert);
-    }
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(ks);
-    SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(null, tmf.getTrustManagers(), null);
-    return ctx;
+    return CaBundle.fromPem(Files.readString(caFile)).clientContext();
   }
 
   /** A PVC CREATE review as the API server sends it (already defaulted). */

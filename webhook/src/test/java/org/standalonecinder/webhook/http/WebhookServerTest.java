@@ -19,7 +19,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.security.KeyStore;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
@@ -35,7 +34,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,6 +41,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.certs.CertificateAuthority;
 import org.standalonecinder.certs.DynamicCertificateSource;
 import org.standalonecinder.certs.RenewalPolicy;
@@ -112,14 +111,7 @@ class WebhookServerTest {
             new RenewalPolicy(1.0 / 10_000),
             clock);
     server = new WebhookServer(vertx, certs, CONTROLLER, () -> true);
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    ks.load(null, null);
-    ks.setCertificateEntry("ca", ca.certificate());
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(ks);
-    trust = SSLContext.getInstance("TLS");
-    trust.init(null, tmf.getTrustManagers(), null);
+    trust = CaBundle.of(List.of(ca.certificate())).clientContext();
     server.listen("127.0.0.1", 0).onComplete(ctx.succeedingThenComplete());
   }
 
