@@ -333,7 +333,7 @@ public final class ProvisionController implements AutoCloseable {
     Optional<ClaimRef> cloneOf = CloneResolver.requested(claim);
     if (volumes.getStore().getByKey(pvName) != null
         || client.persistentVolumes().withName(pvName).get() != null) {
-      finishCloneQuietly(claim);
+      finishClone(claim, cloneOf);
       return; // provisioned; the binder takes it from here
     }
     long started = System.nanoTime();
@@ -460,8 +460,13 @@ public final class ProvisionController implements AutoCloseable {
     try {
       src = CloneResolver.requested(claim);
     } catch (ProvisioningException e) {
-      return;
+      return; // a bad clone request on a provisioned claim: nothing to finish
     }
+    // Failures to finish propagate: the key is retried.
+    finishClone(claim, src);
+  }
+
+  private void finishClone(PersistentVolumeClaim claim, Optional<ClaimRef> src) {
     if (src.isEmpty()) {
       return;
     }

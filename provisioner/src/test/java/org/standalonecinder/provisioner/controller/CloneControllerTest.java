@@ -10,7 +10,6 @@ import io.fabric8.kubernetes.api.model.TypedLocalObjectReference;
 import io.fabric8.kubernetes.api.model.TypedObjectReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.charset.StandardCharsets;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
@@ -21,14 +20,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
-import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
-import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
 /**
  * Clones through the controller (fabric8's CRUD mock and the fake Cinder): the Cinder clone, {@code
@@ -51,21 +47,7 @@ class CloneControllerTest {
   private void start(CinderClient c) {
     server = Cluster.newApiServer();
     client = server.createClient();
-    controller =
-        new ProvisionController(
-            client,
-            new VolumeProvisioner(
-                c,
-                new KubernetesSecretStore(client),
-                VolumeMappers.standard(),
-                settings,
-                Backoff.DEFAULT),
-            settings,
-            new EventRecorder(client, "standalone-cinder", "test-0", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
-            2,
-            Duration.ofSeconds(30),
-            registry);
+    controller = Cluster.controller(client, c, settings, registry);
     controller.start();
     Cluster.await("informers synced", controller::synced, Duration.ofSeconds(10));
   }
@@ -131,6 +113,13 @@ class CloneControllerTest {
     return c;
   }
 
+  /** Waits until the claim is marked {@code k8s.io/CloneOf: source}. */
+  private void awaitCloneOf(String ns, String name, String source) {
+    await(
+        ns + "/" + name + " CloneOf " + source,
+        () -> source.equals(get(ns, name).getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+  }
+
   private String volumeOf(PersistentVolumeClaim c) {
     PersistentVolume pv =
         client.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
@@ -154,11 +143,7 @@ class CloneControllerTest {
             .inNamespace("apps")
             .resource(cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "src")))
             .create();
-    await(
-        "CloneOf",
-        () ->
-            "apps/src"
-                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    awaitCloneOf("apps", "copy", "apps/src");
     String copyVolume = volumeOf(copy);
     assertThat(cinder.volumes().get(copyVolume).sourceVolumeId()).isEqualTo(srcVolume);
     assertThat(
@@ -191,11 +176,7 @@ class CloneControllerTest {
         .inNamespace("apps")
         .resource(cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "src")))
         .create();
-    await(
-        "CloneOf",
-        () ->
-            "apps/src"
-                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    awaitCloneOf("apps", "copy", "apps/src");
     // As if the provisioner had stopped between the PV and the annotation.
     client
         .persistentVolumeClaims()
@@ -205,11 +186,7 @@ class CloneControllerTest {
             io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
                 io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
             "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/k8s.io~1CloneOf\"}]");
-    await(
-        "CloneOf repaired",
-        () ->
-            "apps/src"
-                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    awaitCloneOf("apps", "copy", "apps/src");
 
     // A claim that got its PV as a blank volume is not a clone, whatever it says later.
     PersistentVolumeClaim blank =
@@ -252,12 +229,7 @@ class CloneControllerTest {
         .setDataSourceRef(new TypedObjectReference(null, "PersistentVolumeClaim", "src", null));
     PersistentVolumeClaim created =
         client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
-    await(
-        "CloneOf",
-        () ->
-            "apps/src"
-                .equals(
-                    get("apps", "native").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    awaitCloneOf("apps", "native", "apps/src");
     assertThat(cinder.volumes().get(volumeOf(created)).sourceVolumeId()).isEqualTo(volumeOf(src));
   }
 
@@ -334,11 +306,7 @@ class CloneControllerTest {
     assertThat(deleting.getMetadata().getDeletionTimestamp()).isNotNull();
 
     gate.open();
-    await(
-        "CloneOf",
-        () ->
-            "apps/src"
-                .equals(get("apps", "copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    awaitCloneOf("apps", "copy", "apps/src");
     await("the source goes once the clone is made", () -> get("apps", "src") == null);
     assertThat(volumeOf(src)).as("its PV stays until released").isNotNull();
   }
@@ -414,12 +382,7 @@ class CloneControllerTest {
                 "clones",
                 Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, valid)))
         .create();
-    await(
-        "CloneOf",
-        () ->
-            "team-b/shared"
-                .equals(
-                    get("apps", "granted").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+    awaitCloneOf("apps", "granted", "team-b/shared");
     assertThat(
             client
                 .persistentVolumes()

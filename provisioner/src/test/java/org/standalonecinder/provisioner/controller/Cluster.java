@@ -38,6 +38,31 @@ final class Cluster {
     return server;
   }
 
+  /**
+   * A controller as the unit tests run it: retries after 50 ms to 200 ms and gives up after 3, two
+   * workers. Not started.
+   */
+  static ProvisionController controller(
+      KubernetesClient client,
+      org.standalonecinder.provisioner.cinder.CinderClient cinder,
+      ProvisionerSettings settings,
+      io.micrometer.core.instrument.MeterRegistry registry) {
+    return new ProvisionController(
+        client,
+        new org.standalonecinder.provisioner.provision.VolumeProvisioner(
+            cinder,
+            new KubernetesSecretStore(client),
+            org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
+            settings,
+            org.standalonecinder.provisioner.cinder.Backoff.DEFAULT),
+        settings,
+        new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
+        new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
+        2,
+        Duration.ofSeconds(30),
+        registry);
+  }
+
   /** Settings of a provisioner instance of its own cluster id. */
   static ProvisionerSettings settings(String cluster) {
     return new ProvisionerSettings(

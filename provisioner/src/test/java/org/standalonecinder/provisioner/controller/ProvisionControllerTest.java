@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
 import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -16,14 +15,11 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
-import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
-import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
 /**
  * The controller against fabric8's CRUD mock API server and the fake Cinder. The mock has no
@@ -42,22 +38,12 @@ class ProvisionControllerTest {
   void start() {
     server = Cluster.newApiServer();
     client = server.createClient();
-    VolumeProvisioner provisioner =
-        new VolumeProvisioner(
-            cinder,
-            new KubernetesSecretStore(client),
-            VolumeMappers.standard(),
-            settings,
-            Backoff.DEFAULT);
     controller =
-        new ProvisionController(
+        Cluster.controller(
             client,
-            provisioner,
+            cinder,
             settings,
-            new EventRecorder(client, "standalone-cinder", "test-0", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
-            2,
-            Duration.ofSeconds(30));
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     controller.start();
     await("informers synced", controller::synced);
   }

@@ -12,8 +12,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -23,15 +21,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
-import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.CloneResolver;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
-import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
 /**
  * The clone check the webhook asks: the token, bad requests, and each verdict with its reason,
@@ -56,22 +51,12 @@ class ResolverServerTest {
     server = Cluster.newApiServer();
     client = server.createClient();
     ProvisionerSettings settings = Fixtures.settings();
-    VolumeProvisioner provisioner =
-        new VolumeProvisioner(
-            cinder,
-            new KubernetesSecretStore(client),
-            VolumeMappers.standard(),
-            settings,
-            Backoff.DEFAULT);
     controller =
-        new ProvisionController(
+        Cluster.controller(
             client,
-            provisioner,
+            cinder,
             settings,
-            new EventRecorder(client, "standalone-cinder", "t", Clock.systemUTC()),
-            RetryPolicy.DEFAULT,
-            1,
-            Duration.ofSeconds(30));
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     controller.start();
     Cluster.createClass(client, "clones", Map.of("smartclone", "true"));
     Cluster.createClass(client, "plain", Map.of());
