@@ -280,6 +280,8 @@ class WebhookServerTest {
   void aVertxHttp2ClientMultiplexesManyReviewsOnOneConnection(Vertx vertx, VertxTestContext ctx) {
     int n = 100;
     Checkpoint answered = ctx.checkpoint(n);
+    java.util.Set<io.vertx.core.http.HttpConnection> connections =
+        java.util.concurrent.ConcurrentHashMap.newKeySet();
     io.vertx.core.http.HttpClient c =
         vertx.createHttpClient(
             new HttpClientOptions()
@@ -299,7 +301,11 @@ class WebhookServerTest {
                   .setPort(server.port())
                   .setURI("/validate")
                   .putHeader("Content-Type", "application/json"))
-          .compose(req -> req.send(review("admission.k8s.io/v1", uid, "data")))
+          .compose(
+              req -> {
+                connections.add(req.connection());
+                return req.send(review("admission.k8s.io/v1", uid, "data"));
+              })
           .compose(
               res ->
                   res.body()
@@ -309,6 +315,7 @@ class WebhookServerTest {
                                 () -> {
                                   assertThat(res.statusCode()).isEqualTo(200);
                                   assertThat(res.version()).isEqualTo(HttpVersion.HTTP_2);
+                                  assertThat(connections).as("multiplexed").hasSize(1);
                                   assertThat(
                                           JSON.readTree(body.toString())
                                               .at("/response/uid")
