@@ -47,6 +47,12 @@ public interface CinderClient extends AutoCloseable {
    */
   void awaitVolumeDeleted(String volumeId, Backoff backoff);
 
+  /**
+   * Sets these metadata entries on the volume, leaving its other entries as they are (Cinder merges
+   * them).
+   */
+  void updateVolumeMetadata(String volumeId, Map<String, String> metadata);
+
   /** Starts deleting the volume. A volume that is already gone counts as deleted. */
   void deleteVolume(String volumeId);
 

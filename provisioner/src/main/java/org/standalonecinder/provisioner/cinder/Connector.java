@@ -34,10 +34,24 @@ public record Connector(String initiator, String host, String ip, boolean multip
     m.put("host", host);
     m.put("ip", ip);
     m.put("multipath", multipath);
-    m.put("platform", "x86_64");
+    m.put("platform", platform(System.getProperty("os.arch", "")));
     m.put("os_type", "linux2");
     // Never let Cinder try to attach on its own host.
     m.put("do_local_attach", false);
     return m;
+  }
+
+  /**
+   * The machine name os-brick would report ({@code uname -m}) for a JVM architecture: the JVM says
+   * {@code amd64} where Linux says {@code x86_64}, and {@code x86} for any 32-bit Intel machine.
+   * Some drivers choose the export by it, so a guess would be worse than the host's own word.
+   */
+  static String platform(String osArch) {
+    return switch (osArch) {
+      case "amd64", "x86_64" -> "x86_64";
+      case "x86", "i386", "i486", "i586", "i686" -> "i686";
+      case "arm64" -> "aarch64";
+      default -> osArch;
+    };
   }
 }

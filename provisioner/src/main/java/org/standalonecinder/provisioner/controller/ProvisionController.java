@@ -67,6 +67,8 @@ public final class ProvisionController implements AutoCloseable {
   private final Map<String, java.util.Set<String>> deletedClaims = new ConcurrentHashMap<>();
 
   private final List<Thread> threads = new ArrayList<>();
+  private volatile java.util.function.BiConsumer<String, HasMetadata> processed = (k, o) -> {};
+  private java.util.concurrent.ScheduledExecutorService sweeper;
   private SharedIndexInformer<PersistentVolumeClaim> claims;
   private SharedIndexInformer<PersistentVolume> volumes;
   private SharedIndexInformer<StorageClass> classes;
@@ -162,6 +164,16 @@ public final class ProvisionController implements AutoCloseable {
       t.start();
       threads.add(t);
     }
+    sweeper =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "orphan-sweep");
+              t.setDaemon(true);
+              return t;
+            });
+    // Once the caches are synced, then at every resync: what a previous run left in Cinder is
+    // found again.
+    sweeper.execute(this::sweepLoop);
     LOG.info(
         "controller started: provisioner {}, identity {}, {} workers",
         settings.provisionerName(),
@@ -210,15 +222,18 @@ public final class ProvisionController implements AutoCloseable {
       if (key == null) {
         continue;
       }
+      HasMetadata about = null;
       try {
-        process(key);
+        about = process(key);
       } finally {
         queue.done(key);
+        processed.accept(key, about);
       }
     }
   }
 
-  private void process(String key) {
+  /** Works on one key; returns the object it looked at (null when it is gone). */
+  private HasMetadata process(String key) {
     HasMetadata about = null;
     try {
       if (key.startsWith(CLAIM)) {
@@ -227,7 +242,7 @@ public final class ProvisionController implements AutoCloseable {
         if (gone != null) {
           for (String uid : List.copyOf(gone)) {
             if (about == null || !uid.equals(about.getMetadata().getUid())) {
-              sweepOrphans(uid);
+              sweepOrphans(key.substring(CLAIM.length()), uid);
             }
             gone.remove(uid);
           }
@@ -248,6 +263,54 @@ public final class ProvisionController implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.debug("{} failed", key, e);
       failed(key, about, e.toString(), false);
+    }
+    return about;
+  }
+
+  /**
+   * Tells {@code listener} of every key worked on, with the object as it was then (null when gone),
+   * once the work is done: what tests wait for instead of sleeping.
+   */
+  void onProcessed(java.util.function.BiConsumer<String, HasMetadata> listener) {
+    this.processed = listener;
+  }
+
+  /**
+   * Asks Cinder for this cluster's volumes that were never handed to a PV and queues the sweep of
+   * each whose claim is gone. Memory alone would forget them at a restart; Cinder does not. A claim
+   * that still exists is left to its own sync, which reuses its volume.
+   */
+  private void sweepLoop() {
+    if (!running) {
+      return;
+    }
+    boolean ready = synced();
+    if (ready) {
+      findUnfinished();
+    }
+    try {
+      sweeper.schedule(
+          this::sweepLoop, ready ? Math.max(1, resync.toMillis()) : 100, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closing) {
+      // close() stopped the sweeper
+    }
+  }
+
+  private void findUnfinished() {
+    try {
+      for (VolumeProvisioner.Unfinished u : provisioner.unfinished()) {
+        String ref = u.namespace() + "/" + u.name();
+        PersistentVolumeClaim c = claims.getStore().getByKey(ref);
+        if (c != null && u.claimUid().equals(c.getMetadata().getUid())) {
+          continue;
+        }
+        String key = CLAIM + ref;
+        deletedClaims.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(u.claimUid());
+        queue.add(key);
+      }
+    } catch (RuntimeException e) {
+      // Cinder is down: the next resync asks again.
+      LOG.info("cannot look for unfinished volumes in Cinder: {}", e.getMessage());
     }
   }
 
@@ -564,7 +627,7 @@ public final class ProvisionController implements AutoCloseable {
     }
   }
 
-  private void sweepOrphans(String claimUid) {
+  private void sweepOrphans(String claimRef, String claimUid) {
     // A clone deleted while it was being made leaves its protection on the source.
     String finalizer = Names.cloneFinalizer(claimUid);
     for (PersistentVolumeClaim c : claims.getStore().list()) {
@@ -578,6 +641,13 @@ public final class ProvisionController implements AutoCloseable {
     if (volumes.getStore().getByKey(pvName) != null
         || client.persistentVolumes().withName(pvName).get() != null) {
       return; // the PV exists: its release deletes the volume
+    }
+    // The cache may lag behind the API server; a delete cannot be taken back, so ask it.
+    String[] ref = claimRef.split("/", 2);
+    PersistentVolumeClaim live =
+        client.persistentVolumeClaims().inNamespace(ref[0]).withName(ref[1]).get();
+    if (live != null && claimUid.equals(live.getMetadata().getUid())) {
+      return;
     }
     int n = provisioner.deleteOrphans(claimUid);
     if (n > 0) {
@@ -611,6 +681,9 @@ public final class ProvisionController implements AutoCloseable {
   @Override
   public void close() {
     running = false;
+    if (sweeper != null) {
+      sweeper.shutdownNow();
+    }
     queue.shutDown();
     for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {claims, volumes, classes}) {
       if (i != null) {

@@ -157,15 +157,7 @@ public final class CloneResolver {
     if (claim.getMetadata().getDeletionTimestamp() != null) {
       throw retry("source claim " + source + " is being deleted");
     }
-    String pvName = claim.getSpec() == null ? null : claim.getSpec().getVolumeName();
-    if (pvName == null || pvName.isEmpty()) {
-      throw retry("source claim " + source + " is not bound yet");
-    }
-    PersistentVolume pv =
-        cluster
-            .volume(pvName)
-            .orElseThrow(
-                () -> retry("the PV " + pvName + " of source claim " + source + " is gone"));
+    PersistentVolume pv = boundVolume(source, claim);
     Map<String, String> ann = pv.getMetadata().getAnnotations();
     String volumeId = ann == null ? null : ann.get(Names.ANN_VOLUME_ID);
     if (volumeId == null || !provisionerName.equals(ann.get(Names.ANN_PROVISIONED_BY))) {
@@ -247,6 +239,47 @@ public final class CloneResolver {
     }
     return new CloneSource(
         source, v.id(), v.sizeGib(), v.availabilityZone(), v.volumeType(), v.status());
+  }
+
+  /**
+   * The PV the source claim is bound to. A claim's {@code spec.volumeName} is the user's to write,
+   * so it proves nothing: only a Bound claim whose PV names that very claim (namespace, name and
+   * uid) in its {@code claimRef} owns the PV's data. Anything else is refused before Cinder is
+   * asked, or a claim naming another namespace's PV would copy that namespace's data.
+   */
+  private PersistentVolume boundVolume(ClaimRef source, PersistentVolumeClaim claim) {
+    String phase = claim.getStatus() == null ? null : claim.getStatus().getPhase();
+    String pvName = claim.getSpec() == null ? null : claim.getSpec().getVolumeName();
+    if (!"Bound".equals(phase) || pvName == null || pvName.isEmpty()) {
+      throw retry(
+          "source claim "
+              + source
+              + " is not Bound yet (phase "
+              + (phase == null ? "unknown" : phase)
+              + "); a clone is made once it is");
+    }
+    PersistentVolume pv =
+        cluster
+            .volume(pvName)
+            .orElseThrow(
+                () -> retry("the PV " + pvName + " of source claim " + source + " is gone"));
+    var ref = pv.getSpec() == null ? null : pv.getSpec().getClaimRef();
+    String uid = claim.getMetadata().getUid();
+    if (ref == null
+        || !source.namespace().equals(ref.getNamespace())
+        || !source.name().equals(ref.getName())
+        || uid == null
+        || !uid.equals(ref.getUid())) {
+      // Whose claim it is bound to is not said: the requester may not see other namespaces.
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source
+              + " names PV "
+              + pvName
+              + " in spec.volumeName, but that PV is not bound to it: only the claim a PV is"
+              + " bound to can be cloned");
+    }
+    return pv;
   }
 
   private static ProvisioningException retry(String message) {

@@ -48,6 +48,17 @@ public final class Names {
   public static final String META_PVC_UID = "standalone-cinder.io/pvc-uid";
   public static final String META_CLUSTER = "standalone-cinder.io/cluster-id";
 
+  /**
+   * Where a volume is in its life: {@link #STATE_PROVISIONING} from its creation until it is handed
+   * to its PV, {@link #STATE_PROVISIONED} after. Only a volume still provisioning is ever deleted
+   * without its PV (by the orphan sweeps): one that was handed to a PV is the PV's, and a PV with
+   * reclaim policy Retain that an admin deleted must leave its data alone.
+   */
+  public static final String META_STATE = "standalone-cinder.io/state";
+
+  public static final String STATE_PROVISIONING = "provisioning";
+  public static final String STATE_PROVISIONED = "provisioned";
+
   private Names() {}
 
   /** The PV's name, which is also the Cinder volume's name. */

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.provisioner.cinder.Attachment;
@@ -172,6 +173,12 @@ public final class VolumeProvisioner {
       if (source != null) {
         pv.getMetadata().getAnnotations().put(Names.ANN_CLONE_OF, source.claim().toString());
       }
+      // Last: from here on the volume is its PV's. The caller deletes it again if the PV cannot
+      // be created; a crash before the PV exists leaves it to the claim's next attempt (or, if the
+      // claim goes meanwhile, to the admin: a leak is the safe side of a lost Retain).
+      if (!Names.STATE_PROVISIONED.equals(volume.metadata().get(Names.META_STATE))) {
+        cinder.updateVolumeMetadata(volume.id(), Map.of(Names.META_STATE, Names.STATE_PROVISIONED));
+      }
       return pv;
     } catch (RuntimeException e) {
       rollback.run(e);
@@ -216,6 +223,7 @@ public final class VolumeProvisioner {
       meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
       meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
       meta.put(Names.META_PV_NAME, pvName);
+      meta.put(Names.META_STATE, Names.STATE_PROVISIONING);
       String zone = req.params().availabilityZone();
       VolumeSpec spec =
           VolumeSpec.blank(pvName, req.sizeGib())
@@ -360,17 +368,24 @@ public final class VolumeProvisioner {
 
   /**
    * Deletes what provisioning left for a claim that is gone without a PV: volumes carrying the
-   * claim's UID and this cluster's id (detached first), and the claim's CHAP Secret. This is what
-   * keeps a claim deleted while its provisioning was failing from leaking a volume.
+   * claim's UID and this cluster's id that were never handed to a PV (detached first), and the
+   * claim's CHAP Secret. This is what keeps a claim deleted while its provisioning was failing from
+   * leaking a volume. A volume that was handed to its PV is left alone, with its Secret: its PV is
+   * gone only if an admin deleted a retained one, and its data is the admin's.
    *
    * @return how many volumes were deleted
    */
   public int deleteOrphans(String claimUid) {
     String pvName = Names.pvName(claimUid);
     int n = 0;
+    boolean kept = false;
     try {
       for (Volume v :
           cinder.findVolumes(pvName, Names.identifying(claimUid, settings.clusterId()))) {
+        if (Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))) {
+          kept = true;
+          continue;
+        }
         Volume detached = v;
         if (!v.attachmentIds().isEmpty() || !v.status().equals("available")) {
           detached = makeAvailable(v);
@@ -384,10 +399,52 @@ public final class VolumeProvisioner {
     } catch (RuntimeException e) {
       throw asProvisioningFailure(e);
     }
-    secrets.delete(
-        settings.secretNamespace(),
-        org.standalonecinder.provisioner.mapping.IscsiMapper.secretName(pvName));
+    if (!kept) {
+      secrets.delete(
+          settings.secretNamespace(),
+          org.standalonecinder.provisioner.mapping.IscsiMapper.secretName(pvName));
+    }
     return n;
+  }
+
+  /**
+   * A volume of this cluster that was never handed to a PV, and the claim it was made for.
+   *
+   * @param volumeId the Cinder volume
+   * @param claimUid the uid of the claim it was made for
+   * @param namespace the claim's namespace
+   * @param name the claim's name
+   */
+  public record Unfinished(String volumeId, String claimUid, String namespace, String name) {}
+
+  /**
+   * The volumes of this cluster still {@link Names#STATE_PROVISIONING}: after a restart, the only
+   * trace of a provisioning that failed or was cut short. Volumes of other clusters are never
+   * listed, nor volumes that lack the claim's identity.
+   */
+  public List<Unfinished> unfinished() {
+    Map<String, String> filter = new LinkedHashMap<>();
+    filter.put(Names.META_CLUSTER, settings.clusterId());
+    filter.put(Names.META_STATE, Names.STATE_PROVISIONING);
+    try {
+      return cinder.findVolumes(null, filter).stream()
+          // Cinder filtered already; a second look costs nothing and guards the deletes.
+          .filter(v -> settings.clusterId().equals(v.metadata().get(Names.META_CLUSTER)))
+          .filter(v -> Names.STATE_PROVISIONING.equals(v.metadata().get(Names.META_STATE)))
+          .filter(v -> v.metadata().get(Names.META_PVC_UID) != null)
+          .filter(v -> v.metadata().get(Names.META_PVC_NAMESPACE) != null)
+          .filter(v -> v.metadata().get(Names.META_PVC_NAME) != null)
+          .map(
+              v ->
+                  new Unfinished(
+                      v.id(),
+                      v.metadata().get(Names.META_PVC_UID),
+                      v.metadata().get(Names.META_PVC_NAMESPACE),
+                      v.metadata().get(Names.META_PVC_NAME)))
+          .toList();
+    } catch (RuntimeException e) {
+      throw asProvisioningFailure(e);
+    }
   }
 
   private static ProvisioningException asProvisioningFailure(RuntimeException e) {
@@ -460,6 +517,11 @@ public final class VolumeProvisioner {
       }
       boolean readOnly = modes.stream().allMatch("ReadOnlyMany"::equals);
       boolean multiNode = modes.contains("ReadWriteMany");
+      AccessModes.refusal(modes, spec.getVolumeMode())
+          .ifPresent(
+              reason -> {
+                throw ProvisioningException.invalid(reason);
+              });
       return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
     }
   }

@@ -54,6 +54,28 @@ class CinderTypesTest {
     assertThat(new Microversion(3, 27)).hasToString("3.27");
   }
 
+  @ParameterizedTest(name = "os.arch {0} -> platform {1}")
+  @CsvSource({
+    "amd64, x86_64",
+    "x86_64, x86_64",
+    "x86, i686",
+    "aarch64, aarch64",
+    "arm64, aarch64",
+    "ppc64le, ppc64le",
+    "s390x, s390x",
+    "riscv64, riscv64"
+  })
+  void connectorPlatformIsTheHostsMachineName(String osArch, String platform) {
+    assertThat(Connector.platform(osArch)).isEqualTo(platform);
+  }
+
+  @Test
+  void connectorSendsThisJvmsPlatform() {
+    Object sent = new Connector("iqn.x:y", "h", "10.0.0.1", false).toApi().get("platform");
+    assertThat(sent).isEqualTo(Connector.platform(System.getProperty("os.arch")));
+    assertThat(sent).as("the JVM's own name for x86_64 never reaches Cinder").isNotEqualTo("amd64");
+  }
+
   @ParameterizedTest(name = "attempt {0} waits {1} ms")
   @CsvSource({"0, 100", "1, 200", "2, 400", "5, 3200", "6, 5000", "30, 5000"})
   void backoffGrowsToItsCap(int attempt, long millis) {

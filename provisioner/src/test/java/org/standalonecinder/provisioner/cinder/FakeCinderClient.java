@@ -225,6 +225,28 @@ public final class FakeCinderClient implements CinderClient {
   }
 
   @Override
+  public synchronized void updateVolumeMetadata(String volumeId, Map<String, String> metadata) {
+    call("updateVolumeMetadata", volumeId);
+    Volume v = existing(volumeId);
+    Map<String, String> merged = new java.util.LinkedHashMap<>(v.metadata());
+    merged.putAll(metadata);
+    volumes.put(
+        volumeId,
+        new Volume(
+            v.id(),
+            v.name(),
+            v.status(),
+            v.sizeGib(),
+            v.availabilityZone(),
+            v.volumeType(),
+            merged,
+            v.sourceVolumeId(),
+            v.snapshotId(),
+            v.multiattach(),
+            v.attachmentIds()));
+  }
+
+  @Override
   public synchronized void deleteVolume(String volumeId) {
     call("deleteVolume", volumeId);
     Volume v = volumes.get(volumeId);

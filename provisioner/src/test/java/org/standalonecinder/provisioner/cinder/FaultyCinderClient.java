@@ -89,6 +89,11 @@ public final class FaultyCinderClient implements CinderClient {
   }
 
   @Override
+  public void updateVolumeMetadata(String volumeId, Map<String, String> metadata) {
+    maybeRun("updateVolumeMetadata", () -> delegate.updateVolumeMetadata(volumeId, metadata));
+  }
+
+  @Override
   public void deleteVolume(String volumeId) {
     maybeRun("deleteVolume", () -> delegate.deleteVolume(volumeId));
   }

@@ -116,6 +116,66 @@ class SecretsNeverShownTest {
     }
   }
 
+  static Stream<Arguments> successfulExchanges() {
+    return Stream.of(
+        Arguments.of(
+            "v3 password",
+            "username = u\npassword = " + PASSWORD + "\ntenant-name = k8s\n",
+            PASSWORD),
+        Arguments.of(
+            "application credential",
+            "application-credential-id = ac\napplication-credential-secret = " + AC_SECRET + "\n",
+            AC_SECRET));
+  }
+
+  /**
+   * The same look at a session that works: Keystone issues a token, Cinder answers a volume lookup,
+   * an export with CHAP credentials and a version document, all at TRACE. Neither the credential
+   * sent, nor the token received, nor the CHAP secret Cinder returns may show.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("successfulExchanges")
+  void aWorkingSessionShowsNoSecretEither(String name, String credentials, String secret)
+      throws Exception {
+    String token = "tok-LEAK-CANARY-3";
+    String chapSecret = "uSneynYSsqaRN9UD"; // the recorded export's auth_password
+    List<String> seen = new ArrayList<>();
+    try (var cloud = new org.standalonecinder.provisioner.cinder.openstack.MockCloud()) {
+      cloud.keystoneAlways(r -> cloud.token(token));
+      cloud.thenCinder(
+          org.standalonecinder.provisioner.cinder.openstack.MockCloud.recorded(
+              "get-volume-available.json"));
+      cloud.thenCinder(
+          org.standalonecinder.provisioner.cinder.openstack.MockCloud.recorded(
+              "initialize-connection.json"));
+      Path f =
+          Files.writeString(
+              dir.resolve("cloud.conf"),
+              "[Global]\nauth-url = " + cloud.url("/identity/v3") + "\n" + credentials);
+      CloudConfig c = CloudConfigLoader.load(f, Map.of());
+      seen.add(c.toString());
+      seen.addAll(c.describe());
+      try (var client =
+          org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient.create(c)) {
+        assertThat(client.apiVersions().used()).hasToString("3.70");
+        assertThat(client.getVolume("381e4427-2dc0-440f-b118-8ece52e2932a")).isPresent();
+        var info =
+            client.initializeConnection(
+                "381e4427-2dc0-440f-b118-8ece52e2932a",
+                new org.standalonecinder.provisioner.cinder.Connector(
+                    "iqn.2026-11.org.standalonecinder:n", "n", "10.0.0.1", false));
+        seen.add(info.toString());
+        seen.add(String.valueOf(info));
+      }
+      assertThat(cloud.keystoneRequestCount()).as("a real exchange took place").isPositive();
+    }
+    logs.list.forEach(ev -> seen.add(ev.getFormattedMessage()));
+    assertThat(logs.list).as("TRACE logging was on and said something").isNotEmpty();
+    for (String s : seen) {
+      assertThat(s).doesNotContain(secret).doesNotContain(token).doesNotContain(chapSecret);
+    }
+  }
+
   private static String stackTrace(Throwable t) {
     StringWriter w = new StringWriter();
     t.printStackTrace(new PrintWriter(w));

@@ -16,8 +16,13 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -41,6 +46,7 @@ class CloneControllerTest {
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
   private ProvisionController controller;
+  private Processed processed;
   private final io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
       new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
@@ -48,6 +54,7 @@ class CloneControllerTest {
     server = Cluster.newApiServer();
     client = server.createClient();
     controller = Cluster.controller(client, c, settings, registry);
+    processed = Processed.by(controller);
     controller.start();
     Cluster.await("informers synced", controller::synced, Duration.ofSeconds(10));
   }
@@ -99,6 +106,7 @@ class CloneControllerTest {
     PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
     pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
     client.persistentVolumes().resource(pv).updateStatus();
+    Cluster.claimBound(client, ns, name, "1Gi");
     return get(ns, name);
   }
 
@@ -204,16 +212,12 @@ class CloneControllerTest {
             io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
                 io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
             "{\"metadata\":{\"annotations\":{\"k8s.io/CloneRequest\":\"apps/src\"}}}");
-    Cluster.await(
-        "resync",
-        () ->
-            get("apps", "blank").getMetadata().getAnnotations().containsKey(ClaimRef.CLONE_REQUEST),
-        Duration.ofSeconds(5));
-    try {
-      Thread.sleep(500);
-    } catch (InterruptedException e) {
-      throw new AssertionError(e);
-    }
+    processed.await(
+        Processed.claimKey("apps", "blank"),
+        c ->
+            c != null
+                && c.getMetadata().getAnnotations() != null
+                && c.getMetadata().getAnnotations().containsKey(ClaimRef.CLONE_REQUEST));
     assertThat(get("apps", "blank").getMetadata().getAnnotations())
         .doesNotContainKey(ClaimRef.CLONE_OF);
   }
@@ -300,7 +304,9 @@ class CloneControllerTest {
     assertThat(get("apps", "src").getMetadata().getFinalizers()).contains(finalizer);
 
     client.persistentVolumeClaims().inNamespace("apps").withName("src").delete();
-    Thread.sleep(300);
+    processed.await(
+        Processed.claimKey("apps", "src"),
+        c -> c != null && c.getMetadata().getDeletionTimestamp() != null);
     PersistentVolumeClaim deleting = get("apps", "src");
     assertThat(deleting).as("held by the finalizer").isNotNull();
     assertThat(deleting.getMetadata().getDeletionTimestamp()).isNotNull();
@@ -309,6 +315,106 @@ class CloneControllerTest {
     awaitCloneOf("apps", "copy", "apps/src");
     await("the source goes once the clone is made", () -> get("apps", "src") == null);
     assertThat(volumeOf(src)).as("its PV stays until released").isNotNull();
+  }
+
+  // ------------------------------------------------------------------ the source's ownership
+
+  /**
+   * A claim {@code apps/thief} as its author can write it: any volumeName, in its own namespace.
+   */
+  private void thief(String volumeName, String phase) {
+    PersistentVolumeClaim c = Fixtures.claimOf(null, "thief", "1Gi", "Filesystem");
+    c.getMetadata().setNamespace("apps");
+    // Another provisioner's class: ours would provision it; nothing binds it either way.
+    c.getSpec().setStorageClassName("elsewhere");
+    c.getSpec().setVolumeName(volumeName);
+    client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    if (phase != null) {
+      client
+          .persistentVolumeClaims()
+          .inNamespace("apps")
+          .withName("thief")
+          .subresource("status")
+          .patch(
+              io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                  io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+              "{\"status\":{\"phase\":\"" + phase + "\"}}");
+    }
+  }
+
+  private String pvNameOf(String ns, String name) {
+    return get(ns, name).getSpec().getVolumeName();
+  }
+
+  static Stream<Arguments> sourcesNotOwned() {
+    return Stream.of(
+        Arguments.of(
+            "an unbound source",
+            (Consumer<CloneControllerTest>) t -> t.thief(null, "Pending"),
+            "source claim apps/thief is not Bound yet (phase Pending)"),
+        Arguments.of(
+            "a Pending source naming a PV bound to a claim of the same namespace",
+            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("apps", "victim"), "Pending"),
+            "source claim apps/thief is not Bound yet (phase Pending)"),
+        Arguments.of(
+            "a source marked Bound naming a PV bound to a claim of the same namespace",
+            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("apps", "victim"), "Bound"),
+            "source claim apps/thief names PV pvc-"),
+        Arguments.of(
+            "a source marked Bound naming a PV bound to another namespace's claim",
+            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("team-b", "secret"), "Bound"),
+            "but that PV is not bound to it: only the claim a PV is bound to can be cloned"),
+        Arguments.of(
+            "a Pending source naming another namespace's PV",
+            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("team-b", "secret"), null),
+            "source claim apps/thief is not Bound yet (phase unknown)"),
+        Arguments.of(
+            "a PV whose claimRef names the source by name but another uid",
+            (Consumer<CloneControllerTest>)
+                t -> {
+                  t.thief(t.pvNameOf("apps", "victim"), "Bound");
+                  PersistentVolume pv =
+                      t.client.persistentVolumes().withName(t.pvNameOf("apps", "victim")).get();
+                  pv.getSpec().getClaimRef().setName("thief");
+                  t.client.persistentVolumes().resource(pv).update();
+                },
+            "in spec.volumeName, but that PV is not bound to it"));
+  }
+
+  /**
+   * No webhook: the provisioner alone refuses to clone a volume the source claim does not own,
+   * before it asks Cinder anything, and protects nothing.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("sourcesNotOwned")
+  void aSourceThatDoesNotOwnItsVolumeIsRefusedWithoutACinderCall(
+      String name, Consumer<CloneControllerTest> setup, String message) {
+    start(cinder);
+    classes();
+    Cluster.createClass(client, "elsewhere", "example.com/other", Map.of(), "Delete", "Immediate");
+    boundSource("apps", "victim");
+    boundSource("team-b", "secret");
+    setup.accept(this);
+    cinder.clearLog();
+    PersistentVolumeClaim copy =
+        client
+            .persistentVolumeClaims()
+            .inNamespace("apps")
+            .resource(
+                cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "apps/thief")))
+            .create();
+    await(
+        "refusal",
+        () -> eventsOf("copy").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
+    assertThat(eventsOf("copy"))
+        .filteredOn(e -> e.startsWith("ProvisioningFailed"))
+        .first()
+        .asString()
+        .contains(message);
+    assertThat(Cluster.claimCalls(cinder)).as("Cinder was not asked").isEmpty();
+    assertThat(volumeOf(copy)).isNull();
+    assertThat(get("apps", "victim").getMetadata().getFinalizers()).isNullOrEmpty();
+    assertThat(get("team-b", "secret").getMetadata().getFinalizers()).isNullOrEmpty();
   }
 
   @Test

@@ -163,13 +163,39 @@ final class Cluster {
             "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
     PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
     pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
-    return k.persistentVolumes().resource(pv).updateStatus();
+    PersistentVolume bound = k.persistentVolumes().resource(pv).updateStatus();
+    claimBound(k, claim.getMetadata().getNamespace(), claim.getMetadata().getName(), "1Gi");
+    return bound;
+  }
+
+  /** What the binder leaves in a bound claim's status (a merge patch of the status). */
+  static void claimBound(KubernetesClient k, String ns, String name, String size) {
+    k.persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName(name)
+        .subresource("status")
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
+                + "\"capacity\":{\"storage\":\""
+                + size
+                + "\"}}}");
   }
 
   /** What Kubernetes' binder does once a PV's claim is gone. */
   static void release(KubernetesClient k, PersistentVolume pv) {
     pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
     k.persistentVolumes().resource(pv).updateStatus();
+  }
+
+  /**
+   * The fake Cinder's calls but the orphan sweep's listing of unfinished volumes, which runs at
+   * start and at every resync whatever the claims are.
+   */
+  static java.util.List<String> claimCalls(
+      org.standalonecinder.provisioner.cinder.FakeCinderClient cinder) {
+    return cinder.log().stream().filter(l -> !l.equals("findVolumes null")).toList();
   }
 
   static void await(String what, BooleanSupplier condition, Duration timeout) {

@@ -42,6 +42,7 @@ class ProvisionerIT {
 
   private CinderClient cinder;
   private ProvisionController controller;
+  private Processed processed;
 
   private void start(Mode mode) {
     start(mode, null);
@@ -69,6 +70,7 @@ class ProvisionerIT {
             new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
             2,
             Duration.ofSeconds(30));
+    processed = Processed.by(controller);
     controller.start();
     await("synced", controller::synced, Duration.ofSeconds(10));
   }
@@ -191,7 +193,9 @@ class ProvisionerIT {
     assertThat(claim("src").getMetadata().getFinalizers())
         .contains(Names.cloneFinalizer(copy.getMetadata().getUid()));
     client.persistentVolumeClaims().inNamespace("apps").withName("src").delete();
-    Thread.sleep(500);
+    processed.await(
+        Processed.claimKey("apps", "src"),
+        c -> c != null && c.getMetadata().getDeletionTimestamp() != null);
     assertThat(claim("src")).as("held while the clone is made").isNotNull();
     assertThat(claim("src").getMetadata().getDeletionTimestamp()).isNotNull();
     gate.open();

@@ -126,7 +126,7 @@ class ResolverServerTest {
         Arguments.of(
             "an unbound source",
             check("apps/unbound", "clones", "1Gi", null),
-            "source claim apps/unbound is not bound yet"),
+            "source claim apps/unbound is not Bound yet (phase unknown)"),
         Arguments.of(
             "a class without smartclone",
             check("apps/src", "plain", "1Gi", null),

@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
@@ -58,6 +59,7 @@ class VolumeProvisionerTest {
   private static final String UNRESERVE = "unreserve vol-1";
   private static final String PUT_SECRET = "putSecret chap-" + PV;
   private static final String DELETE_SECRET = "deleteSecret chap-" + PV;
+  private static final String HAND_OVER = "updateVolumeMetadata vol-1";
 
   static Arguments fails(
       String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, String... calls) {
@@ -153,6 +155,20 @@ class VolumeProvisionerTest {
             DETACH,
             DELETE),
         fails(
+            "the hand-over to the PV fails: Secret, attachment, volume",
+            t -> t.cinder.failNext("updateVolumeMetadata", OUTAGE),
+            false,
+            FIND,
+            CREATE,
+            AWAIT,
+            ATTACH,
+            COMPLETE,
+            PUT_SECRET,
+            HAND_OVER,
+            DELETE_SECRET,
+            DETACH,
+            DELETE),
+        fails(
             "ReadWriteMany without multiattach: volume deleted",
             t -> {},
             true,
@@ -216,7 +232,10 @@ class VolumeProvisionerTest {
   void everyFailureIsRolledBackInReverse(
       String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, List<String> calls) {
     inject.accept(this);
-    var claim = name.startsWith("ReadWriteMany") ? claim("1Gi", "ReadWriteMany") : claim("1Gi");
+    var claim =
+        name.startsWith("ReadWriteMany")
+            ? claimOf(UID, "data", "1Gi", "Block", "ReadWriteMany")
+            : claim("1Gi");
     assertThatThrownBy(() -> provisioner.provision(claim, storageClass(Map.of())))
         .isInstanceOfSatisfying(
             ProvisioningException.class, e -> assertThat(e.isFinal()).isEqualTo(isFinal));
@@ -255,7 +274,8 @@ class VolumeProvisionerTest {
     PersistentVolume pv =
         provisioner.provision(
             claim("1500Mi"), storageClass(Map.of("fsType", "xfs", "type", "fast")));
-    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, PUT_SECRET);
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, PUT_SECRET, HAND_OVER);
     assertThat(pv.getMetadata().getName()).isEqualTo(PV);
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(Names.ANN_VOLUME_ID, "vol-1")
@@ -289,7 +309,8 @@ class VolumeProvisionerTest {
         .containsEntry(Names.META_PVC_UID, UID)
         .containsEntry(Names.META_CLUSTER, "cluster-a")
         .containsEntry(Names.META_PVC_NAMESPACE, "apps")
-        .containsEntry(Names.META_PVC_NAME, "data");
+        .containsEntry(Names.META_PVC_NAME, "data")
+        .containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
     assertThat(v.status()).isEqualTo("in-use");
   }
 
@@ -299,7 +320,8 @@ class VolumeProvisionerTest {
     PersistentVolume pv =
         provisioner.provision(
             claimOf(UID, "raw", "1Gi", "Block", "ReadOnlyMany"), storageClass(Map.of()));
-    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, RESERVE, INIT, PUT_SECRET);
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, AWAIT, RESERVE, INIT, PUT_SECRET, HAND_OVER);
     assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_ATTACHMENT, "reserved");
     assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
     assertThat(pv.getSpec().getIscsi().getFsType()).isNull();
@@ -330,7 +352,8 @@ class VolumeProvisionerTest {
             "awaitVolumeStatus vol-old",
             "createAttachment vol-old",
             "completeAttachment att-1",
-            PUT_SECRET);
+            PUT_SECRET,
+            "updateVolumeMetadata vol-old");
     assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-old");
     assertThat(cinder.volumes()).hasSize(1);
   }
@@ -376,12 +399,32 @@ class VolumeProvisionerTest {
     assertThat(cinder.volumes()).containsKey("vol-old");
   }
 
-  @Test
-  void readWriteManyWithAMultiattachType() {
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({
+    "ReadWriteOnce, Filesystem",
+    "ReadWriteOncePod, Filesystem",
+    "ReadOnlyMany, Filesystem",
+    "ReadOnlyMany, Block",
+    "ReadWriteOnce, Block",
+    "ReadWriteMany, Block"
+  })
+  void accessModesThatAreSafeAreProvisioned(String mode, String volumeMode) {
     cinder.multiattachTypes(true);
     PersistentVolume pv =
-        provisioner.provision(claim("1Gi", "ReadWriteMany"), storageClass(Map.of()));
+        provisioner.provision(
+            claimOf(UID, "data", "1Gi", volumeMode, mode), storageClass(Map.of()));
+    assertThat(pv.getSpec().getAccessModes()).containsExactly(mode);
+    assertThat(pv.getSpec().getVolumeMode()).isEqualTo(volumeMode);
+  }
+
+  @Test
+  void readWriteManyBlockWithAMultiattachType() {
+    cinder.multiattachTypes(true);
+    PersistentVolume pv =
+        provisioner.provision(
+            claimOf(UID, "data", "1Gi", "Block", "ReadWriteMany"), storageClass(Map.of()));
     assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+    assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
   }
 
   // ------------------------------------------------------------------ claims refused up front
@@ -414,7 +457,22 @@ class VolumeProvisionerTest {
             "unknown volume mode",
             claimOf(UID, "x", "1Gi", "Tape"),
             Map.of(),
-            "unknown volumeMode Tape"));
+            "unknown volumeMode Tape"),
+        Arguments.of(
+            "ReadWriteMany Filesystem (even on a multiattach type)",
+            claimOf(UID, "x", "1Gi", "Filesystem", "ReadWriteMany"),
+            Map.of(),
+            "ReadWriteMany needs volumeMode Block"),
+        Arguments.of(
+            "ReadWriteMany without volumeMode (Filesystem by default)",
+            claimOf(UID, "x", "1Gi", null, "ReadWriteMany"),
+            Map.of(),
+            "a Filesystem volume (ext4, xfs) mounted read-write on several nodes"),
+        Arguments.of(
+            "ReadWriteMany among other modes, Filesystem",
+            claimOf(UID, "x", "1Gi", "Filesystem", "ReadWriteOnce", "ReadWriteMany"),
+            Map.of(),
+            "or ReadOnlyMany to share a filesystem read-only"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -424,6 +482,7 @@ class VolumeProvisionerTest {
       io.fabric8.kubernetes.api.model.PersistentVolumeClaim claim,
       Map<String, String> params,
       String message) {
+    cinder.multiattachTypes(true);
     assertThatThrownBy(() -> provisioner.provision(claim, storageClass(params)))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
         .hasMessageContaining(message);
@@ -436,6 +495,68 @@ class VolumeProvisionerTest {
     claim.getSpec().getResources().setLimits(Map.of("storage", new Quantity("1800Mi")));
     assertThatThrownBy(() -> provisioner.provision(claim, storageClass(Map.of())))
         .hasMessageContaining("rounds up to 2Gi, above its limit of 1800Mi");
+  }
+
+  // ------------------------------------------------------------------ orphans
+
+  private static Volume volume(String id, String uid, String cluster, String state) {
+    Map<String, String> md = new java.util.LinkedHashMap<>(Names.identifying(uid, cluster));
+    md.put(Names.META_PVC_NAMESPACE, "apps");
+    md.put(Names.META_PVC_NAME, "data");
+    if (state != null) {
+      md.put(Names.META_STATE, state);
+    }
+    return new Volume(
+        id, Names.pvName(uid), "available", 1, "nova", "__DEFAULT__", md, null, null, false, null);
+  }
+
+  static Stream<Arguments> orphans() {
+    return Stream.of(
+        Arguments.of(
+            "still provisioning: deleted, with its Secret",
+            volume("vol-a", UID, "cluster-a", Names.STATE_PROVISIONING),
+            true),
+        Arguments.of(
+            "from before the state was kept: deleted as before",
+            volume("vol-a", UID, "cluster-a", null),
+            true),
+        Arguments.of(
+            "handed to a PV (a retained PV an admin deleted): kept, with its Secret",
+            volume("vol-a", UID, "cluster-a", Names.STATE_PROVISIONED),
+            false),
+        Arguments.of(
+            "another cluster's: never touched",
+            volume("vol-a", UID, "cluster-b", Names.STATE_PROVISIONING),
+            false));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("orphans")
+  void anOrphanIsDeletedOnlyIfItWasNeverHandedToAPv(String name, Volume v, boolean deleted) {
+    cinder.seed(v);
+    secrets.put(
+        new io.fabric8.kubernetes.api.model.SecretBuilder()
+            .withNewMetadata()
+            .withNamespace("standalone-cinder")
+            .withName("chap-" + PV)
+            .endMetadata()
+            .build());
+    assertThat(provisioner.deleteOrphans(UID)).isEqualTo(deleted ? 1 : 0);
+    assertThat(cinder.volumes().containsKey("vol-a")).isEqualTo(!deleted);
+    boolean ours = v.metadata().get(Names.META_CLUSTER).equals("cluster-a");
+    assertThat(secrets.secrets.containsKey("standalone-cinder/chap-" + PV))
+        .as("the Secret goes with the volume")
+        .isEqualTo(!deleted && ours);
+  }
+
+  @Test
+  void unfinishedVolumesAreThisClustersStillProvisioning() {
+    cinder.seed(volume("vol-a", UID, "cluster-a", Names.STATE_PROVISIONING));
+    cinder.seed(volume("vol-b", "uid-b", "cluster-a", Names.STATE_PROVISIONED));
+    cinder.seed(volume("vol-c", "uid-c", "cluster-b", Names.STATE_PROVISIONING));
+    cinder.seed(volume("vol-d", "uid-d", "cluster-a", null));
+    assertThat(provisioner.unfinished())
+        .containsExactly(new VolumeProvisioner.Unfinished("vol-a", UID, "apps", "data"));
   }
 
   // ------------------------------------------------------------------ delete

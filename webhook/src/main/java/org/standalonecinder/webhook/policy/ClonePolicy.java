@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.CloneToken;
@@ -61,6 +62,7 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_CINDER = "clone-cinder";
   public static final String RULE_CHECK_UNAVAILABLE = "clone-check-unavailable";
   public static final String RULE_TOKEN = "clone-token";
+  public static final String RULE_ACCESS_MODE = "shared-filesystem";
 
   static final String VOLUME_ID = "cinderVolumeId";
   static final String STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
@@ -227,13 +229,10 @@ public final class ClonePolicy implements AdmissionController {
     Findings f = new Findings(mutating);
     String cloneOf = annotation(claim, CLONE_OF);
     String cloneRequest = annotation(claim, CLONE_REQUEST);
+    String className = claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
 
     boolean byProvisioner = settings.provisionerUser().equals(user);
-    if (old == null) {
-      if (cloneOf != null && !byProvisioner) {
-        f.deny(RULE_CLONE_OF, CLONE_OF + " is set by the provisioner only; remove it");
-      }
-    } else {
+    if (old != null) {
       if (!Objects.equals(cloneOf, annotation(old, CLONE_OF)) && !byProvisioner) {
         f.deny(RULE_CLONE_OF, CLONE_OF + " is set by the provisioner only; do not change it");
       }
@@ -245,25 +244,48 @@ public final class ClonePolicy implements AdmissionController {
         f.deny(RULE_IMMUTABLE, CloneToken.ANNOTATION + " cannot change after the claim is created");
       }
       // spec.dataSource is immutable in the API server already; the rest was checked at create.
+      // Only a would-be denial costs a lookup: most updates of a claim touch none of this.
+      if (!f.violations.isEmpty() && !ours(className)) {
+        return Decision.allow();
+      }
+      return f.decision();
+    }
+    boolean hasDataSource =
+        claim.getSpec() != null
+            && (claim.getSpec().getDataSource() != null
+                || claim.getSpec().getDataSourceRef() != null);
+    Optional<String> sharedFilesystem =
+        AccessModes.refusal(
+            claim.getSpec() == null ? null : claim.getSpec().getAccessModes(),
+            claim.getSpec() == null ? null : claim.getSpec().getVolumeMode());
+    if (cloneRequest == null
+        && cloneOf == null
+        && annotation(claim, CloneToken.ANNOTATION) == null
+        && !hasDataSource
+        && sharedFilesystem.isEmpty()) {
+      // A plain claim needs no lookup: an API server hiccup must not block ordinary claims.
       return f.decision();
     }
     String ns =
         request.getNamespace() != null
             ? request.getNamespace()
             : claim.getMetadata().getNamespace();
-    String className = claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
-    boolean hasDataSource =
-        claim.getSpec() != null
-            && (claim.getSpec().getDataSource() != null
-                || claim.getSpec().getDataSourceRef() != null);
-    if (cloneRequest == null && !hasDataSource) {
-      // A plain claim needs no lookup: an API server hiccup must not block ordinary claims.
-      return f.decision();
-    }
     Optional<StorageClass> sc =
-        className == null ? Optional.empty() : cluster.storageClass(className);
-    boolean ourClass =
-        sc.map(c -> settings.provisionerName().equals(c.getProvisioner())).orElse(false);
+        className == null || className.isEmpty()
+            ? Optional.empty()
+            : cluster.storageClass(className);
+    if (sc.isPresent() ? !ours(sc.get()) : className == null || className.isEmpty()) {
+      // Another provisioner's claim (KubeVirt's CDI uses the same clone annotations for its own
+      // clones), or one bound statically without a class: not ours to judge, touch or warn about.
+      return Decision.allow();
+    }
+    boolean ourClass = sc.isPresent();
+    if (cloneOf != null && !byProvisioner) {
+      f.deny(RULE_CLONE_OF, CLONE_OF + " is set by the provisioner only; remove it");
+    }
+    if (ourClass) {
+      sharedFilesystem.ifPresent(reason -> f.deny(RULE_ACCESS_MODE, reason));
+    }
 
     ClaimRef annotated = cloneRequest == null ? null : parse(cloneRequest, ns, f);
     // Native clones into other provisioners' classes are theirs to judge.
@@ -407,27 +429,16 @@ public final class ClonePolicy implements AdmissionController {
     }
   }
 
+  /** The target's class exists (or the claim would not be ours to judge) or is missing. */
   private void checkTargetClass(String className, Optional<StorageClass> sc, Findings f) {
     if (sc.isEmpty()) {
       f.deny(
           RULE_CLASS,
           "a clone needs a StorageClass of "
               + settings.provisionerName()
-              + " with smartclone \"true\"; "
-              + (className == null
-                  ? "the claim names none"
-                  : "StorageClass " + className + " does not exist"));
-      return;
-    }
-    if (!settings.provisionerName().equals(sc.get().getProvisioner())) {
-      f.deny(
-          RULE_CLASS,
-          "StorageClass "
+              + " with smartclone \"true\"; StorageClass "
               + className
-              + " belongs to "
-              + sc.get().getProvisioner()
-              + ", which cannot clone Cinder volumes; use a class of "
-              + settings.provisionerName());
+              + " does not exist");
       return;
     }
     boolean smartclone;
@@ -599,6 +610,18 @@ public final class ClonePolicy implements AdmissionController {
     String grant = annotation(source, CLONE_GRANT);
     return grant != null
         && Arrays.stream(grant.split(",")).map(String::trim).anyMatch(targetNs::equals);
+  }
+
+  private boolean ours(StorageClass sc) {
+    return settings.provisionerName().equals(sc.getProvisioner());
+  }
+
+  /** Whether the named class is ours; a class that does not exist (yet) counts as ours. */
+  private boolean ours(String className) {
+    if (className == null || className.isEmpty()) {
+      return false;
+    }
+    return cluster.storageClass(className).map(this::ours).orElse(true);
   }
 
   private static String mode(PersistentVolumeClaim c) {

@@ -139,6 +139,11 @@ class ClonePolicyTest {
         .build();
   }
 
+  static PersistentVolumeClaim modes(PersistentVolumeClaim c, String... modes) {
+    c.getSpec().setAccessModes(List.of(modes));
+    return c;
+  }
+
   static PersistentVolumeClaim created(PersistentVolumeClaim c, Instant at) {
     c.getMetadata().setCreationTimestamp(at.toString());
     return c;
@@ -460,17 +465,9 @@ class ClonePolicyTest {
                 target(clone("apps/src"), "plain", "2Gi", null),
                 "StorageClass plain does not allow cloning: its smartclone parameter is not \"true\""),
             deny(
-                "another provisioner's class is denied",
-                target(clone("apps/src"), "other", "2Gi", null),
-                "StorageClass other belongs to example.com/other, which cannot clone Cinder volumes"),
-            deny(
                 "a missing class is denied",
                 target(clone("apps/src"), "nope", "2Gi", null),
                 "StorageClass nope does not exist"),
-            deny(
-                "no class at all is denied",
-                target(clone("apps/src"), null, "2Gi", null),
-                "the claim names none"),
             deny(
                 "a missing source is denied",
                 target(clone("apps/ghost"), "clone", "2Gi", null),
@@ -843,6 +840,120 @@ class ClonePolicyTest {
                         "1Gi",
                         null))
                 .by(SA),
+            // Claims of other provisioners (KubeVirt's CDI marks its own clones with the same
+            // annotations) pass untouched: no denial, no patch, no warning.
+            allow(
+                "another provisioner's clone request passes untouched",
+                target(clone("apps/src"), "other", "2Gi", null),
+                null),
+            allow(
+                "another provisioner's clone request by name only is not defaulted",
+                target(clone("src"), "other", "1Gi", null),
+                null),
+            allow(
+                "another provisioner's clone request of a missing source passes",
+                target(clone("apps/ghost"), "other", "1Gi", null),
+                null),
+            allow(
+                "another provisioner's malformed clone request passes",
+                target(clone("a/src/x"), "other", "1Gi", null),
+                null),
+            allow(
+                "another provisioner's cross-namespace clone request passes, with no token",
+                target(clone("team-b/shared"), "other", "1Gi", null),
+                null),
+            allow(
+                "another provisioner's CloneOf at creation passes",
+                target(Map.of(ClonePolicy.CLONE_OF, "apps/src"), "other", "1Gi", null),
+                null),
+            allow(
+                "another provisioner's token annotation passes",
+                target(
+                    Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", CloneToken.ANNOTATION, "x.y"),
+                    "other",
+                    "2Gi",
+                    null),
+                null),
+            allow(
+                    "another provisioner's smaller clone passes (no raise, no warning)",
+                    target(clone("apps/src"), "other", "1Gi", null),
+                    null)
+                .undersized(Undersized.RAISE),
+            allow(
+                "another provisioner's native clone with a clone request passes",
+                withDataSource(
+                    target(clone("apps/src"), "other", "1Gi", "Block"),
+                    null,
+                    "PersistentVolumeClaim",
+                    "elsewhere",
+                    null),
+                null),
+            allow(
+                "another provisioner's populator data source passes",
+                withDataSource(
+                    target(Map.of(), "other", "1Gi", null),
+                    "cdi.kubevirt.io",
+                    "VolumeImportSource",
+                    "img",
+                    null),
+                null),
+            allow(
+                    "another provisioner's CloneOf set by its controller on update passes",
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "apps/src",
+                            ClonePolicy.CLONE_OF,
+                            "apps/src"),
+                        "other",
+                        "2Gi",
+                        null),
+                    null)
+                .updating(target(clone("apps/src"), "other", "2Gi", null))
+                .by("system:serviceaccount:cdi:cdi-sa"),
+            allow(
+                    "another provisioner's clone request changed on update passes",
+                    target(clone("apps/other"), "other", "2Gi", null),
+                    null)
+                .updating(target(clone("apps/src"), "other", "2Gi", null)),
+            allow(
+                "a clone request without any class (static binding) passes untouched",
+                target(clone("apps/src"), null, "2Gi", null),
+                null),
+            allow(
+                "a clone request with the empty class (static binding) passes untouched",
+                target(clone("apps/ghost"), "", "2Gi", null),
+                null),
+            // ReadWriteMany: raw blocks only; a shared ext4/xfs corrupts.
+            deny(
+                "ReadWriteMany Filesystem in our class is denied",
+                modes(target(Map.of(), "plain", "1Gi", "Filesystem"), "ReadWriteMany"),
+                "ReadWriteMany needs volumeMode Block: a Filesystem volume (ext4, xfs) mounted read-write on several nodes at once is corrupted"),
+            deny(
+                "ReadWriteMany without volumeMode (Filesystem) is denied",
+                modes(target(Map.of(), "plain", "1Gi", null), "ReadWriteOnce", "ReadWriteMany"),
+                "use volumeMode Block for software that coordinates its own writes, or ReadOnlyMany to share a filesystem read-only"),
+            deny(
+                "a ReadWriteMany Filesystem clone into a class without smartclone: both said",
+                modes(target(clone("apps/src"), "plain", "2Gi", null), "ReadWriteMany"),
+                "share a filesystem read-only; StorageClass plain does not allow cloning"),
+            allow(
+                "ReadWriteMany Block in our class is allowed",
+                modes(target(Map.of(), "plain", "1Gi", "Block"), "ReadWriteMany"),
+                null),
+            allow(
+                "ReadOnlyMany Filesystem in our class is allowed",
+                modes(target(Map.of(), "plain", "1Gi", "Filesystem"), "ReadOnlyMany"),
+                null),
+            allow(
+                "ReadWriteMany Filesystem in another provisioner's class is theirs",
+                modes(target(Map.of(), "other", "1Gi", "Filesystem"), "ReadWriteMany"),
+                null),
+            allow(
+                    "ReadWriteOnce Filesystem needs no lookup",
+                    target(Map.of(), "plain", "1Gi", "Filesystem"),
+                    null)
+                .given(c -> c.unreachable = true),
             deny(
                 "every violation is reported at once",
                 target(

@@ -79,6 +79,9 @@ import org.standalonecinder.provisioner.config.CloudConfig;
  */
 public final class OpenStackCinderClient implements CinderClient {
 
+  /** A bound on listing pages (1000 volumes each): a server that links forever cannot hang us. */
+  private static final int MAX_PAGES = 1000;
+
   private static final Logger LOG = LoggerFactory.getLogger(OpenStackCinderClient.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final AtomicInteger POOLS = new AtomicInteger();
@@ -255,12 +258,23 @@ public final class OpenStackCinderClient implements CinderClient {
         throw new IllegalArgumentException(e);
       }
     }
-    JsonNode res = call("list volumes", HttpMethod.GET, "/volumes/detail", null, q);
     List<Volume> out = new ArrayList<>();
-    for (JsonNode v : required(res, "volumes", "list volumes")) {
-      out.add(volume(v));
+    // Cinder answers at most osapi_max_limit (1000) volumes a page and links the next one.
+    for (int page = 1; ; page++) {
+      JsonNode res = call("list volumes", HttpMethod.GET, "/volumes/detail", null, q);
+      JsonNode volumes = required(res, "volumes", "list volumes");
+      for (JsonNode v : volumes) {
+        out.add(volume(v));
+      }
+      boolean more = false;
+      for (JsonNode link : res.path("volumes_links")) {
+        more |= "next".equals(link.path("rel").asText());
+      }
+      if (!more || volumes.isEmpty() || page >= MAX_PAGES) {
+        return out;
+      }
+      q.put("marker", out.get(out.size() - 1).id());
     }
-    return out;
   }
 
   @Override
@@ -303,6 +317,20 @@ public final class OpenStackCinderClient implements CinderClient {
       }
       sleepOrGiveUp(backoff, attempt, deadline, "volume " + volumeId, "deleted", status);
     }
+  }
+
+  @Override
+  public void updateVolumeMetadata(String volumeId, Map<String, String> metadata) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode md = body.putObject("metadata");
+    metadata.forEach(md::put);
+    // POST merges; PUT would replace every entry, including ones an admin added.
+    call(
+        "update metadata of volume " + volumeId,
+        HttpMethod.POST,
+        "/volumes/" + id(volumeId) + "/metadata",
+        body,
+        null);
   }
 
   @Override

@@ -206,6 +206,43 @@ class CinderClientIT {
     assertThat(v.metadata()).containsAllEntriesOf(md);
   }
 
+  /** A state kept in metadata: merged into the rest, found by a filter, even while in use. */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Mode.class)
+  void metadataIsMergedAndFilteredOn(Mode mode) {
+    CinderClient c = client(mode);
+    String cluster = "it-" + UUID.randomUUID();
+    Map<String, String> md =
+        Map.of(
+            "standalone-cinder.io/cluster-id",
+            cluster,
+            "standalone-cinder.io/state",
+            "provisioning");
+    Volume v = newVolume(c, VolumeSpec.blank(unique("it-state"), 1).withMetadata(md));
+    var a = c.createAttachment(v.id(), NODE);
+    try {
+      c.completeAttachment(a.id());
+      c.updateVolumeMetadata(v.id(), Map.of("standalone-cinder.io/state", "provisioned"));
+      assertThat(c.getVolume(v.id()).orElseThrow().metadata())
+          .containsEntry("standalone-cinder.io/state", "provisioned")
+          .containsEntry("standalone-cinder.io/cluster-id", cluster);
+      assertThat(c.findVolumes(null, md)).isEmpty();
+      assertThat(
+              c.findVolumes(
+                  null,
+                  Map.of(
+                      "standalone-cinder.io/cluster-id",
+                      cluster,
+                      "standalone-cinder.io/state",
+                      "provisioned")))
+          .extracting(Volume::id)
+          .containsExactly(v.id());
+    } finally {
+      c.deleteAttachment(a.id());
+      c.awaitVolumeStatus(v.id(), AVAILABLE, WAIT);
+    }
+  }
+
   @ParameterizedTest(name = "{0}")
   @EnumSource(Mode.class)
   void poolsWithCapacity(Mode mode) {

@@ -38,6 +38,7 @@ public final class MockCloud implements AutoCloseable {
   private Function<RecordedRequest, MockResponse> keystoneDefault = r -> token("token-default");
   private ArrayNode catalog;
   private String expiresAt = "2099-01-01T00:00:00.000000Z";
+  private volatile String maxVersion;
 
   public MockCloud() {
     server.setDispatcher(
@@ -50,7 +51,7 @@ public final class MockCloud implements AutoCloseable {
               return next(keystone, keystoneDefault).apply(r);
             }
             if (path.equals("/volume/") || path.equals("/volume")) {
-              return recorded("versions-root.json");
+              return versions();
             }
             cinderRequests.add(r);
             return next(cinder, cinderDefault).apply(r);
@@ -80,6 +81,11 @@ public final class MockCloud implements AutoCloseable {
         ((ObjectNode) ep).put("url", url);
       }
     }
+  }
+
+  /** How many requests Keystone was sent. */
+  public int keystoneRequestCount() {
+    return keystoneRequests.size();
   }
 
   public String url(String path) {
@@ -117,6 +123,22 @@ public final class MockCloud implements AutoCloseable {
 
   public ArrayNode catalog() {
     return catalog;
+  }
+
+  /** The version document names {@code max} as the newest microversion (the lab's: 3.70). */
+  public MockCloud maxVersion(String max) {
+    this.maxVersion = max;
+    return this;
+  }
+
+  private MockResponse versions() {
+    MockResponse r = recorded("versions-root.json");
+    if (maxVersion == null) {
+      return r;
+    }
+    ObjectNode body = (ObjectNode) load("versions-root.json").get("body").deepCopy();
+    ((ObjectNode) body.path("versions").get(0)).put("version", maxVersion);
+    return r.setBody(body.toString());
   }
 
   public MockCloud expiresAt(String instant) {

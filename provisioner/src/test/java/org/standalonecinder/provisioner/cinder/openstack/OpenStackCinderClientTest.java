@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Capacity;
 import org.standalonecinder.provisioner.cinder.CinderException;
@@ -121,6 +122,33 @@ class OpenStackCinderClientTest {
                     + "\"availability_zone\":\"nova\",\"metadata\":{\"k\":\"v\"}}}"));
   }
 
+  /**
+   * The client sends the lower of the server's newest microversion and its own cap (3.70 unless
+   * configured): a server that is older or newer than the client, and a cap below both.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "server newer than the client: the client's newest, 3.80, , 3.70",
+    "server older than the client: the server's newest, 3.50, , 3.50",
+    "both at 3.70, 3.70, , 3.70",
+    "configured cap below the server, 3.70, 3.44, 3.44",
+    "configured cap above an older server, 3.50, 3.60, 3.50",
+    "a server without attachments, 3.9, , 3.9"
+  })
+  void theMicroversionSentIsTheLowerOfServerAndCap(
+      String name, String serverMax, String cap, String sent) throws Exception {
+    cloud.maxVersion(serverMax);
+    Map<ConfigKey, String> cfg = noauth();
+    if (cap != null) {
+      cfg.put(ConfigKey.MAX_MICROVERSION, cap);
+    }
+    OpenStackCinderClient c = client(cfg);
+    assertThat(c.apiVersions().max()).hasToString(serverMax);
+    assertThat(c.apiVersions().used()).hasToString(sent);
+    c.getVolume(VOLUME);
+    assertThat(lastCinder().getHeader("OpenStack-API-Version")).isEqualTo("volume " + sent);
+  }
+
   @Test
   void ignoreVolumeAzLeavesTheZoneOut() throws Exception {
     Map<ConfigKey, String> cfg = noauth();
@@ -154,6 +182,53 @@ class OpenStackCinderClientTest {
     assertThat(r.getRequestUrl().queryParameter("name")).isEqualTo("pvc-1");
     assertThat(MockCloud.JSON.readTree(r.getRequestUrl().queryParameter("metadata")))
         .isEqualTo(MockCloud.JSON.readTree("{\"a/b\":\"c d\"}"));
+  }
+
+  /** A page of the recorded volume list holding volumes with these ids, linking on if asked. */
+  private static MockResponse page(boolean next, String... ids) {
+    ObjectNode body =
+        (ObjectNode) MockCloud.load("list-volumes-metadata.json").get("body").deepCopy();
+    JsonNode one = body.path("volumes").get(0);
+    ArrayNode volumes = body.putArray("volumes");
+    for (String id : ids) {
+      volumes.add(((ObjectNode) one.deepCopy()).put("id", id));
+    }
+    body.remove("volumes_links");
+    if (next) {
+      body.putArray("volumes_links")
+          .addObject()
+          .put("rel", "next")
+          .put("href", "http://127.0.0.1/v3/x/volumes/detail?marker=" + ids[ids.length - 1]);
+    }
+    return MockCloud.status(200, body.toString());
+  }
+
+  @Test
+  void aLongListIsReadPageByPageWithTheSameFilter() throws Exception {
+    cloud.thenCinder(page(true, "a-1", "a-2"));
+    cloud.thenCinder(page(true, "b-1"));
+    cloud.thenCinder(page(false, "c-1"));
+    List<Volume> all = client(noauth()).findVolumes(null, Map.of("k", "v"));
+    assertThat(all).extracting(Volume::id).containsExactly("a-1", "a-2", "b-1", "c-1");
+    List<RecordedRequest> sent = cloud.cinderRequests.subList(0, 3);
+    assertThat(sent)
+        .extracting(r -> r.getRequestUrl().queryParameter("marker"))
+        .containsExactly(null, "a-2", "b-1");
+    assertThat(sent)
+        .extracting(r -> r.getRequestUrl().queryParameter("metadata"))
+        .containsOnly("{\"k\":\"v\"}");
+  }
+
+  @Test
+  void metadataIsMergedWithAPost() throws Exception {
+    cloud.thenCinder(MockCloud.status(200, "{\"metadata\":{\"a/b\":\"c\",\"x\":\"y\"}}"));
+    client(noauth()).updateVolumeMetadata(VOLUME, Map.of("a/b", "c"));
+    RecordedRequest r = lastCinder();
+    assertThat(r.getMethod()).isEqualTo("POST");
+    assertThat(r.getPath())
+        .isEqualTo("/volume/v3/" + MockCloud.PROJECT + "/volumes/" + VOLUME + "/metadata");
+    assertThat(MockCloud.JSON.readTree(r.getBody().readUtf8()))
+        .isEqualTo(MockCloud.JSON.readTree("{\"metadata\":{\"a/b\":\"c\"}}"));
   }
 
   static Stream<Arguments> pools() {
