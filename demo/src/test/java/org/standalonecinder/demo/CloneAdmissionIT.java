@@ -164,7 +164,12 @@ class CloneAdmissionIT {
     createClass("zoned", Map.of("smartclone", "true", "availability", "elsewhere"));
     source("apps", "src");
     source("team-b", "shared");
-    // A claim that says it is ours, bound to a PV that is not.
+    // A claim that says it is ours, bound (both ways, as the binder leaves it) to a PV that is not.
+    PersistentVolumeClaim liar =
+        claim("apps", "liar", "clones", Map.of("cinderVolumeId", "made-up"), "1Gi");
+    liar.getSpec().setVolumeName("nfs-1");
+    String liarUid = k.resource(liar).create().getMetadata().getUid();
+    bound("apps", "liar", "1Gi");
     k.persistentVolumes()
         .resource(
             new PersistentVolumeBuilder()
@@ -174,6 +179,11 @@ class CloneAdmissionIT {
                 .withNewSpec()
                 .withCapacity(Map.of("storage", new Quantity("1Gi")))
                 .withAccessModes("ReadWriteOnce")
+                .withNewClaimRef()
+                .withNamespace("apps")
+                .withName("liar")
+                .withUid(liarUid)
+                .endClaimRef()
                 .withNewNfs()
                 .withPath("/x")
                 .withServer("nfs.example.com")
@@ -181,11 +191,6 @@ class CloneAdmissionIT {
                 .endSpec()
                 .build())
         .create();
-    PersistentVolumeClaim liar =
-        claim("apps", "liar", "clones", Map.of("cinderVolumeId", "made-up"), "1Gi");
-    liar.getSpec().setVolumeName("nfs-1");
-    k.resource(liar).create();
-    bound("apps", "liar", "1Gi");
     PersistentVolumeClaim pending = claim("apps", "pending", "missing-class", Map.of(), "1Gi");
     k.resource(pending).create();
   }
