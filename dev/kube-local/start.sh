@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# start.sh - a real Kubernetes control plane on loopback: etcd (Debian's etcd-server),
+# kube-apiserver and kube-controller-manager built from Debian's `kubernetes` source package
+# by build.sh (cached outside the clone), with certificates made here.
+#
+#   sudo dev/kube-local/start.sh [--fresh] [--running] [--state-dir DIR]
+#   --running: exit 0 if a control plane of this state dir answers, 1 if not; starts nothing
+#   --fresh:   stop what runs from this state dir and start with an empty etcd
+#
+# Everything listens on 127.0.0.1 only and is recorded by PID under $STATE/run; stop.sh
+# ends exactly that. What it writes to $STATE:
+#   admin.kubeconfig        cluster-admin (client certificate, group system:masters)
+#   ca.crt                  the cluster CA (also the API server's serving CA)
+#   kube-local.env          KUBE_LOCAL_KUBECONFIG, KUBE_LOCAL_SERVER, KUBE_LOCAL_CA,
+#                           KUBE_LOCAL_BIN, KUBE_LOCAL_VERSION (sourceable)
+#   logs/*.log              each component's log
+# The API server runs with Node,RBAC authorization, service-account tokens (signing key made
+# here), and the admission plugins the project meets in real clusters (Mutating/Validating
+# webhooks, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize...).
+# The controller manager runs with --use-service-account-credentials (the PV binder, PVC
+# protection, garbage collector, namespace and service-account token controllers); it starts
+# only once the API server's RBAC bootstrap is done (before that its own lookups are refused).
+#
+# Env: KUBE_LOCAL_STATE (/tmp/kube-local), KUBE_LOCAL_API_PORT (6443),
+#      KUBE_LOCAL_ETCD_PORT (2379; the peer port is +1), KUBE_LOCAL_CM_PORT (10257),
+#      KUBE_LOCAL_CACHE (see build.sh), KUBE_LOCAL_TIMEOUT (60 s).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
+API_PORT="${KUBE_LOCAL_API_PORT:-6443}"
+ETCD_PORT="${KUBE_LOCAL_ETCD_PORT:-2379}"
+CM_PORT="${KUBE_LOCAL_CM_PORT:-10257}"
+TIMEOUT="${KUBE_LOCAL_TIMEOUT:-60}"
+FRESH=0
+CHECK_ONLY=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --fresh) FRESH=1; shift ;;
+    --running) CHECK_ONLY=1; shift ;;
+    --state-dir) STATE="$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    *) echo "kube-local start: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+RUN="$STATE/run"
+PKI="$STATE/pki"
+LOGS="$STATE/logs"
+SERVER="https://127.0.0.1:$API_PORT"
+log() { echo "kube-local: $*" >&2; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# Whether the API server of this state dir answers /readyz with the admin's certificate.
+api_ready() {
+  [ -f "$PKI/admin.crt" ] || return 1
+  curl -sf --max-time 2 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    "$SERVER/readyz" >/dev/null 2>&1
+}
+
+alive() { # name
+  local f="$RUN/$1.pid"
+  [ -s "$f" ] && [ -d "/proc/$(cat "$f")" ]
+}
+
+if [ "$CHECK_ONLY" = 1 ]; then
+  alive etcd && alive kube-apiserver && alive kube-controller-manager && api_ready
+  exit $?
+fi
+
+t0=$(now)
+if [ "$FRESH" = 1 ] || ! { alive etcd && alive kube-apiserver; }; then
+  "$HERE/stop.sh" --state-dir "$STATE" >/dev/null 2>&1 || true
+  [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd"
+fi
+if alive kube-apiserver && alive kube-controller-manager && api_ready; then
+  log "already running ($STATE)"
+  exit 0
+fi
+
+BIN="$("$HERE/build.sh")"
+for p in etcd-server openssl curl; do
+  if ! command -v "${p%-server}" >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null
+  fi
+done
+VERSION="$("$BIN/kube-apiserver" --version | awk '{print $2}')"
+t_built=$(now)
+mkdir -p "$RUN" "$PKI" "$LOGS"
+chmod 700 "$PKI"
+
+# ---------------------------------------------------------------- certificates (once per state)
+cert() { # name subject [client|server] [sans]
+  local name="$1" subj="$2" kind="$3" sans="${4:-}"
+  [ -f "$PKI/$name.crt" ] && return 0
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    if [ "$kind" = server ]; then echo "extendedKeyUsage=serverAuth"; else echo "extendedKeyUsage=clientAuth"; fi
+    [ -n "$sans" ] && echo "subjectAltName=$sans"
+  } >"$PKI/$name.ext"
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+    -days 365 -sha256 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null
+  rm -f "$PKI/$name.csr" "$PKI/$name.ext"
+  chmod 600 "$PKI/$name.key"
+}
+if [ ! -f "$PKI/ca.crt" ]; then
+  openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$PKI/ca.key" -subj "/CN=kube-local-ca" -days 365 -out "$PKI/ca.crt" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  chmod 600 "$PKI/ca.key"
+fi
+cert apiserver "/CN=kube-apiserver" server \
+  "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+cert admin "/O=system:masters/CN=kube-local-admin" client
+cert controller-manager "/CN=system:kube-controller-manager" client
+if [ ! -f "$PKI/sa.key" ]; then
+  openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+  chmod 600 "$PKI/sa.key"
+fi
+cp "$PKI/ca.crt" "$STATE/ca.crt"
+
+kubeconfig() { # file user cert key
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: kube-local
+  cluster:
+    server: $SERVER
+    certificate-authority: $PKI/ca.crt
+users:
+- name: $2
+  user:
+    client-certificate: $3
+    client-key: $4
+contexts:
+- name: kube-local
+  context: {cluster: kube-local, user: $2}
+current-context: kube-local
+EOF
+  chmod 600 "$1"
+}
+kubeconfig "$STATE/admin.kubeconfig" admin "$PKI/admin.crt" "$PKI/admin.key"
+kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager \
+  "$PKI/controller-manager.crt" "$PKI/controller-manager.key"
+
+# ---------------------------------------------------------------- processes
+# Each runs in its own session (setsid): its PID is its process group, which stop.sh signals.
+launch() { # name cmd...
+  local name="$1"; shift
+  setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
+  echo $! >"$RUN/$name.pid"
+}
+wait_for() { # what seconds command...
+  local what="$1" secs="$2"; shift 2
+  local end=$(( $(date +%s) + secs ))
+  until "$@"; do
+    if [ "$(date +%s)" -ge "$end" ]; then
+      log "$what did not come up within ${secs}s; its log:"
+      tail -30 "$LOGS/$what.log" >&2 || true
+      exit 1
+    fi
+    sleep 0.1
+  done
+}
+
+if ! alive etcd; then
+  mkdir -p "$STATE/etcd"
+  launch etcd /usr/bin/etcd --name kube-local --data-dir "$STATE/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
+    --initial-cluster "kube-local=http://127.0.0.1:$((ETCD_PORT + 1))"
+  etcd_ok() { curl -sf --max-time 1 "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'; }
+  wait_for etcd "$TIMEOUT" etcd_ok
+fi
+t_etcd=$(now)
+
+if ! alive kube-apiserver; then
+  launch kube-apiserver "$BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+    --insecure-port 0 \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" \
+    --service-account-key-file "$PKI/sa.pub" \
+    --service-account-signing-key-file "$PKI/sa.key" \
+    --service-account-issuer "https://kubernetes.default.svc.cluster.local" \
+    --api-audiences "https://kubernetes.default.svc.cluster.local" \
+    --service-cluster-ip-range 10.0.0.0/24 \
+    --authorization-mode Node,RBAC \
+    --enable-admission-plugins NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,StorageObjectInUseProtection,PersistentVolumeClaimResize,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota \
+    --endpoint-reconciler-type none \
+    --allow-privileged=true \
+    --profiling=false
+fi
+wait_for kube-apiserver "$TIMEOUT" api_ready
+t_api=$(now)
+
+if ! alive kube-controller-manager; then
+  launch kube-controller-manager "$BIN/kube-controller-manager" \
+    --kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --authorization-kubeconfig "$STATE/controller-manager.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$CM_PORT" --port 0 \
+    --use-service-account-credentials \
+    --service-account-private-key-file "$PKI/sa.key" \
+    --root-ca-file "$PKI/ca.crt" \
+    --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
+    --leader-elect=false \
+    --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service,-route' \
+    --profiling=false
+fi
+cm_ok() { curl -sfk --max-time 1 "https://127.0.0.1:$CM_PORT/healthz" >/dev/null 2>&1; }
+wait_for kube-controller-manager "$TIMEOUT" cm_ok
+# The controllers are up once the token controller has given the default namespace its account.
+sa_ok() {
+  curl -sf --max-time 2 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    "$SERVER/api/v1/namespaces/default/serviceaccounts/default" >/dev/null 2>&1
+}
+wait_for kube-controller-manager "$TIMEOUT" sa_ok
+t_cm=$(now)
+
+cat >"$STATE/kube-local.env" <<EOF
+KUBE_LOCAL_KUBECONFIG=$STATE/admin.kubeconfig
+KUBE_LOCAL_SERVER=$SERVER
+KUBE_LOCAL_CA=$STATE/ca.crt
+KUBE_LOCAL_BIN=$BIN
+KUBE_LOCAL_VERSION=$VERSION
+EOF
+echo "READY kube-local $VERSION at $SERVER (build/cache $(awk -v a="$t0" -v b="$t_built" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$t_built" -v b="$t_etcd" 'BEGIN{printf "%.1f", b-a}') s, kube-apiserver $(awk -v a="$t_etcd" -v b="$t_api" 'BEGIN{printf "%.1f", b-a}') s, controller-manager $(awk -v a="$t_api" -v b="$t_cm" 'BEGIN{printf "%.1f", b-a}') s; total $(since "$t0") s); KUBECONFIG=$STATE/admin.kubeconfig"
