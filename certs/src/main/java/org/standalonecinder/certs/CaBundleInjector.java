@@ -1,7 +1,5 @@
 package org.standalonecinder.certs;
 
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfig;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.charset.StandardCharsets;
@@ -38,44 +36,46 @@ public final class CaBundleInjector {
   public int inject(CaBundle bundle) {
     String encoded =
         Base64.getEncoder().encodeToString(bundle.pem().getBytes(StandardCharsets.UTF_8));
-    int changed = 0;
-    var mutating =
-        client
-            .admissionRegistration()
-            .v1()
-            .mutatingWebhookConfigurations()
-            .withName(configurationName);
-    MutatingWebhookConfiguration m = mutating.get();
-    if (m != null) {
-      int n = count(m.getWebhooks(), w -> w.getName(), w -> w.getClientConfig(), encoded);
-      if (n > 0) {
-        mutating.edit(
-            c -> {
-              c.getWebhooks().forEach(w -> set(w.getName(), w::getClientConfig, encoded));
-              return c;
-            });
-        changed += n;
+    var mutating = client.admissionRegistration().v1().mutatingWebhookConfigurations();
+    var validating = client.admissionRegistration().v1().validatingWebhookConfigurations();
+    return writeBack(
+            () -> mutating.withName(configurationName).get(),
+            m -> count(m.getWebhooks(), w -> w.getName(), w -> w.getClientConfig(), encoded),
+            m -> m.getWebhooks().forEach(w -> set(w.getName(), w::getClientConfig, encoded)),
+            m -> mutating.resource(m).update())
+        + writeBack(
+            () -> validating.withName(configurationName).get(),
+            v -> count(v.getWebhooks(), w -> w.getName(), w -> w.getClientConfig(), encoded),
+            v -> v.getWebhooks().forEach(w -> set(w.getName(), w::getClientConfig, encoded)),
+            v -> validating.resource(v).update());
+  }
+
+  /**
+   * Read, change, write back with the resourceVersion read: an update (which the webhook's RBAC
+   * grants, by name), never a patch, and never over someone else's concurrent change, which is read
+   * again instead (a few times; a later refresh tries again).
+   */
+  private static <C> int writeBack(
+      Supplier<C> read,
+      java.util.function.ToIntFunction<C> stale,
+      java.util.function.Consumer<C> change,
+      java.util.function.Consumer<C> update) {
+    for (int attempt = 1; ; attempt++) {
+      C c = read.get();
+      int n = c == null ? 0 : stale.applyAsInt(c);
+      if (n == 0) {
+        return 0;
+      }
+      change.accept(c);
+      try {
+        update.accept(c);
+        return n;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt >= 3) {
+          throw e;
+        }
       }
     }
-    var validating =
-        client
-            .admissionRegistration()
-            .v1()
-            .validatingWebhookConfigurations()
-            .withName(configurationName);
-    ValidatingWebhookConfiguration v = validating.get();
-    if (v != null) {
-      int n = count(v.getWebhooks(), w -> w.getName(), w -> w.getClientConfig(), encoded);
-      if (n > 0) {
-        validating.edit(
-            c -> {
-              c.getWebhooks().forEach(w -> set(w.getName(), w::getClientConfig, encoded));
-              return c;
-            });
-        changed += n;
-      }
-    }
-    return changed;
   }
 
   private <W> int count(

@@ -19,9 +19,10 @@ import org.junit.jupiter.api.Test;
 class CaBundleInjectorTest {
 
   static KubernetesClient client;
+  static io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
 
   @Test
-  void onlyOurEntriesGetTheBundle() {
+  void onlyOurEntriesGetTheBundle() throws Exception {
     client
         .admissionRegistration()
         .v1()
@@ -71,7 +72,17 @@ class CaBundleInjectorTest {
     CaBundleInjector injector =
         new CaBundleInjector(client, "standalone-cinder", n -> n.endsWith(".standalone-cinder.io"));
 
+    for (int i = server.getRequestCount(); i > 0; i--) {
+      server.takeRequest(); // what the setup sent
+    }
+    int before = server.getRequestCount();
     assertThat(injector.inject(bundle)).isEqualTo(2);
+    // The webhook's RBAC grants get and update of the two objects by name: no patch.
+    List<String> methods = new java.util.ArrayList<>();
+    for (int i = before; i < server.getRequestCount(); i++) {
+      methods.add(server.takeRequest().getMethod());
+    }
+    assertThat(methods).containsOnly("GET", "PUT").contains("PUT");
     MutatingWebhookConfiguration m =
         client
             .admissionRegistration()
