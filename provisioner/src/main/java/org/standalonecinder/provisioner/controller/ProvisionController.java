@@ -353,10 +353,7 @@ public final class ProvisionController implements AutoCloseable {
     if (ann == null) {
       return false;
     }
-    String wanted = ann.get(Names.ANN_STORAGE_PROVISIONER);
-    if (wanted == null) {
-      wanted = ann.get(Names.ANN_STORAGE_PROVISIONER_BETA);
-    }
+    String wanted = org.standalonecinder.api.ClaimAnnotations.provisioner(ann);
     return settings.provisionerName().equals(wanted);
   }
 

@@ -10,11 +10,12 @@ import java.util.Map;
 public final class Names {
 
   public static final String ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by";
-  public static final String ANN_STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+  public static final String ANN_STORAGE_PROVISIONER =
+      org.standalonecinder.api.ClaimAnnotations.STORAGE_PROVISIONER;
   public static final String ANN_STORAGE_PROVISIONER_BETA =
-      "volume.beta.kubernetes.io/storage-provisioner";
+      org.standalonecinder.api.ClaimAnnotations.STORAGE_PROVISIONER_BETA;
   public static final String ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node";
-  public static final String ANN_VOLUME_ID = "cinderVolumeId";
+  public static final String ANN_VOLUME_ID = org.standalonecinder.api.ClaimAnnotations.VOLUME_ID;
   public static final String ANN_IDENTITY = "standaloneCinderProvisionerIdentity";
 
   /** How the volume was made attachable: an attachment id, or {@link #RESERVED}. */

@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.standalonecinder.api.AccessModes;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.CloneToken;
@@ -64,8 +65,8 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_TOKEN = "clone-token";
   public static final String RULE_ACCESS_MODE = "shared-filesystem";
 
-  static final String VOLUME_ID = "cinderVolumeId";
-  static final String STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+  static final String VOLUME_ID = ClaimAnnotations.VOLUME_ID;
+  static final String STORAGE_PROVISIONER = ClaimAnnotations.STORAGE_PROVISIONER;
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -512,7 +513,7 @@ public final class ClonePolicy implements AdmissionController {
     }
     Map<String, String> ann = source.getMetadata().getAnnotations();
     if (ann == null
-        || !settings.provisionerName().equals(ann.get(STORAGE_PROVISIONER))
+        || !settings.provisionerName().equals(ClaimAnnotations.provisioner(ann))
         || ann.get(VOLUME_ID) == null) {
       f.deny(
           RULE_SOURCE_FOREIGN,

@@ -410,6 +410,17 @@ class ClonePolicyTest {
                 target(clone("src"), "clone", "2Gi", null),
                 DEFAULTED),
             allow(
+                    "a source as Kubernetes 1.20-1.22 annotates it (beta provisioner only) is ours",
+                    target(clone("apps/src"), "clone", "2Gi", null),
+                    null)
+                .given(
+                    c -> {
+                      var ann = c.claims.get("apps/src").getMetadata().getAnnotations();
+                      ann.put(
+                          "volume.beta.kubernetes.io/storage-provisioner",
+                          ann.remove(ClonePolicy.STORAGE_PROVISIONER));
+                    }),
+            allow(
                 "same-namespace clone with namespace needs no patch",
                 target(clone("apps/src"), "clone", "2Gi", null),
                 null),

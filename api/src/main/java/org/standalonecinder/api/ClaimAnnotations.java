@@ -1,0 +1,34 @@
+package org.standalonecinder.api;
+
+import java.util.Map;
+
+/**
+ * Annotations Kubernetes and the provisioner put on claims, read alike by the webhook and the
+ * provisioner.
+ */
+public final class ClaimAnnotations {
+
+  /** The provisioner Kubernetes chose for the claim from its class (1.23 and later). */
+  public static final String STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner";
+
+  /** The same, as Kubernetes up to 1.22 writes it only, and later releases still write too. */
+  public static final String STORAGE_PROVISIONER_BETA =
+      "volume.beta.kubernetes.io/storage-provisioner";
+
+  /** On a claim (and its PV) of ours: the Cinder volume's id. */
+  public static final String VOLUME_ID = "cinderVolumeId";
+
+  private ClaimAnnotations() {}
+
+  /**
+   * The provisioner Kubernetes named for the claim: the current annotation, else the beta one (the
+   * only one a 1.20 API server writes); null when neither is there.
+   */
+  public static String provisioner(Map<String, String> annotations) {
+    if (annotations == null) {
+      return null;
+    }
+    String p = annotations.get(STORAGE_PROVISIONER);
+    return p != null ? p : annotations.get(STORAGE_PROVISIONER_BETA);
+  }
+}
