@@ -81,6 +81,14 @@ final class ServeCommand implements Callable<Integer> {
       description = "Secret holding the CA (default ${DEFAULT-VALUE})")
   String caSecret;
 
+  @Option(
+      names = "--san",
+      split = ",",
+      description =
+          "an extra name (DNS or IP) on the serving certificate besides the Service's, e.g."
+              + " 127.0.0.1 for an API server that calls the webhook by url; repeatable")
+  List<String> extraNames = new ArrayList<>();
+
   @Option(names = "--policy-file", description = "the admin policy (YAML); none: safe defaults")
   Path policyFile;
 
@@ -133,6 +141,15 @@ final class ServeCommand implements Callable<Integer> {
     }
     if (!local && caOut != null) {
       problems.add("--ca-out goes with --local");
+    }
+    if ((local || tlsDir != null) && !extraNames.isEmpty()) {
+      problems.add(
+          "--san adds names to the certificate the CA Secret issues; not with --local or --tls-dir");
+    }
+    for (String n : extraNames) {
+      if (!n.matches("[A-Za-z0-9.:*-]+")) {
+        problems.add("--san " + n + " is neither a DNS name nor an IP address");
+      }
     }
     if (local && tlsDir != null) {
       problems.add("--local makes its own certificate; leave out --tls-dir");
@@ -190,7 +207,8 @@ final class ServeCommand implements Callable<Integer> {
         Duration.ofSeconds(refreshSeconds),
         resolver == null || resolver.isBlank() ? null : URI.create(resolver),
         resolverTokenFile,
-        Duration.ofMillis(resolverTimeoutMillis));
+        Duration.ofMillis(resolverTimeoutMillis),
+        extraNames);
   }
 
   @Override

@@ -89,7 +89,64 @@ public final class WebhookApp implements AutoCloseable {
       Duration refresh,
       URI resolver,
       Path resolverTokenFile,
-      Duration resolverDeadline) {}
+      Duration resolverDeadline,
+      List<String> extraNames) {
+
+    public Options {
+      extraNames = extraNames == null ? List.of() : List.copyOf(extraNames);
+    }
+
+    /** Without extra names on the serving certificate: the Service's names only. */
+    public Options(
+        String host,
+        int port,
+        Certificates certificates,
+        Path caOut,
+        Path tlsDir,
+        String namespace,
+        String service,
+        String webhookConfiguration,
+        String caSecret,
+        Path policyFile,
+        String provisionerName,
+        String provisionerUser,
+        Duration refresh,
+        URI resolver,
+        Path resolverTokenFile,
+        Duration resolverDeadline) {
+      this(
+          host,
+          port,
+          certificates,
+          caOut,
+          tlsDir,
+          namespace,
+          service,
+          webhookConfiguration,
+          caSecret,
+          policyFile,
+          provisionerName,
+          provisionerUser,
+          refresh,
+          resolver,
+          resolverTokenFile,
+          resolverDeadline,
+          List.of());
+    }
+
+    /** The extra names that are IP addresses (the rest are DNS names). */
+    List<String> extraIps() {
+      return extraNames.stream().filter(Options::isIp).toList();
+    }
+
+    List<String> extraDnsNames() {
+      return extraNames.stream().filter(n -> !isIp(n)).toList();
+    }
+
+    static boolean isIp(String name) {
+      return name.matches("[0-9.]+") || name.contains(":");
+    }
+  }
 
   private final Vertx vertx;
   private final KubernetesClient client;
@@ -269,8 +326,8 @@ public final class WebhookApp implements AutoCloseable {
                 Duration.ofDays(365),
                 RenewalPolicy.TWO_THIRDS,
                 clock),
-            ServiceNames.of(o.service(), o.namespace(), List.of()),
-            List.of(),
+            ServiceNames.of(o.service(), o.namespace(), o.extraDnsNames()),
+            o.extraIps(),
             Duration.ofDays(30),
             RenewalPolicy.TWO_THIRDS,
             bundle -> {

@@ -41,7 +41,9 @@ class ServeCommandTest {
         "--kubeconfig that is missing | --kubeconfig DIR/kc | --kubeconfig DIR/kc does not exist",
         "a port out of range | --port 70000 | --port 70000 is not a port",
         "refresh of zero | --refresh-seconds 0 | --refresh-seconds must be at least 1",
-        "a policy file that is a folder | --policy-file DIR | is not a file"
+        "a policy file that is a folder | --policy-file DIR | is not a file",
+        "--san with --local | --local --ca-out DIR/ca.crt --san 10.0.0.1 | not with --local",
+        "a --san that is no name | --san a/b | --san a/b is neither a DNS name nor an IP address"
       })
   void refusals(String name, String args, String problem) {
     assertThat(parse(args).problems())
@@ -51,6 +53,13 @@ class ServeCommandTest {
   @Test
   void everyProblemIsReportedAtOnce() {
     assertThat(parse("--local --port -1 --refresh-seconds 0").problems()).hasSize(3);
+  }
+
+  @Test
+  void extraNamesGoOnTheCertificateAsDnsNamesOrIps() {
+    WebhookApp.Options o = parse("--san 127.0.0.1,webhook.example.org --san ::1").options();
+    assertThat(o.extraIps()).containsExactly("127.0.0.1", "::1");
+    assertThat(o.extraDnsNames()).containsExactly("webhook.example.org");
   }
 
   @Test
