@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# dev/test.sh - run every test of the project: the unit tests, and the integration
-# tests (*IT) against a real OpenStack Cinder on loopback in noauth AND keystone mode.
+# dev/test.sh - run every test of the project: the unit tests, the integration tests (*IT)
+# against a real OpenStack Cinder on loopback in noauth AND keystone mode, and the end-to-end
+# suite (e2e/) on a real Kubernetes control plane on loopback (dev/kube-local).
 #
 # It installs what is missing (JDK 17 and Maven, and Cinder's Debian packages through
 # dev/cinder-local/start.sh), starts the local Cinder unless one is already running,
@@ -14,11 +15,24 @@ export CINDER_LOCAL_STATE="$STATE"
 
 "$ROOT/dev/ensure-jdk.sh"
 
+KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
+export KUBE_LOCAL_STATE="$KUBE_STATE"
 started=0
-stop_cinder() {
+kube_started=0
+stop_all() {
+  if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
 }
-trap stop_cinder EXIT
+trap stop_all EXIT
+
+# The real control plane for the end-to-end suite (e2e/): built from Debian's source package
+# the first time (a few minutes; cached by version outside the clone), then started in seconds.
+if "$ROOT/dev/kube-local/start.sh" --running; then
+  echo "dev/test.sh: using the local control plane that is already running ($KUBE_STATE)"
+else
+  kube_started=1
+  "$ROOT/dev/kube-local/start.sh" --fresh
+fi
 
 if "$ROOT/dev/cinder-local/start.sh" --keystone --running; then
   echo "dev/test.sh: using the local Cinder that is already running ($STATE)"
@@ -29,4 +43,5 @@ else
 fi
 
 cd "$ROOT"
-mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" "$@"
+mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" \
+  -Dkube.local.env="$KUBE_STATE/kube-local.env" "$@"

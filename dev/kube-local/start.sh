@@ -5,14 +5,14 @@
 #
 #   sudo dev/kube-local/start.sh [--fresh] [--running] [--state-dir DIR]
 #   --running: exit 0 if a control plane of this state dir answers, 1 if not; starts nothing
-#   --fresh:   stop what runs from this state dir and start with an empty etcd
+#   --fresh:   stop what runs from this state dir and start anew (empty etcd, new certificates)
 #
 # Everything listens on 127.0.0.1 only and is recorded by PID under $STATE/run; stop.sh
 # ends exactly that. What it writes to $STATE:
 #   admin.kubeconfig        cluster-admin (client certificate, group system:masters)
 #   ca.crt                  the cluster CA (also the API server's serving CA)
 #   kube-local.env          KUBE_LOCAL_KUBECONFIG, KUBE_LOCAL_SERVER, KUBE_LOCAL_CA,
-#                           KUBE_LOCAL_BIN, KUBE_LOCAL_VERSION (sourceable)
+#                           KUBE_LOCAL_BIN, KUBE_LOCAL_VERSION, KUBE_LOCAL_KUBECTL (sourceable)
 #   logs/*.log              each component's log
 # The API server runs with Node,RBAC authorization, service-account tokens (signing key made
 # here), and the admission plugins the project meets in real clusters (Mutating/Validating
@@ -71,7 +71,7 @@ fi
 t0=$(now)
 if [ "$FRESH" = 1 ] || ! { alive etcd && alive kube-apiserver; }; then
   "$HERE/stop.sh" --state-dir "$STATE" >/dev/null 2>&1 || true
-  [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd"
+  [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd" "$STATE/pki"
 fi
 if alive kube-apiserver && alive kube-controller-manager && api_ready; then
   log "already running ($STATE)"
@@ -93,7 +93,9 @@ chmod 700 "$PKI"
 cert() { # name subject [client|server] [sans]
   local name="$1" subj="$2" kind="$3" sans="${4:-}"
   [ -f "$PKI/$name.crt" ] && return 0
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+  # RSA: clients read these keys too, and not every Kubernetes client reads a PKCS#8 EC key
+  # (fabric8 7.8 fails with "Invalid DER: object is not integer").
+  openssl req -new -newkey rsa:2048 -nodes \
     -keyout "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
   {
     echo "basicConstraints=CA:FALSE"
@@ -226,7 +228,12 @@ sa_ok() {
 wait_for kube-controller-manager "$TIMEOUT" sa_ok
 t_cm=$(now)
 
+# kubectl 1.20's kustomize (2.0) cannot read the manifests (configMapGenerator `envs`): a newer
+# kubectl, when the machine has one, applies them; it talks to a 1.20 server with a skew warning.
+KUBECTL="$BIN/kubectl"
+if command -v kubectl >/dev/null 2>&1; then KUBECTL="$(command -v kubectl)"; fi
 cat >"$STATE/kube-local.env" <<EOF
+KUBE_LOCAL_KUBECTL=$KUBECTL
 KUBE_LOCAL_KUBECONFIG=$STATE/admin.kubeconfig
 KUBE_LOCAL_SERVER=$SERVER
 KUBE_LOCAL_CA=$STATE/ca.crt

@@ -1,0 +1,326 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.standalonecinder.e2e.ClaimLifecycleE2EIT.CLASSES;
+import static org.standalonecinder.e2e.ClaimLifecycleE2EIT.bound;
+import static org.standalonecinder.e2e.ClaimLifecycleE2EIT.claim;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhook;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhook;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.provision.Names;
+
+/**
+ * The webhook as the real API server calls it: by url over TLS it trusts only through the caBundle
+ * the webhook injected itself, with the API server's own AdmissionReviews and patch handling, while
+ * users type kubectl. Every denial is checked as kubectl prints it.
+ */
+@ExtendWith(Installed.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class AdmissionE2EIT {
+
+  private Installation it;
+  private String ns;
+  private Volume source;
+
+  @BeforeAll
+  void source(Installation installation) {
+    it = installation;
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
+    ns = it.namespace("e2e-admit");
+    it.kubectl.ok(claim(ns, "src", "e2e-cinder", ""), "apply", "-f", "-");
+    PersistentVolume pv = bound(it, ns, "src");
+    source =
+        it.cinder
+            .getVolume(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+            .orElseThrow();
+  }
+
+  private Kubectl.Result create(String yaml, String... extra) {
+    String[] args =
+        Stream.concat(Stream.of("create", "-f", "-"), Stream.of(extra)).toArray(String[]::new);
+    return it.kubectl.run(yaml, args);
+  }
+
+  private List<Volume> volumesOfThisRun() {
+    return it.cinder.findVolumes(null, Map.of(Names.META_CLUSTER, it.clusterId));
+  }
+
+  @Test
+  @Order(1)
+  void theWebhookInjectedItsCaIntoOurEntriesOfTheRealConfigurations() {
+    String ca =
+        new String(
+            Base64.getDecoder()
+                .decode(
+                    it.admin
+                        .secrets()
+                        .inNamespace(Installation.NS)
+                        .withName("standalone-cinder-webhook-ca")
+                        .get()
+                        .getData()
+                        .get("tls.crt")),
+            StandardCharsets.UTF_8);
+    var mutating =
+        it.admin
+            .admissionRegistration()
+            .v1()
+            .mutatingWebhookConfigurations()
+            .withName("standalone-cinder")
+            .get();
+    var validating =
+        it.admin
+            .admissionRegistration()
+            .v1()
+            .validatingWebhookConfigurations()
+            .withName("standalone-cinder")
+            .get();
+    assertThat(mutating.getWebhooks()).hasSize(2);
+    assertThat(validating.getWebhooks()).hasSize(2);
+    for (MutatingWebhook w : mutating.getWebhooks()) {
+      assertThat(bundle(w.getClientConfig().getCaBundle())).as(w.getName()).contains(ca.trim());
+      assertThat(w.getClientConfig().getUrl()).startsWith("https://127.0.0.1:");
+    }
+    for (ValidatingWebhook w : validating.getWebhooks()) {
+      assertThat(bundle(w.getClientConfig().getCaBundle())).as(w.getName()).contains(ca.trim());
+    }
+  }
+
+  private static String bundle(String base64) {
+    assertThat(base64).isNotBlank();
+    return new String(Base64.getDecoder().decode(base64), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  @Order(2)
+  void aStorageClassWithAMisspeltParameterIsDeniedAsKubectlPrintsIt() {
+    Kubectl.Result r =
+        it.kubectl.run(
+            """
+            apiVersion: storage.k8s.io/v1
+            kind: StorageClass
+            metadata: {name: e2e-typo}
+            provisioner: openstack.org/standalone-cinder
+            parameters: {tpye: ssd}
+            """,
+            "apply",
+            "-f",
+            "-");
+    assertThat(r.ok()).isFalse();
+    assertThat(r.err())
+        .contains(
+            "admission webhook \"storageclasses.webhook.standalone-cinder.io\" denied the request")
+        .contains("unknown parameter 'tpye'; did you mean 'type'?");
+    assertThat(it.admin.storage().v1().storageClasses().withName("e2e-typo").get()).isNull();
+  }
+
+  static Stream<Arguments> denials() {
+    return Stream.of(
+        Arguments.of(
+            "a source that does not exist",
+            "ghost",
+            "e2e-cinder",
+            "1Gi",
+            "",
+            "source claim NS/ghost does not exist"),
+        Arguments.of(
+            "a class without smartclone",
+            "src",
+            "e2e-plain",
+            "1Gi",
+            "",
+            "StorageClass e2e-plain does not allow cloning"),
+        Arguments.of(
+            "a request smaller than the source",
+            "src",
+            "e2e-cinder",
+            "512Mi",
+            "",
+            "source claim NS/src holds 1Gi, more than this claim requests (512Mi)"),
+        Arguments.of(
+            "a CloneOf the user wrote",
+            "src",
+            "e2e-cinder",
+            "1Gi",
+            ", k8s.io/CloneOf: NS/src",
+            "k8s.io/CloneOf is set by the provisioner only; remove it"),
+        Arguments.of(
+            "a malformed clone request",
+            "a/src/x",
+            "e2e-cinder",
+            "1Gi",
+            "",
+            "k8s.io/CloneRequest"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("denials")
+  @Order(3)
+  void aCloneThatCannotBeIsDeniedWithItsReason(
+      String name, String source, String className, String size, String extra, String message) {
+    int before = volumesOfThisRun().size();
+    String yaml =
+        """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata:
+          name: denied
+          namespace: %s
+          annotations: {k8s.io/CloneRequest: "%s"%s}
+        spec:
+          storageClassName: %s
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: %s}}
+        """
+            .formatted(ns, source, extra.replace("NS", ns), className, size);
+    Kubectl.Result r = create(yaml);
+    assertThat(r.ok()).as(r.toString()).isFalse();
+    assertThat(r.err())
+        .contains("admission webhook \"claims.webhook.standalone-cinder.io\" denied the request")
+        .contains(message.replace("NS", ns));
+    assertThat(it.admin.persistentVolumeClaims().inNamespace(ns).withName("denied").get()).isNull();
+    assertThat(volumesOfThisRun()).hasSize(before);
+  }
+
+  @Test
+  @Order(4)
+  void readWriteManyWithAFilesystemIsDenied() {
+    Kubectl.Result r =
+        create(
+            """
+            apiVersion: v1
+            kind: PersistentVolumeClaim
+            metadata: {name: shared-fs, namespace: %s}
+            spec:
+              storageClassName: e2e-cinder
+              accessModes: [ReadWriteMany]
+              resources: {requests: {storage: 1Gi}}
+            """
+                .formatted(ns));
+    assertThat(r.ok()).isFalse();
+    assertThat(r.err()).contains("ReadWriteMany needs volumeMode Block");
+  }
+
+  @Test
+  @Order(5)
+  void aServerSideDryRunOfACloneWritesNothingAndMakesNoVolume() {
+    int before = volumesOfThisRun().size();
+    Kubectl.Result r =
+        create(claim(ns, "dry", "e2e-cinder", "k8s.io/CloneRequest: src"), "--dry-run=server");
+    assertThat(r.ok()).as(r.toString()).isTrue();
+    assertThat(r.out()).contains("persistentvolumeclaim/dry created (server dry run)");
+    assertThat(it.admin.persistentVolumeClaims().inNamespace(ns).withName("dry").get()).isNull();
+    assertThat(volumesOfThisRun()).hasSize(before);
+  }
+
+  @Test
+  @Order(6)
+  void anAdmittedCloneIsDefaultedMadeInCinderAndMarkedCloneOf() {
+    Kubectl.Result r = create(claim(ns, "copy", "e2e-cinder", "k8s.io/CloneRequest: src"));
+    assertThat(r.ok()).as(r.toString()).isTrue();
+    PersistentVolume pv = bound(it, ns, "copy");
+    Installation.await(
+        "k8s.io/CloneOf",
+        () -> (ns + "/src").equals(annotations("copy").get("k8s.io/CloneOf")),
+        Duration.ofSeconds(30));
+    // The mutating webhook's patch, applied by the API server: the namespace is spelled out.
+    assertThat(annotations("copy")).containsEntry("k8s.io/CloneRequest", ns + "/src");
+    Volume copy =
+        it.cinder
+            .getVolume(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+            .orElseThrow();
+    assertThat(copy.sourceVolumeId()).isEqualTo(source.id());
+  }
+
+  private Map<String, String> annotations(String claim) {
+    PersistentVolumeClaim c =
+        it.admin.persistentVolumeClaims().inNamespace(ns).withName(claim).get();
+    return c == null || c.getMetadata().getAnnotations() == null
+        ? Map.of()
+        : c.getMetadata().getAnnotations();
+  }
+
+  @Test
+  @Order(7)
+  void acrossNamespacesOnlyWhoMayCreatePodsThereClonesDecidedByARealSubjectAccessReview() {
+    String target = it.namespace("e2e-target");
+    // alice may manage claims in her namespace, nothing in the source's.
+    it.kubectl.ok(
+        null,
+        "create",
+        "role",
+        "claims",
+        "-n",
+        target,
+        "--verb=create,get,list",
+        "--resource=persistentvolumeclaims");
+    it.kubectl.ok(
+        null,
+        "create",
+        "rolebinding",
+        "alice-claims",
+        "-n",
+        target,
+        "--role=claims",
+        "--user=alice");
+    String wanted = claim(target, "stolen", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
+    Kubectl.Result denied = create(wanted, "--as=alice");
+    assertThat(denied.ok()).as(denied.toString()).isFalse();
+    assertThat(denied.err())
+        .contains(
+            "cloning "
+                + ns
+                + "/src into namespace "
+                + target
+                + " is not allowed: you may not create pods in "
+                + ns);
+
+    // Once alice may create pods in the source's namespace (and so could read it anyway)...
+    it.kubectl.ok(null, "create", "role", "pods", "-n", ns, "--verb=create", "--resource=pods");
+    it.kubectl.ok(
+        null, "create", "rolebinding", "alice-pods", "-n", ns, "--role=pods", "--user=alice");
+    Installation.await(
+        "RBAC to reach the authorizer",
+        () -> it.kubectl.run(null, "auth", "can-i", "create", "pods", "-n", ns, "--as=alice").ok(),
+        Duration.ofSeconds(10));
+    Kubectl.Result allowed = create(wanted.replace("stolen", "granted"), "--as=alice");
+    assertThat(allowed.ok()).as(allowed.toString()).isTrue();
+    bound(it, target, "granted");
+    PersistentVolumeClaim c =
+        it.admin.persistentVolumeClaims().inNamespace(target).withName("granted").get();
+    assertThat(c.getMetadata().getAnnotations()).containsKey("standalone-cinder.io/clone-token");
+    Installation.await(
+        "CloneOf across namespaces",
+        () ->
+            (ns + "/src")
+                .equals(
+                    it.admin
+                        .persistentVolumeClaims()
+                        .inNamespace(target)
+                        .withName("granted")
+                        .get()
+                        .getMetadata()
+                        .getAnnotations()
+                        .get("k8s.io/CloneOf")),
+        Duration.ofSeconds(30));
+  }
+}
