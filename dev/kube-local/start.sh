@@ -13,7 +13,8 @@
 #   ca.crt                  the cluster CA (also the API server's serving CA)
 #   kube-local.env          KUBE_LOCAL_KUBECONFIG, KUBE_LOCAL_SERVER, KUBE_LOCAL_CA,
 #                           KUBE_LOCAL_BIN, KUBE_LOCAL_VERSION, KUBE_LOCAL_KUBECTL (sourceable)
-#   logs/*.log              each component's log
+#   logs/*.log              each component's log; logs/audit.log: every request of the
+#                           standalone-cinder namespace's ServiceAccounts (JSON lines)
 # The API server runs with Node,RBAC authorization, service-account tokens (signing key made
 # here), and the admission plugins the project meets in real clusters (Mutating/Validating
 # webhooks, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize...).
@@ -183,8 +184,21 @@ if ! alive etcd; then
 fi
 t_etcd=$(now)
 
+# An audit log of what the project's ServiceAccounts ask (verb, resource, name, the authorizer's
+# decision): the e2e suite checks the manifests' RBAC against the calls the code really makes.
+cat >"$STATE/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts:standalone-cinder"]
+  - level: None
+POLICY
 if ! alive kube-apiserver; then
   launch kube-apiserver "$BIN/kube-apiserver" \
+    --audit-policy-file "$STATE/audit-policy.yaml" \
+    --audit-log-path "$LOGS/audit.log" --audit-log-format json --audit-log-mode blocking \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
     --insecure-port 0 \
@@ -239,5 +253,6 @@ KUBE_LOCAL_SERVER=$SERVER
 KUBE_LOCAL_CA=$STATE/ca.crt
 KUBE_LOCAL_BIN=$BIN
 KUBE_LOCAL_VERSION=$VERSION
+KUBE_LOCAL_AUDIT_LOG=$LOGS/audit.log
 EOF
 echo "READY kube-local $VERSION at $SERVER (build/cache $(awk -v a="$t0" -v b="$t_built" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$t_built" -v b="$t_etcd" 'BEGIN{printf "%.1f", b-a}') s, kube-apiserver $(awk -v a="$t_etcd" -v b="$t_api" 'BEGIN{printf "%.1f", b-a}') s, controller-manager $(awk -v a="$t_api" -v b="$t_cm" 'BEGIN{printf "%.1f", b-a}') s; total $(since "$t0") s); KUBECONFIG=$STATE/admin.kubeconfig"

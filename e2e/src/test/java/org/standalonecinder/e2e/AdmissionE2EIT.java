@@ -36,6 +36,7 @@ import org.standalonecinder.provisioner.provision.Names;
 @ExtendWith(Installed.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Order(2)
 class AdmissionE2EIT {
 
   private Installation it;
@@ -131,6 +132,36 @@ class AdmissionE2EIT {
             "admission webhook \"storageclasses.webhook.standalone-cinder.io\" denied the request")
         .contains("unknown parameter 'tpye'; did you mean 'type'?");
     assertThat(it.admin.storage().v1().storageClasses().withName("e2e-typo").get()).isNull();
+  }
+
+  @Test
+  @Order(2)
+  void aStorageClassIsNormalisedByThePatchTheApiServerApplies() {
+    Kubectl.Result r =
+        it.kubectl.run(
+            """
+            apiVersion: storage.k8s.io/v1
+            kind: StorageClass
+            metadata: {name: e2e-normalised}
+            provisioner: openstack.org/standalone-cinder
+            parameters: {smartClone: "True"}
+            """,
+            "apply",
+            "-f",
+            "-");
+    assertThat(r.ok()).as(r.toString()).isTrue();
+    assertThat(r.err())
+        .contains("Warning: parameter smartClone: \"True\" is stored as smartclone: \"true\"");
+    assertThat(
+            it.admin
+                .storage()
+                .v1()
+                .storageClasses()
+                .withName("e2e-normalised")
+                .get()
+                .getParameters())
+        .isEqualTo(Map.of("smartclone", "true"));
+    it.kubectl.ok(null, "delete", "storageclass", "e2e-normalised");
   }
 
   static Stream<Arguments> denials() {
@@ -257,6 +288,35 @@ class AdmissionE2EIT {
     return c == null || c.getMetadata().getAnnotations() == null
         ? Map.of()
         : c.getMetadata().getAnnotations();
+  }
+
+  @Test
+  @Order(8)
+  void anExemptNamespaceIsNotJudgedOnceThePolicySaysSo() throws Exception {
+    String exempt = it.namespace("e2e-exempt");
+    it.kubectl.ok(null, "label", "namespace", exempt, "policy.standalone-cinder.io/exempt=true");
+    String wanted = claim(exempt, "anything", "e2e-cinder", "k8s.io/CloneRequest: ghost");
+    assertThat(create(wanted, "--dry-run=server").ok())
+        .as("judged under the default policy")
+        .isFalse();
+    String before = java.nio.file.Files.readString(it.policyFile);
+    try {
+      // As the kubelet updates the mounted ConfigMap after an admin's edit.
+      java.nio.file.Files.writeString(
+          it.policyFile,
+          before
+              + "exemptNamespaces:\n  matchLabels: {policy.standalone-cinder.io/exempt: \"true\"}\n");
+      Installation.await(
+          "the edited policy in force",
+          () -> create(wanted, "--dry-run=server").ok(),
+          Duration.ofSeconds(30));
+    } finally {
+      java.nio.file.Files.writeString(it.policyFile, before);
+    }
+    Installation.await(
+        "the policy restored",
+        () -> !create(wanted, "--dry-run=server").ok(),
+        Duration.ofSeconds(30));
   }
 
   @Test

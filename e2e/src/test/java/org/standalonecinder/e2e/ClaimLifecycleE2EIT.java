@@ -18,6 +18,7 @@ import org.standalonecinder.provisioner.provision.Names;
  * {@code kubectl delete} of the claim (the PV controller releases the PV) leaves nothing.
  */
 @ExtendWith(Installed.class)
+@org.junit.jupiter.api.Order(1)
 class ClaimLifecycleE2EIT {
 
   static final String CLASSES =

@@ -52,6 +52,15 @@ final class Installation implements ExtensionContext.Store.CloseableResource {
   KubernetesClient admin;
   Kubectl kubectl;
   final String clusterId = "e2e-" + UUID.randomUUID().toString().substring(0, 8);
+
+  /** When this installation began: the audit log before it belongs to earlier runs. */
+  final java.time.Instant startedAt = java.time.Instant.now();
+
+  /**
+   * The admin policy file the webhook reads (the manifests' ConfigMap, as the kubelet mounts it).
+   */
+  Path policyFile;
+
   CinderClient cinder;
   private final List<Process> processes = new ArrayList<>();
   private final Map<String, Process> byName = new LinkedHashMap<>();
@@ -85,6 +94,7 @@ final class Installation implements ExtensionContext.Store.CloseableResource {
     Path provisionerConfig = serviceAccountKubeconfig(PROVISIONER_SA);
     Path webhookConfig = serviceAccountKubeconfig(WEBHOOK_SA);
     Path policy = work.resolve("policy.yaml");
+    policyFile = policy;
     Files.writeString(
         policy,
         admin
@@ -138,8 +148,9 @@ final class Installation implements ExtensionContext.Store.CloseableResource {
             String.valueOf(resolverPort),
             "--token-file",
             token.toString(),
+            // The resolver is a container of the webhook's pod: the webhook's ServiceAccount.
             "--kubeconfig",
-            provisionerConfig.toString()));
+            webhookConfig.toString()));
     await(
         "the provisioner's /readyz",
         () -> httpOk("http://127.0.0.1:" + provisionerHealth + "/readyz"),
@@ -166,6 +177,9 @@ final class Installation implements ExtensionContext.Store.CloseableResource {
             "127.0.0.1",
             "--policy-file",
             policy.toString(),
+            // Certificates and the policy file re-checked every 2 s (30 s in a cluster).
+            "--refresh-seconds",
+            "2",
             "--resolver",
             "http://127.0.0.1:" + resolverPort,
             "--resolver-token-file",
