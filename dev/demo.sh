@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# dev/demo.sh - the main job on embedded defaults: start a real Cinder on loopback
-# (installing it if missing), build, check the cloud with `standalone-cinder cinder
-# check`, then run the provisioner end to end: a claim becomes a Cinder volume and an
-# iSCSI PV, a stand-in node writes and reads data through it, the admission webhook (with the
-# provisioner's resolver) judges clone requests and StorageClasses, the clone it admits is made
-# in Cinder and holds the same data, and the release leaves nothing.
-# Kubernetes is fabric8's mock API server (no kube-apiserver can run here).
+# dev/demo.sh - the main job on embedded defaults: start a real Cinder and a real Kubernetes
+# control plane on loopback (installing and building them if missing: the first build of
+# kube-apiserver from Debian's source takes a few minutes, later starts seconds), build, check
+# the cloud with `standalone-cinder cinder check`, then install the project from its manifests
+# and run it end to end: a claim applied with kubectl becomes a Cinder volume and an iSCSI PV
+# that Kubernetes binds, a stand-in node writes and reads data through it, the API server asks
+# the webhook about clone requests and StorageClasses, the clone it admits holds the same data,
+# and kubectl delete leaves nothing.
 #   dev/demo.sh [--keystone] [--keep]
 #   --keystone  also start Keystone and check the keystone-authenticated API
-#   --keep      leave Cinder running afterwards (dev/cinder-local/stop.sh stops it)
-# Stops Cinder at the end if it started it, unless --keep. Needs root.
+#   --keep      leave Cinder and the control plane running afterwards (their stop.sh stop them)
+# Stops what it started at the end, unless --keep. Needs root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
@@ -24,9 +25,22 @@ for a in "$@"; do
 done
 
 "$ROOT/dev/ensure-jdk.sh"
+KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
+export KUBE_LOCAL_STATE="$KUBE_STATE"
 started=0
-stop_cinder() { if [ "$started" = 1 ] && [ "$KEEP" = 0 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi; }
-trap stop_cinder EXIT
+kube_started=0
+stop_all() {
+  if [ "$KEEP" = 1 ]; then return; fi
+  if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
+  if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
+}
+trap stop_all EXIT
+if "$ROOT/dev/kube-local/start.sh" --running; then
+  echo "dev/demo.sh: using the local control plane that is already running ($KUBE_STATE)"
+else
+  kube_started=1
+  "$ROOT/dev/kube-local/start.sh" --fresh
+fi
 if "$ROOT/dev/cinder-local/start.sh" --keystone --running \
    || { [ ${#KEYSTONE[@]} = 0 ] && "$ROOT/dev/cinder-local/start.sh" --running; }; then
   echo "dev/demo.sh: using the local Cinder that is already running ($STATE)"
@@ -38,7 +52,7 @@ fi
 . "$STATE/cinder-local.env"
 
 cd "$ROOT"
-mvn -B -q -ntp -Dstyle.color=never -pl demo -am package -DskipTests
+mvn -B -q -ntp -Dstyle.color=never -pl demo -am package -DskipTests -DskipITs
 JAR=provisioner/target/standalone-cinder-provisioner.jar
 
 cat > "$STATE/demo-noauth.conf" <<CONF
@@ -70,4 +84,4 @@ fi
 
 echo
 echo "\$ java -jar demo/target/standalone-cinder-demo.jar"
-java -jar demo/target/standalone-cinder-demo.jar "$STATE/cinder-local.env"
+java -jar demo/target/standalone-cinder-demo.jar "$STATE/cinder-local.env" "$KUBE_STATE/kube-local.env"

@@ -1,485 +1,385 @@
 package org.standalonecinder.demo;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
-import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
-import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.function.BooleanSupplier;
-import org.standalonecinder.provisioner.cinder.CinderClient;
+import java.util.TreeSet;
+import java.util.UUID;
 import org.standalonecinder.provisioner.cinder.Volume;
-import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
-import org.standalonecinder.provisioner.controller.ProvisionerApp;
-import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.provision.Names;
-import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
- * The main job on one machine: a claim becomes a Cinder volume and an iSCSI PV, a "node" writes and
- * reads data through it, the admission webhook judges clone requests and StorageClasses, and the
- * release leaves nothing behind. Kubernetes is fabric8's mock API server (no kube-apiserver runs
- * here); Cinder is the real local one (dev/cinder-local); the node is libiscsi in user space.
+ * The main job on one machine: the project installed from its manifests on a real Kubernetes
+ * control plane (dev/kube-local: etcd, kube-apiserver and kube-controller-manager 1.20), with the
+ * real local Cinder; a claim applied with kubectl becomes a Cinder volume and an iSCSI PV that the
+ * PV controller binds, a "node" (libiscsi in user space: no kubelet runs here) writes and reads
+ * through it, the API server asks the webhook about clone requests, the admitted clone holds the
+ * same data, and deleting the claims leaves nothing behind.
  */
 public final class Demo {
 
-  private static final String CLASS = "cinder";
   private static final String NS = "default";
-  private static final String INITIATOR = "iqn.2026-11.org.standalonecinder:demo-node";
-
-  // fabric8's mock server logs every request through java.util.logging; held so it stays set.
-  private static final java.util.logging.Logger MOCK_LOG =
-      java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
 
   private Demo() {}
 
+  /**
+   * {@code java -jar standalone-cinder-demo.jar [cinder-local.env [kube-local.env]]}, from the
+   * checkout (its jars and manifests are installed).
+   */
   public static void main(String[] args) throws Exception {
-    MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
-    Path env = Path.of(args.length > 0 ? args[0] : "/tmp/cinder-local/cinder-local.env");
+    Path cinderEnv = Path.of(args.length > 0 ? args[0] : "/tmp/cinder-local/cinder-local.env");
+    Path kubeEnv = Path.of(args.length > 1 ? args[1] : "/tmp/kube-local/kube-local.env");
     int code;
     try {
-      code = run(env) ? 0 : 1;
-    } catch (DemoFailed e) {
+      code = run(Path.of("."), cinderEnv, kubeEnv) ? 0 : 1;
+    } catch (DemoFailed | AssertionError | IllegalStateException e) {
       System.out.println("\nFAILED: " + e.getMessage());
       code = 1;
     }
     System.exit(code);
   }
 
-  /** Runs the demo against the local Cinder that {@code envFile} describes. */
-  static boolean run(Path envFile) throws Exception {
-    Map<String, String> local = readEnv(envFile);
-    Map<String, String> os = new HashMap<>();
-    os.put("OS_CINDER_ENDPOINT", local.get("CINDER_ENDPOINT"));
-    os.put("OS_PROJECT_ID", local.get("CINDER_PROJECT_ID"));
-    os.put("OS_USERNAME", "demo");
-    CloudConfig cloud = CloudConfigLoader.load(null, os);
-
-    say("standalone-cinder demo: a claim, a real Cinder, a stand-in Kubernetes and node\n");
-    KubernetesMockServer kube =
-        new KubernetesMockServer(
-            new Context(),
-            new MockWebServer(),
-            new HashMap<>(),
-            // alice works in default, mallory in team-m (only SubjectAccessReviews ask this).
-            new Authorizer(
-                new KubernetesCrudDispatcher(),
-                Map.of("default", Set.of("alice"), "team-m", Set.of("mallory"))),
-            false);
-    kube.init(InetAddress.getLoopbackAddress(), 0);
-    KubernetesClient k = kube.createClient();
+  /** Runs the demo on the control plane and Cinder the env files describe. */
+  public static boolean run(Path root, Path cinderEnv, Path kubeEnv) throws Exception {
+    say(
+        "standalone-cinder demo: a real Kubernetes control plane, a real Cinder, a stand-in node\n");
+    Map<String, String> kube = LocalInstall.env(kubeEnv);
     step(
         1,
-        "Kubernetes API: fabric8's mock server at "
-            + k.getMasterUrl()
-            + " (no real one can run here)");
-
-    ProvisionerSettings settings =
-        new ProvisionerSettings(
-            ProvisionerSettings.DEFAULT_NAME,
-            "demo",
-            "demo",
-            INITIATOR,
-            "demo-cluster",
-            "127.0.0.1",
-            "standalone-cinder",
-            false);
-    CinderClient cinder = OpenStackCinderClient.create(cloud);
+        "Kubernetes "
+            + kube.get("KUBE_LOCAL_VERSION")
+            + " at "
+            + kube.get("KUBE_LOCAL_SERVER")
+            + " (dev/kube-local: etcd, kube-apiserver, kube-controller-manager; no kubelet)");
     long t0 = System.nanoTime();
-    ProvisionerApp app =
-        ProvisionerApp.start(
-            k.getConfiguration(),
-            OpenStackCinderClient.create(cloud),
-            new ProvisionerApp.Options(
-                settings, "demo-0", 2, Duration.ofMinutes(5), RetryPolicy.DEFAULT, "127.0.0.1", 0));
-    try {
-      await("the provisioner's caches", app::ready, Duration.ofSeconds(30));
+    try (LocalInstall it =
+        new LocalInstall(
+            root,
+            root.resolve("demo/target/demo-run"),
+            kubeEnv,
+            cinderEnv,
+            "demo-" + UUID.randomUUID().toString().substring(0, 6))) {
       step(
           2,
-          "provisioner started in "
+          "installed in "
               + ms(t0)
-              + ": Cinder "
-              + cloud.cinderEndpoint()
-              + " (noauth, project "
-              + cloud.projectId()
-              + "), initiator "
-              + INITIATOR
-              + ", health on :"
-              + app.healthPort());
-
-      k.storage()
-          .v1()
-          .storageClasses()
-          .resource(
-              new StorageClassBuilder()
-                  .withNewMetadata()
-                  .withName(CLASS)
-                  .endMetadata()
-                  .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-                  .withParameters(Map.of("fsType", "ext4", "smartclone", "true"))
-                  .withReclaimPolicy("Delete")
-                  .build())
-          .create();
-      k.resource(storageClass("plain", Map.of())).create();
-      PersistentVolumeClaim claim =
-          k.persistentVolumeClaims()
-              .inNamespace(NS)
-              .resource(
-                  new PersistentVolumeClaimBuilder()
-                      .withNewMetadata()
-                      .withName("data")
-                      // Set by Kubernetes from the class; the mock has no controller to do it.
-                      .withAnnotations(
-                          Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME))
-                      .endMetadata()
-                      .withNewSpec()
-                      .withStorageClassName(CLASS)
-                      .withAccessModes("ReadWriteOnce")
-                      .withNewResources()
-                      .withRequests(Map.of("storage", new Quantity("1Gi")))
-                      .endResources()
-                      .endSpec()
-                      .build())
-              .create();
-      step(
-          3,
-          "kubectl apply: StorageClasses '"
-              + CLASS
-              + "' (fsType ext4, smartclone \"true\") and 'plain', claim default/data of 1Gi");
-
-      String pvName = Names.pvName(claim.getMetadata().getUid());
-      long t1 = System.nanoTime();
-      await(
-          "the PV",
-          () -> k.persistentVolumes().withName(pvName).get() != null,
-          Duration.ofSeconds(60));
-      PersistentVolume pv = k.persistentVolumes().withName(pvName).get();
-      bind(k, "data", pvName);
-      String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
-      step(4, "PV " + pvName + " created " + ms(t1) + " after the claim:");
-      for (String line : new KubernetesSerialization().asYaml(pv.getSpec()).split("\n")) {
-        if (!line.startsWith("---")) {
-          say("        " + line);
-        }
-      }
-      Volume v = cinder.getVolume(volumeId).orElseThrow(() -> new DemoFailed("volume missing"));
-      say(
-          "      Cinder volume "
-              + v.id()
-              + ": "
-              + v.status()
-              + ", "
-              + v.sizeGib()
-              + " GiB, metadata "
-              + v.metadata());
-      var ref = pv.getSpec().getIscsi().getSecretRef();
-      Secret chap = k.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get();
-      say(
-          "      CHAP Secret "
-              + ref.getNamespace()
-              + "/"
-              + ref.getName()
-              + " (type "
-              + chap.getType()
-              + ", keys "
-              + keys(chap)
-              + "; values not shown)");
-      List<String> events =
-          k.events().v1().events().inNamespace(NS).list().getItems().stream()
-              .map(e -> "        " + e.getType() + "  " + e.getReason() + ": " + e.getNote())
-              .toList();
-      say("      events on the claim:");
-      events.forEach(Demo::say);
-
-      var iscsi = pv.getSpec().getIscsi();
-      IscsiProbe.Target node = IscsiProbe.Target.of(iscsi, chap);
-      IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
-      check(rw.ok(), "the node's write and read: " + rw.output());
-      IscsiProbe.Result wrong = node.withPassword("wrong-secret").io("read 0 4k");
-      check(!wrong.ok(), "a wrong CHAP secret was accepted");
-      step(
-          5,
-          "a node logs in to "
-              + iscsi.getTargetPortal()
-              + " as "
-              + iscsi.getInitiatorName()
-              + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a wrong secret is refused");
-
-      PersistentVolumeClaim admitted = webhook(k, cinder);
-
-      // The admitted clone, as the API server stores it after the webhook's patch.
-      long t3 = System.nanoTime();
-      PersistentVolumeClaim copy = k.resource(admitted).create();
-      String copyPvName = Names.pvName(copy.getMetadata().getUid());
-      await(
-          "the clone's PV",
-          () -> k.persistentVolumes().withName(copyPvName).get() != null,
-          Duration.ofSeconds(60));
-      bind(k, "copy", copyPvName);
-      PersistentVolume copyPv = k.persistentVolumes().withName(copyPvName).get();
-      String copyVolumeId = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
-      await(
-          "k8s.io/CloneOf",
-          () ->
-              k.persistentVolumeClaims()
-                      .inNamespace(NS)
-                      .withName("copy")
-                      .get()
-                      .getMetadata()
-                      .getAnnotations()
-                      .get("k8s.io/CloneOf")
-                  != null,
-          Duration.ofSeconds(10));
-      String cloneOf =
-          k.persistentVolumeClaims()
-              .inNamespace(NS)
-              .withName("copy")
-              .get()
-              .getMetadata()
-              .getAnnotations()
-              .get("k8s.io/CloneOf");
-      var copyIscsi = copyPv.getSpec().getIscsi();
-      Secret copyChap =
-          k.secrets()
-              .inNamespace(copyIscsi.getSecretRef().getNamespace())
-              .withName(copyIscsi.getSecretRef().getName())
-              .get();
-      IscsiProbe.Target copyNode = IscsiProbe.Target.of(copyIscsi, copyChap);
-      IscsiProbe.Result read = copyNode.io("read -P 0x5a 0 1M");
-      check(read.ok(), "the clone does not hold the source's data: " + read.output());
-      Volume copyVolume =
-          cinder.getVolume(copyVolumeId).orElseThrow(() -> new DemoFailed("clone volume missing"));
-      step(
-          7,
-          "kubectl apply the admitted clone: PV "
-              + copyPvName
-              + " in "
-              + ms(t3)
-              + ", Cinder volume "
-              + copyVolumeId
-              + " cloned from "
-              + copyVolume.sourceVolumeId()
-              + ", k8s.io/CloneOf: "
-              + cloneOf
-              + "; the node logs in to the clone with its own CHAP Secret and reads the 1 MiB of"
-              + " 0x5a back");
-
-      long t2 = System.nanoTime();
-      k.persistentVolumeClaims().inNamespace(NS).withName("copy").delete();
-      k.persistentVolumeClaims().inNamespace(NS).withName("data").delete();
-      // Kubernetes' binder marks a PV Released when its claim goes; the mock has none.
-      for (PersistentVolume released : List.of(copyPv, pv)) {
-        released.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
-        k.persistentVolumes().resource(released).updateStatus();
-      }
-      await(
-          "the PVs' deletion",
-          () ->
-              k.persistentVolumes().withName(pvName).get() == null
-                  && k.persistentVolumes().withName(copyPvName).get() == null,
-          Duration.ofSeconds(60));
-      boolean volumeGone =
-          cinder.getVolume(volumeId).isEmpty() && cinder.getVolume(copyVolumeId).isEmpty();
-      boolean secretGone =
-          k.secrets().inNamespace(ref.getNamespace()).list().getItems().stream()
-              .noneMatch(x -> "kubernetes.io/iscsi-chap".equals(x.getType()));
-      IscsiProbe.Result after = node.io("read 0 4k");
-      IscsiProbe.Result afterCopy = copyNode.io("read 0 4k");
-      check(volumeGone, "a Cinder volume is still there");
-      check(secretGone, "a CHAP Secret is still there");
-      check(!after.ok() && !afterCopy.ok(), "a target still accepts the login");
-      step(
-          8,
-          "kubectl delete pvc copy data: both released PVs were torn down in "
-              + ms(t2)
-              + ": Cinder volumes gone, CHAP Secrets gone, the targets refuse the login");
-      say(
-          "\ndone: claim -> Cinder volume -> iSCSI PV -> data -> admitted clone -> the same data"
-              + " -> release -> nothing left.");
+              + ": kubectl apply -k dev/kube-local/manifests (manifests/base and"
+              + " manifests/webhook; the jars run as host processes, each with its"
+              + " ServiceAccount's token); the webhook wrote its CA into the webhook"
+              + " configurations; Cinder "
+              + it.cinderEnv.get("CINDER_ENDPOINT")
+              + " (noauth), cluster id "
+              + it.clusterId);
+      run(it);
       return true;
-    } finally {
-      app.close();
-      cinder.close();
-      k.close();
-      kube.destroy();
     }
   }
 
-  /**
-   * The webhook, with the provisioner's resolver next to it, judges what users apply next to the
-   * bound claim. Each answer is checked, so the demo fails if the webhook misbehaves.
-   *
-   * @return the clone request it admitted, as the API server would store it
-   */
-  private static PersistentVolumeClaim webhook(KubernetesClient k, CinderClient cinder)
-      throws Exception {
-    try (WebhookDemo webhook =
-        WebhookDemo.start(k.getConfiguration(), ProvisionerSettings.DEFAULT_NAME, k, cinder)) {
-      step(
-          6,
-          "admission webhook on https://127.0.0.1:"
-              + webhook.port()
-              + " (serve --local, CA written to "
-              + webhook.caFile
-              + ") with the resolver on http://127.0.0.1:"
-              + webhook.resolverPort()
-              + "; what it answers:");
-      WebhookDemo.Answer admitted =
-          judge(
-              webhook,
-              "alice creates claim default/copy with k8s.io/CloneRequest: data in class cinder",
-              "alice",
-              cloneClaim(NS, "copy", "data", CLASS),
-              true);
-      judge(
-          webhook,
-          "alice creates claim default/blank with k8s.io/CloneRequest: data in class plain",
-          "alice",
-          cloneClaim(NS, "blank", "data", "plain"),
-          false);
-      judge(
-          webhook,
-          "mallory creates claim team-m/steal with k8s.io/CloneRequest: default/data",
-          "mallory",
-          cloneClaim("team-m", "steal", "default/data", CLASS),
-          false);
-      PersistentVolumeClaim forged = cloneClaim(NS, "fake", null, CLASS);
-      forged.getMetadata().setAnnotations(Map.of("k8s.io/CloneOf", "default/data"));
-      judge(webhook, "alice writes k8s.io/CloneOf herself", "alice", forged, false);
-      judge(
-          webhook,
-          "the admin creates StorageClass fast with tpye: ssd",
-          "admin",
-          storageClass("fast", Map.of("tpye", "ssd")),
-          false);
-      PersistentVolumeClaim claim =
-          new KubernetesSerialization()
-              .unmarshal(admitted.object().toString(), PersistentVolumeClaim.class);
-      // Set by Kubernetes from the class; the mock has no controller to do it.
-      claim
-          .getMetadata()
-          .getAnnotations()
-          .put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
-      return claim;
-    }
-  }
-
-  private static WebhookDemo.Answer judge(
-      WebhookDemo webhook, String what, String user, HasMetadata object, boolean expectAllowed)
-      throws Exception {
-    WebhookDemo.Answer a = webhook.create(user, object);
-    check(
-        a.allowed() == expectAllowed,
-        what + ": expected " + (expectAllowed ? "allowed" : "denied") + ", got " + a);
-    say("      " + what);
-    say("        -> " + (a.allowed() ? "allowed" : "denied: " + a.message()));
-    if (a.patch() != null) {
-      say("           patch " + a.patch());
-    }
-    a.warnings().forEach(w -> say("           warning: " + w));
-    return a;
-  }
-
-  /**
-   * What Kubernetes' binder does: the claim names its PV and is Bound. Merge patches carry no
-   * resourceVersion: the provisioner may be writing the claim at the same time.
-   */
-  private static void bind(KubernetesClient k, String claim, String pvName) {
-    var bound = k.persistentVolumeClaims().inNamespace(NS).withName(claim);
-    bound.patch(
-        PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
-    bound
-        .subresource("status")
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
-                + "\"capacity\":{\"storage\":\"1Gi\"}}}");
-  }
-
-  private static PersistentVolumeClaim cloneClaim(
-      String ns, String name, String source, String className) {
-    return new PersistentVolumeClaimBuilder()
-        .withNewMetadata()
-        .withNamespace(ns)
-        .withName(name)
-        .withAnnotations(source == null ? Map.of() : Map.of("k8s.io/CloneRequest", source))
-        .endMetadata()
-        .withNewSpec()
-        .withStorageClassName(className)
-        .withAccessModes("ReadWriteOnce")
-        .withNewResources()
-        .withRequests(Map.of("storage", new Quantity("1Gi")))
-        .endResources()
-        .endSpec()
-        .build();
-  }
-
-  private static HasMetadata storageClass(String name, Map<String, String> parameters) {
-    return new StorageClassBuilder()
-        .withNewMetadata()
-        .withName(name)
-        .endMetadata()
-        .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-        .withParameters(parameters)
-        .build();
-  }
-
-  private static String keys(Secret s) {
-    java.util.Set<String> keys = new java.util.TreeSet<>();
-    if (s.getData() != null) {
-      keys.addAll(s.getData().keySet());
-    }
-    if (s.getStringData() != null) {
-      keys.addAll(s.getStringData().keySet());
-    }
-    return keys.toString();
-  }
-
-  static Map<String, String> readEnv(Path file) throws IOException {
-    if (!Files.isReadable(file)) {
-      throw new DemoFailed(
-          file + " not found: start the local Cinder first (dev/cinder-local/start.sh)");
-    }
-    Map<String, String> m = new HashMap<>();
-    for (String line : Files.readAllLines(file)) {
-      int eq = line.indexOf('=');
-      if (!line.startsWith("#") && eq > 0) {
-        m.put(line.substring(0, eq), line.substring(eq + 1));
+  private static void run(LocalInstall it) throws Exception {
+    kubectl(
+        it,
+        """
+        apiVersion: storage.k8s.io/v1
+        kind: StorageClass
+        metadata: {name: cinder}
+        provisioner: openstack.org/standalone-cinder
+        parameters: {fsType: ext4, smartclone: "true"}
+        reclaimPolicy: Delete
+        ---
+        apiVersion: storage.k8s.io/v1
+        kind: StorageClass
+        metadata: {name: plain}
+        provisioner: openstack.org/standalone-cinder
+        reclaimPolicy: Delete
+        ---
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata: {name: data, namespace: default}
+        spec:
+          storageClassName: cinder
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 1Gi}}
+        """,
+        true,
+        3,
+        "classes 'cinder' (fsType ext4, smartclone) and 'plain', and a claim of 1Gi",
+        "apply",
+        "-f",
+        "-");
+    long t1 = System.nanoTime();
+    PersistentVolume pv = it.bound(NS, "data");
+    step(4, "claim default/data Bound by the PV controller " + ms(t1) + " after kubectl apply:");
+    it.kubectl.ok(null, "get", "pvc,pv", "-n", NS).out().lines().forEach(l -> say("      " + l));
+    say("      the PV's source:");
+    for (String line : new KubernetesSerialization().asYaml(pv.getSpec().getIscsi()).split("\n")) {
+      if (!line.startsWith("---")) {
+        say("        " + line);
       }
     }
-    return m;
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    Volume v = it.cinder.getVolume(volumeId).orElseThrow(() -> new DemoFailed("volume missing"));
+    say(
+        "      Cinder volume "
+            + v.id()
+            + ": "
+            + v.status()
+            + ", "
+            + v.sizeGib()
+            + " GiB, metadata "
+            + new java.util.TreeMap<>(v.metadata()));
+    var ref = pv.getSpec().getIscsi().getSecretRef();
+    Secret chap = it.admin.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get();
+    say(
+        "      CHAP Secret "
+            + ref.getNamespace()
+            + "/"
+            + ref.getName()
+            + " (type "
+            + chap.getType()
+            + ", keys "
+            + new TreeSet<>(chap.getData().keySet())
+            + "; values not shown)");
+    await(
+        "the provisioner's events",
+        () ->
+            it.admin.events().v1().events().inNamespace(NS).list().getItems().stream()
+                .anyMatch(e -> "ProvisioningSucceeded".equals(e.getReason())),
+        Duration.ofSeconds(10));
+    say("      $ kubectl get events -n default --field-selector involvedObject.name=data");
+    it.kubectl
+        .ok(
+            null,
+            "get",
+            "events",
+            "-n",
+            NS,
+            "--field-selector",
+            "involvedObject.name=data",
+            "-o",
+            "custom-columns=TYPE:.type,REASON:.reason,BY:.reportingComponent,MESSAGE:.message")
+        .out()
+        .lines()
+        .forEach(l -> say("        " + l));
+
+    IscsiProbe.Target node = it.node(pv);
+    IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
+    check(rw.ok(), "the node's write and read: " + rw.output());
+    check(!node.withPassword("wrong-secret").io("read 0 4k").ok(), "a wrong secret was accepted");
+    step(
+        5,
+        "a node logs in to "
+            + pv.getSpec().getIscsi().getTargetPortal()
+            + " as "
+            + pv.getSpec().getIscsi().getInitiatorName()
+            + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a"
+            + " wrong secret is refused");
+
+    step(
+        6,
+        "the API server asks the webhook (and its resolver asks Cinder) about what users create:");
+    it.kubectl.ok(null, "create", "namespace", "team-m");
+    it.kubectl.ok(
+        null,
+        "create",
+        "rolebinding",
+        "mallory-edits",
+        "-n",
+        "team-m",
+        "--clusterrole=edit",
+        "--user=mallory");
+    long t3 = System.nanoTime();
+    kubectl(
+        it,
+        claim("copy", NS, "k8s.io/CloneRequest: data", "cinder"),
+        true,
+        0,
+        "a clone of data in class cinder",
+        "create",
+        "-f",
+        "-");
+    kubectl(
+        it,
+        claim("blank", NS, "k8s.io/CloneRequest: data", "plain"),
+        false,
+        0,
+        "a clone into a class without smartclone",
+        "create",
+        "-f",
+        "-");
+    kubectl(
+        it,
+        claim("steal", "team-m", "k8s.io/CloneRequest: default/data", "cinder"),
+        false,
+        0,
+        "mallory, who may create claims in team-m only, clones default/data",
+        "--as=mallory",
+        "create",
+        "-f",
+        "-");
+    kubectl(
+        it,
+        claim("fake", NS, "k8s.io/CloneOf: default/data", "cinder"),
+        false,
+        0,
+        "a user writes k8s.io/CloneOf",
+        "create",
+        "-f",
+        "-");
+    kubectl(
+        it,
+        claim("shared", NS, "", "cinder").replace("[ReadWriteOnce]", "[ReadWriteMany]"),
+        false,
+        0,
+        "ReadWriteMany with a filesystem",
+        "create",
+        "-f",
+        "-");
+    kubectl(
+        it,
+        """
+        apiVersion: storage.k8s.io/v1
+        kind: StorageClass
+        metadata: {name: fast}
+        provisioner: openstack.org/standalone-cinder
+        parameters: {tpye: ssd}
+        """,
+        false,
+        0,
+        "a StorageClass with a misspelt parameter",
+        "create",
+        "-f",
+        "-");
+
+    PersistentVolume copyPv = it.bound(NS, "copy");
+    await(
+        "k8s.io/CloneOf",
+        () -> "default/data".equals(annotations(it, "copy").get("k8s.io/CloneOf")),
+        Duration.ofSeconds(30));
+    String copyVolumeId = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    Volume copy =
+        it.cinder
+            .getVolume(copyVolumeId)
+            .orElseThrow(() -> new DemoFailed("the clone's volume is missing"));
+    IscsiProbe.Target copyNode = it.node(copyPv);
+    IscsiProbe.Result read = copyNode.io("read -P 0x5a 0 1M");
+    check(read.ok(), "the clone does not hold the source's data: " + read.output());
+    step(
+        7,
+        "the admitted clone: Bound to "
+            + copyPv.getMetadata().getName()
+            + " "
+            + ms(t3)
+            + " after kubectl create, Cinder volume "
+            + copyVolumeId
+            + " cloned from "
+            + copy.sourceVolumeId()
+            + ", k8s.io/CloneRequest: "
+            + annotations(it, "copy").get("k8s.io/CloneRequest")
+            + " (the webhook's patch), k8s.io/CloneOf: "
+            + annotations(it, "copy").get("k8s.io/CloneOf")
+            + "; the node logs in with the clone's own CHAP Secret and reads the 1 MiB of 0x5a");
+
+    long t2 = System.nanoTime();
+    kubectl(it, null, true, 0, "", "delete", "pvc", "copy", "data", "-n", NS, "--timeout=60s");
+    await(
+        "the released PVs torn down",
+        () ->
+            it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null
+                && it.admin.persistentVolumes().withName(copyPv.getMetadata().getName()).get()
+                    == null,
+        Duration.ofSeconds(90));
+    check(
+        it.cinder.getVolume(volumeId).isEmpty() && it.cinder.getVolume(copyVolumeId).isEmpty(),
+        "a Cinder volume is still there");
+    check(
+        it.admin.secrets().inNamespace(LocalInstall.NS).list().getItems().stream()
+            .noneMatch(x -> "kubernetes.io/iscsi-chap".equals(x.getType())),
+        "a CHAP Secret is still there");
+    check(
+        !node.io("read 0 4k").ok() && !copyNode.io("read 0 4k").ok(),
+        "a target still accepts the login");
+    step(
+        8,
+        "the PV controller released both PVs and the provisioner tore them down "
+            + ms(t2)
+            + " after kubectl delete: Cinder volumes gone, CHAP Secrets gone, the targets"
+            + " refuse the login");
+    it.kubectl.ok(null, "delete", "namespace", "team-m", "--wait=false");
+    it.kubectl.ok(null, "delete", "storageclass", "cinder", "plain");
+    say(
+        "\ndone: kubectl apply -> Cinder volume -> iSCSI PV bound by Kubernetes -> data ->"
+            + " clone judged by the webhook -> the same data -> kubectl delete -> nothing left.");
   }
 
-  private static void await(String what, BooleanSupplier c, Duration timeout)
+  private static String claim(String name, String ns, String annotations, String className) {
+    return """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata:
+          name: %s
+          namespace: %s
+          annotations: {%s}
+        spec:
+          storageClassName: %s
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 1Gi}}
+        """
+        .formatted(name, ns, annotations, className);
+  }
+
+  /**
+   * Runs kubectl as a user types it, shows the command and what it printed, and checks that it
+   * succeeded or failed as expected.
+   */
+  private static void kubectl(
+      LocalInstall it, String stdin, boolean succeeds, int step, String what, String... args)
+      throws Exception {
+    Kubectl.Result r = it.kubectl.run(stdin, args);
+    check(
+        r.ok() == succeeds,
+        "kubectl "
+            + String.join(" ", args)
+            + " ("
+            + what
+            + "): expected "
+            + (succeeds ? "success" : "a refusal")
+            + ", got "
+            + r);
+    String line = "$ kubectl " + String.join(" ", args) + (what.isEmpty() ? "" : "   # " + what);
+    if (step > 0) {
+      step(step, line);
+    } else {
+      say("      " + line);
+    }
+    List.of(r.out(), r.err()).stream()
+        .flatMap(String::lines)
+        // kubectl 1.32 against a 1.20 server says so on every call; once in the README is enough.
+        .filter(l -> !l.startsWith("Warning: version difference"))
+        .forEach(l -> say("        " + l));
+  }
+
+  private static Map<String, String> annotations(LocalInstall it, String claim) {
+    PersistentVolumeClaim c =
+        it.admin.persistentVolumeClaims().inNamespace(NS).withName(claim).get();
+    return c == null || c.getMetadata().getAnnotations() == null
+        ? Map.of()
+        : c.getMetadata().getAnnotations();
+  }
+
+  private static void await(String what, java.util.function.BooleanSupplier c, Duration timeout)
       throws InterruptedException {
     long end = System.nanoTime() + timeout.toNanos();
     while (!c.getAsBoolean()) {
       if (System.nanoTime() > end) {
         throw new DemoFailed("timed out waiting for " + what);
       }
-      Thread.sleep(20);
+      Thread.sleep(50);
     }
   }
 

@@ -100,7 +100,7 @@ class CloneAdmissionIT {
   static void start() throws Exception {
     Path env =
         Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env"));
-    Map<String, String> local = Demo.readEnv(env);
+    Map<String, String> local = LocalInstall.env(env);
     Map<String, String> os = new HashMap<>();
     os.put("OS_CINDER_ENDPOINT", local.get("CINDER_ENDPOINT"));
     os.put("OS_PROJECT_ID", local.get("CINDER_PROJECT_ID"));

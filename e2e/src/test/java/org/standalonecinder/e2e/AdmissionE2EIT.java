@@ -2,7 +2,6 @@ package org.standalonecinder.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.standalonecinder.e2e.ClaimLifecycleE2EIT.CLASSES;
-import static org.standalonecinder.e2e.ClaimLifecycleE2EIT.bound;
 import static org.standalonecinder.e2e.ClaimLifecycleE2EIT.claim;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
@@ -25,6 +24,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.demo.Kubectl;
+import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -39,17 +40,17 @@ import org.standalonecinder.provisioner.provision.Names;
 @Order(2)
 class AdmissionE2EIT {
 
-  private Installation it;
+  private LocalInstall it;
   private String ns;
   private Volume source;
 
   @BeforeAll
-  void source(Installation installation) {
+  void source(LocalInstall installation) {
     it = installation;
     it.kubectl.ok(CLASSES, "apply", "-f", "-");
     ns = it.namespace("e2e-admit");
     it.kubectl.ok(claim(ns, "src", "e2e-cinder", ""), "apply", "-f", "-");
-    PersistentVolume pv = bound(it, ns, "src");
+    PersistentVolume pv = it.bound(ns, "src");
     source =
         it.cinder
             .getVolume(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
@@ -75,7 +76,7 @@ class AdmissionE2EIT {
                 .decode(
                     it.admin
                         .secrets()
-                        .inNamespace(Installation.NS)
+                        .inNamespace(LocalInstall.NS)
                         .withName("standalone-cinder-webhook-ca")
                         .get()
                         .getData()
@@ -268,8 +269,8 @@ class AdmissionE2EIT {
   void anAdmittedCloneIsDefaultedMadeInCinderAndMarkedCloneOf() {
     Kubectl.Result r = create(claim(ns, "copy", "e2e-cinder", "k8s.io/CloneRequest: src"));
     assertThat(r.ok()).as(r.toString()).isTrue();
-    PersistentVolume pv = bound(it, ns, "copy");
-    Installation.await(
+    PersistentVolume pv = it.bound(ns, "copy");
+    LocalInstall.await(
         "k8s.io/CloneOf",
         () -> (ns + "/src").equals(annotations("copy").get("k8s.io/CloneOf")),
         Duration.ofSeconds(30));
@@ -306,14 +307,14 @@ class AdmissionE2EIT {
           it.policyFile,
           before
               + "exemptNamespaces:\n  matchLabels: {policy.standalone-cinder.io/exempt: \"true\"}\n");
-      Installation.await(
+      LocalInstall.await(
           "the edited policy in force",
           () -> create(wanted, "--dry-run=server").ok(),
           Duration.ofSeconds(30));
     } finally {
       java.nio.file.Files.writeString(it.policyFile, before);
     }
-    Installation.await(
+    LocalInstall.await(
         "the policy restored",
         () -> !create(wanted, "--dry-run=server").ok(),
         Duration.ofSeconds(30));
@@ -358,17 +359,17 @@ class AdmissionE2EIT {
     it.kubectl.ok(null, "create", "role", "pods", "-n", ns, "--verb=create", "--resource=pods");
     it.kubectl.ok(
         null, "create", "rolebinding", "alice-pods", "-n", ns, "--role=pods", "--user=alice");
-    Installation.await(
+    LocalInstall.await(
         "RBAC to reach the authorizer",
         () -> it.kubectl.run(null, "auth", "can-i", "create", "pods", "-n", ns, "--as=alice").ok(),
         Duration.ofSeconds(10));
     Kubectl.Result allowed = create(wanted.replace("stolen", "granted"), "--as=alice");
     assertThat(allowed.ok()).as(allowed.toString()).isTrue();
-    bound(it, target, "granted");
+    it.bound(target, "granted");
     PersistentVolumeClaim c =
         it.admin.persistentVolumeClaims().inNamespace(target).withName("granted").get();
     assertThat(c.getMetadata().getAnnotations()).containsKey("standalone-cinder.io/clone-token");
-    Installation.await(
+    LocalInstall.await(
         "CloneOf across namespaces",
         () ->
             (ns + "/src")

@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.Secret;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -53,46 +54,14 @@ class ClaimLifecycleE2EIT {
         .formatted(name, ns, annotations, className);
   }
 
-  /** Waits until the PV controller has bound the claim, and returns its PV. */
-  static PersistentVolume bound(Installation it, String ns, String name) {
-    Installation.await(
-        ns + "/" + name + " Bound",
-        () -> {
-          PersistentVolumeClaim c =
-              it.admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
-          return c != null && c.getStatus() != null && "Bound".equals(c.getStatus().getPhase());
-        },
-        Duration.ofSeconds(90));
-    String pv =
-        it.admin
-            .persistentVolumeClaims()
-            .inNamespace(ns)
-            .withName(name)
-            .get()
-            .getSpec()
-            .getVolumeName();
-    return it.admin.persistentVolumes().withName(pv).get();
-  }
-
-  static IscsiProbe.Target node(Installation it, PersistentVolume pv) {
-    var iscsi = pv.getSpec().getIscsi();
-    Secret chap =
-        it.admin
-            .secrets()
-            .inNamespace(iscsi.getSecretRef().getNamespace())
-            .withName(iscsi.getSecretRef().getName())
-            .get();
-    return IscsiProbe.Target.of(iscsi, chap);
-  }
-
   @Test
-  void aClaimIsBoundByThePvControllerHoldsDataAndLeavesNothingWhenDeleted(Installation it)
+  void aClaimIsBoundByThePvControllerHoldsDataAndLeavesNothingWhenDeleted(LocalInstall it)
       throws Exception {
     it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-life");
     it.kubectl.ok(claim(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
 
-    PersistentVolume pv = bound(it, ns, "data");
+    PersistentVolume pv = it.bound(ns, "data");
     PersistentVolumeClaim claim =
         it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
     assertThat(pv.getMetadata().getName()).isEqualTo(Names.pvName(claim.getMetadata().getUid()));
@@ -110,18 +79,30 @@ class ClaimLifecycleE2EIT {
         .containsEntry(Names.META_CLUSTER, it.clusterId)
         .containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
 
-    IscsiProbe.Target node = node(it, pv);
+    // Events as the API server validates them (fabric8's mock takes any name).
+    LocalInstall.await(
+        "the provisioner's events",
+        () ->
+            it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
+                .filter(e -> "data".equals(e.getRegarding().getName()))
+                .filter(e -> "openstack.org/standalone-cinder".equals(e.getReportingController()))
+                .map(e -> e.getReason())
+                .toList()
+                .containsAll(List.of("Provisioning", "ProvisioningSucceeded")),
+        Duration.ofSeconds(10));
+
+    IscsiProbe.Target node = it.node(pv);
     IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
     assertThat(rw.ok()).as(rw.output()).isTrue();
 
     String secret = pv.getSpec().getIscsi().getSecretRef().getName();
     it.kubectl.ok(null, "delete", "pvc", "data", "-n", ns, "--timeout=60s");
-    Installation.await(
+    LocalInstall.await(
         "the released PV torn down",
         () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
         Duration.ofSeconds(90));
     assertThat(it.cinder.getVolume(volumeId)).isEmpty();
-    assertThat(it.admin.secrets().inNamespace(Installation.NS).withName(secret).get()).isNull();
+    assertThat(it.admin.secrets().inNamespace(LocalInstall.NS).withName(secret).get()).isNull();
     assertThat(node.io("read 0 4k").ok()).as("the target refuses the login").isFalse();
   }
 }

@@ -3,16 +3,18 @@ package org.standalonecinder.e2e;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
+import org.standalonecinder.demo.LocalInstall;
 
 /**
- * Gives tests the {@link Installation}, made once for the whole run (in the root context's store,
- * so it is closed, its processes stopped, when the last test class is done).
+ * Gives tests the {@link LocalInstall} of the run ({@link Installation}, made once for the whole
+ * run (in the root context's store, so it is closed, its processes stopped, when the last test
+ * class is done).
  */
 final class Installed implements ParameterResolver {
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
-    return parameter.getParameter().getType() == Installation.class;
+    return parameter.getParameter().getType() == LocalInstall.class;
   }
 
   @Override
@@ -29,6 +31,7 @@ final class Installed implements ParameterResolver {
                 throw new IllegalStateException("cannot install the project: " + e.getMessage(), e);
               }
             },
-            Installation.class);
+            Installation.class)
+        .install;
   }
 }

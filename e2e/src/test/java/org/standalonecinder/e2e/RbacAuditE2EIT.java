@@ -23,6 +23,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.LocalInstall;
 
 /**
  * The manifests' RBAC against the calls the code made in this run, as the API server's audit log
@@ -81,7 +82,7 @@ class RbacAuditE2EIT {
 
     boolean covers(Call c) {
       return c.allowed()
-          && c.user().equals("system:serviceaccount:" + Installation.NS + ":" + account)
+          && c.user().equals("system:serviceaccount:" + LocalInstall.NS + ":" + account)
           && c.group().equals(group)
           && c.resource().equals(resource)
           && c.verb().equals(verb)
@@ -101,7 +102,7 @@ class RbacAuditE2EIT {
     }
   }
 
-  private List<Call> calls(Installation it) throws Exception {
+  private List<Call> calls(LocalInstall it) throws Exception {
     Path log = Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG"));
     List<Call> calls = new ArrayList<>();
     for (String line : Files.readAllLines(log)) {
@@ -131,7 +132,7 @@ class RbacAuditE2EIT {
   }
 
   /** The grants of the manifests as kubectl renders them, by ServiceAccount. */
-  private List<Grant> grants(Installation it) {
+  private List<Grant> grants(LocalInstall it) {
     String yaml =
         it.kubectl
             .ok(null, "kustomize", it.root.resolve("dev/kube-local/manifests").toString())
@@ -199,7 +200,7 @@ class RbacAuditE2EIT {
   }
 
   @Test
-  void everyCallWasGrantedAndEveryRuleWasNeeded(Installation it) throws Exception {
+  void everyCallWasGrantedAndEveryRuleWasNeeded(LocalInstall it) throws Exception {
     // The API server logs a watch once it ends (nothing is sent before the first event): stop
     // the processes, so that their informers' watches are in the log.
     for (String process : List.of("webhook", "resolver", "provisioner")) {

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.Kubectl;
+import org.standalonecinder.demo.LocalInstall;
 
 /**
  * The manifests say {@code failurePolicy: Fail}: while no webhook answers, the API server refuses
@@ -15,7 +17,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class WebhookDownE2EIT {
 
   @Test
-  void whileTheWebhookIsDownClaimsAreRefusedAndAcceptedAgainOnceItIsBack(Installation it)
+  void whileTheWebhookIsDownClaimsAreRefusedAndAcceptedAgainOnceItIsBack(LocalInstall it)
       throws Exception {
     it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-down");
@@ -26,7 +28,7 @@ class WebhookDownE2EIT {
       assertThat(r.ok()).as(r.toString()).isFalse();
       assertThat(r.err())
           .contains("failed calling webhook \"claims.webhook.standalone-cinder.io\"")
-          .contains("https://127.0.0.1:" + Installation.WEBHOOK_PORT + "/mutate");
+          .contains("https://127.0.0.1:" + LocalInstall.WEBHOOK_PORT + "/mutate");
       assertThat(it.admin.persistentVolumeClaims().inNamespace(ns).withName("waiting").get())
           .isNull();
     } finally {
@@ -35,7 +37,7 @@ class WebhookDownE2EIT {
     }
     Kubectl.Result r = it.kubectl.run(claim, "create", "-f", "-");
     assertThat(r.ok()).as(r.toString()).isTrue();
-    ClaimLifecycleE2EIT.bound(it, ns, "waiting");
+    it.bound(ns, "waiting");
     it.kubectl.ok(null, "delete", "pvc", "waiting", "-n", ns, "--timeout=60s");
   }
 }

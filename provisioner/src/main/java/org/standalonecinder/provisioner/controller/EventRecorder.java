@@ -52,6 +52,34 @@ public class EventRecorder {
     record(about, "Warning", reason, note);
   }
 
+  private final java.util.concurrent.atomic.AtomicLong lastNanos =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** The clock in nanoseconds, never the same twice in this recorder. */
+  private long uniqueNanos() {
+    long now = clock.instant().getEpochSecond() * 1_000_000_000L + clock.instant().getNano();
+    return lastNanos.updateAndGet(last -> Math.max(last + 1, now));
+  }
+
+  /**
+   * An event's name as Kubernetes' own recorders make it: the object's name, a dot, the time in hex
+   * nanoseconds. A generateName of {@code name.} is what the API server refuses (a name may not end
+   * in a dot, and the suffix it adds is checked after), and the whole must stay a DNS subdomain of
+   * at most 253 characters.
+   */
+  static String name(String objectName, long nanos) {
+    String suffix = "." + Long.toHexString(nanos);
+    String base =
+        objectName.length() + suffix.length() > 253
+            ? objectName.substring(0, 253 - suffix.length())
+            : objectName;
+    // A cut may leave a dot or a dash at the end, which a subdomain label may not have.
+    while (base.endsWith(".") || base.endsWith("-")) {
+      base = base.substring(0, base.length() - 1);
+    }
+    return base + suffix;
+  }
+
   private void record(HasMetadata about, String type, String reason, String note) {
     String ns = about.getMetadata().getNamespace();
     // Events about cluster-scoped objects (PVs) live in "default", as kubectl looks for them.
@@ -60,7 +88,7 @@ public class EventRecorder {
     Event e =
         new EventBuilder()
             .withNewMetadata()
-            .withGenerateName(about.getMetadata().getName() + ".")
+            .withName(name(about.getMetadata().getName(), uniqueNanos()))
             .withNamespace(eventNs)
             .endMetadata()
             .withEventTime(

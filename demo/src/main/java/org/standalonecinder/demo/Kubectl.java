@@ -1,4 +1,4 @@
-package org.standalonecinder.e2e;
+package org.standalonecinder.demo;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,11 +9,11 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The kubectl a user types, against the local API server, with what it prints. */
-final class Kubectl {
+public final class Kubectl {
 
   /** What one kubectl run printed and how it ended. */
-  record Result(int exit, String out, String err) {
-    boolean ok() {
+  public record Result(int exit, String out, String err) {
+    public boolean ok() {
       return exit == 0;
     }
 
@@ -27,14 +27,14 @@ final class Kubectl {
   private final Path kubeconfig;
   private final Path work;
 
-  Kubectl(String binary, Path kubeconfig, Path work) {
+  public Kubectl(String binary, Path kubeconfig, Path work) {
     this.binary = binary;
     this.kubeconfig = kubeconfig;
     this.work = work;
   }
 
   /** Runs {@code kubectl args...} with {@code stdin} (may be null) and returns what it printed. */
-  Result run(String stdin, String... args) {
+  public Result run(String stdin, String... args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(binary);
     cmd.addAll(List.of(args));
@@ -67,7 +67,7 @@ final class Kubectl {
   }
 
   /** Runs kubectl and fails the test when it fails. */
-  Result ok(String stdin, String... args) {
+  public Result ok(String stdin, String... args) {
     Result r = run(stdin, args);
     if (!r.ok()) {
       throw new AssertionError("kubectl " + String.join(" ", args) + " failed: " + r);
