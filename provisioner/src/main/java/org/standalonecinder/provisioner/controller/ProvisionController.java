@@ -69,6 +69,10 @@ public final class ProvisionController implements AutoCloseable {
   private final List<Thread> threads = new ArrayList<>();
   private volatile java.util.function.BiConsumer<String, HasMetadata> processed = (k, o) -> {};
   private java.util.concurrent.ScheduledExecutorService sweeper;
+
+  /** PVs whose volume this process has marked handed over (so a retained PV asks Cinder once). */
+  private final java.util.Set<String> handedOver = ConcurrentHashMap.newKeySet();
+
   private SharedIndexInformer<PersistentVolumeClaim> claims;
   private SharedIndexInformer<PersistentVolume> volumes;
   private SharedIndexInformer<StorageClass> classes;
@@ -453,6 +457,7 @@ public final class ProvisionController implements AutoCloseable {
         }
       }
       String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+      handOver(pv);
       annotate(claim, volumeId, source == null ? null : source.claim());
       events.normal(
           claim,
@@ -624,6 +629,23 @@ public final class ProvisionController implements AutoCloseable {
     }
   }
 
+  /**
+   * Marks the PV's volume as the PV's (see {@link VolumeProvisioner#handOver}). A failure is only
+   * logged: while the PV exists no sweep touches its volume, and a retained PV repairs it when it
+   * is released.
+   */
+  private void handOver(PersistentVolume pv) {
+    try {
+      provisioner.handOver(pv);
+      handedOver.add(pv.getMetadata().getName());
+    } catch (ProvisioningException e) {
+      LOG.warn(
+          "cannot mark the volume of {} as handed over (retried when it is released): {}",
+          pv.getMetadata().getName(),
+          e.getMessage());
+    }
+  }
+
   private void sweepOrphans(String claimRef, String claimUid) {
     // A clone deleted while it was being made leaves its protection on the source.
     String finalizer = Names.cloneFinalizer(claimUid);
@@ -663,7 +685,12 @@ public final class ProvisionController implements AutoCloseable {
       return;
     }
     if (!"Delete".equals(pv.getSpec().getPersistentVolumeReclaimPolicy())) {
-      return; // Retain (or Recycle): the volume stays as it is
+      // Retain (or Recycle): the volume stays as it is, and must outlive the PV if an admin
+      // deletes it; a hand-over that failed when the PV was made is repaired here, once.
+      if (!handedOver.contains(pv.getMetadata().getName())) {
+        handOver(pv);
+      }
+      return;
     }
     if (provisioner.delete(pv) == VolumeProvisioner.DeleteOutcome.DELETED) {
       client.persistentVolumes().withName(pv.getMetadata().getName()).delete();

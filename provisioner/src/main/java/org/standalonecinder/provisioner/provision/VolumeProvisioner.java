@@ -173,12 +173,6 @@ public final class VolumeProvisioner {
       if (source != null) {
         pv.getMetadata().getAnnotations().put(Names.ANN_CLONE_OF, source.claim().toString());
       }
-      // Last: from here on the volume is its PV's. The caller deletes it again if the PV cannot
-      // be created; a crash before the PV exists leaves it to the claim's next attempt (or, if the
-      // claim goes meanwhile, to the admin: a leak is the safe side of a lost Retain).
-      if (!Names.STATE_PROVISIONED.equals(volume.metadata().get(Names.META_STATE))) {
-        cinder.updateVolumeMetadata(volume.id(), Map.of(Names.META_STATE, Names.STATE_PROVISIONED));
-      }
       return pv;
     } catch (RuntimeException e) {
       rollback.run(e);
@@ -313,6 +307,22 @@ public final class VolumeProvisioner {
             .build();
     mapped.source().accept(pv.getSpec());
     return pv;
+  }
+
+  /**
+   * Marks the PV's volume {@link Names#STATE_PROVISIONED}: it is the PV's from now on, and no
+   * orphan sweep may delete it, whatever becomes of the PV (an admin may delete a retained one and
+   * keep the data). Called once the PV exists; a volume that is already gone needs nothing.
+   */
+  public void handOver(PersistentVolume pv) {
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    try {
+      cinder.updateVolumeMetadata(volumeId, Map.of(Names.META_STATE, Names.STATE_PROVISIONED));
+    } catch (CinderException.NotFound gone) {
+      // nothing left to protect
+    } catch (RuntimeException e) {
+      throw asProvisioningFailure(e);
+    }
   }
 
   /** What {@link #delete} found. */

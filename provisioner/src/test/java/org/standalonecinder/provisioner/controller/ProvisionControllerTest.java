@@ -98,6 +98,11 @@ class ProvisionControllerTest {
     await("PV", () -> pvOf(c) != null);
     PersistentVolume pv = pvOf(c);
     assertThat(pv.getSpec().getClaimRef().getUid()).isEqualTo(c.getMetadata().getUid());
+    await(
+        "the volume handed over to its PV",
+        () ->
+            Names.STATE_PROVISIONED.equals(
+                cinder.volumes().get("vol-1").metadata().get(Names.META_STATE)));
     assertThat(pv.getSpec().getIscsi().getInitiatorName()).isEqualTo(settings.initiatorName());
     String secret = pv.getSpec().getIscsi().getSecretRef().getName();
     assertThat(client.secrets().inNamespace("standalone-cinder").withName(secret).get())
@@ -141,10 +146,17 @@ class ProvisionControllerTest {
   }
 
   @Test
-  void retainKeepsEverything() {
+  void retainKeepsEverythingAndMarksTheVolumeAsThePvs() {
     storageClass("keep", ProvisionerSettings.DEFAULT_NAME, Map.of(), "Retain", "Immediate");
+    // The hand-over after the PV's creation fails: the release repairs it.
+    cinder.failNext(
+        "updateVolumeMetadata", () -> new CinderException.Unavailable("down", 503, null, null));
     PersistentVolumeClaim c = claim("kept", "keep", ProvisionerSettings.DEFAULT_NAME, Map.of());
     await("PV", () -> pvOf(c) != null);
+    String volume = pvOf(c).getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    await("the failed hand-over", () -> cinder.log().contains("updateVolumeMetadata " + volume));
+    assertThat(cinder.volumes().get(volume).metadata())
+        .containsEntry(Names.META_STATE, Names.STATE_PROVISIONING);
     release(pvOf(c));
     // The controller has worked on the PV as Released: whatever Retain means, it has been done.
     processed.await(
@@ -155,6 +167,9 @@ class ProvisionControllerTest {
                 && "Released".equals(((PersistentVolume) pv).getStatus().getPhase()));
     assertThat(pvOf(c)).isNotNull();
     assertThat(cinder.volumes()).hasSize(1);
+    assertThat(cinder.volumes().get(volume).metadata())
+        .as("an admin who deletes the retained PV keeps the volume: no sweep takes it")
+        .containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
     assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).hasSize(1);
   }
 
