@@ -11,8 +11,10 @@ import org.slf4j.LoggerFactory;
  * Serving certificates from the CA kept in a Secret ({@link SecretCaStore}): every replica serves
  * certificates of one CA, renewed at the policy's point, and a rotated CA (by this replica or
  * another) is picked up at the next {@link #refresh()}. The trust bundle goes to {@code
- * trustChanged} (the caBundle injection) before any certificate of a new CA is served, so the API
- * server never meets a certificate it cannot verify.
+ * trustChanged} (the caBundle injection) one refresh before any certificate of a new CA is served:
+ * the API server reads webhook configurations through an informer, so a bundle written a moment ago
+ * may not be in use yet, and it must never meet a certificate it cannot verify. The old CA's
+ * certificate, still valid (rotation comes at 2/3 of the CA's life), is served meanwhile.
  */
 public final class SecretCertificateSource extends AbstractCertificateSource {
 
@@ -57,10 +59,10 @@ public final class SecretCertificateSource extends AbstractCertificateSource {
   @Override
   public synchronized void refresh() {
     SecretCaStore.Loaded loaded = store.loadOrCreate();
-    boolean trusted = offerTrust(loaded.trust());
+    Trust trust = offerTrust(loaded.trust());
     boolean newCa = !loaded.ca().signed(current().certificate());
-    if (newCa && !trusted) {
-      return;
+    if (newCa && trust != Trust.IN_USE) {
+      return; // not published yet, or only now: the new CA's certificate waits a refresh
     }
     if (newCa || policy.due(current().certificate(), clock.instant())) {
       IssuedCertificate next = issue(loaded.ca());
@@ -72,19 +74,28 @@ public final class SecretCertificateSource extends AbstractCertificateSource {
     }
   }
 
-  /** Whether the bundle is where the API server reads it. */
-  private boolean offerTrust(CaBundle trust) {
+  /** Where a trust bundle is. */
+  private enum Trust {
+    /** Published at an earlier refresh: the API server has had a refresh interval to read it. */
+    IN_USE,
+    /** Published just now. */
+    PUBLISHED,
+    /** Could not be published; offered again at the next refresh. */
+    FAILED
+  }
+
+  private Trust offerTrust(CaBundle trust) {
     String pem = trust.pem();
     if (pem.equals(publishedTrust)) {
-      return true;
+      return Trust.IN_USE;
     }
     try {
       trustChanged.accept(trust);
       publishedTrust = pem;
-      return true;
+      return Trust.PUBLISHED;
     } catch (RuntimeException e) {
       LOG.warn("could not publish the CA bundle, will retry: {}", e.getMessage());
-      return false;
+      return Trust.FAILED;
     }
   }
 

@@ -84,7 +84,7 @@ public final class LocalInstall implements AutoCloseable {
 
   private final List<Process> processes = new ArrayList<>();
   private final Map<String, Process> byName = new LinkedHashMap<>();
-  private final Map<String, List<String>> commands = new LinkedHashMap<>();
+  private final Map<String, List<String>> firstCommands = new LinkedHashMap<>();
   private int provisionerHealth;
   private int resolverPort;
 
@@ -313,7 +313,14 @@ public final class LocalInstall implements AutoCloseable {
 
   /** Starts a stopped process again, as it was started first. */
   public void restart(String name) throws IOException {
-    start(name, commands.get(name));
+    restart(name, List.of());
+  }
+
+  /** Starts a stopped process again with these arguments added to its first ones. */
+  public void restart(String name, List<String> extra) throws IOException {
+    List<String> args = new ArrayList<>(firstCommands.get(name));
+    args.addAll(extra);
+    start(name, args);
   }
 
   /**
@@ -389,7 +396,7 @@ public final class LocalInstall implements AutoCloseable {
     Process p = pb.start();
     processes.add(p);
     byName.put(name, p);
-    commands.put(name, args);
+    firstCommands.putIfAbsent(name, args);
   }
 
   private static KubernetesClient client(Path kubeconfig) throws IOException {

@@ -46,10 +46,7 @@ class RbacAuditE2EIT {
       Map.of(
           "standalone-cinder-provisioner patch secrets",
           "a retried provisioning whose CHAP Secret exists already replaces its credentials"
-              + " (VolumeProvisionerTest's rollback rows)",
-          "standalone-cinder-webhook update secrets",
-          "the CA Secret is rotated at 2/3 of the CA's year (SecretCaStoreTest,"
-              + " SecretCertificateSourceTest); this run is shorter");
+              + " (VolumeProvisionerTest's rollback rows)");
 
   /** One call as the audit log has it. */
   record Call(

@@ -13,7 +13,7 @@ import org.standalonecinder.demo.LocalInstall;
  * claims rather than let a clone through unjudged, and takes them again once it answers.
  */
 @ExtendWith(Installed.class)
-@Order(3)
+@Order(4)
 class WebhookDownE2EIT {
 
   @Test

@@ -89,6 +89,14 @@ final class ServeCommand implements Callable<Integer> {
               + " 127.0.0.1 for an API server that calls the webhook by url; repeatable")
   List<String> extraNames = new ArrayList<>();
 
+  @Option(
+      names = "--ca-validity",
+      defaultValue = "365d",
+      description =
+          "life of a CA the webhook makes for its Secret, e.g. 365d, 90d, 12h (default"
+              + " ${DEFAULT-VALUE}); rotated at 2/3, the old one trusted until it expires")
+  String caValidity;
+
   @Option(names = "--policy-file", description = "the admin policy (YAML); none: safe defaults")
   Path policyFile;
 
@@ -151,6 +159,12 @@ final class ServeCommand implements Callable<Integer> {
         problems.add("--san " + n + " is neither a DNS name nor an IP address");
       }
     }
+    if (caValidity() == null) {
+      problems.add(
+          "--ca-validity "
+              + caValidity
+              + " is not a duration of at least 30s (e.g. 365d, 12h, 90s)");
+    }
     if (local && tlsDir != null) {
       problems.add("--local makes its own certificate; leave out --tls-dir");
     }
@@ -208,7 +222,25 @@ final class ServeCommand implements Callable<Integer> {
         resolver == null || resolver.isBlank() ? null : URI.create(resolver),
         resolverTokenFile,
         Duration.ofMillis(resolverTimeoutMillis),
-        extraNames);
+        extraNames,
+        caValidity());
+  }
+
+  /** {@code --ca-validity} as a duration ({@code 365d}, {@code 12h}, {@code 30m}, {@code 90s}). */
+  Duration caValidity() {
+    var m = java.util.regex.Pattern.compile("([0-9]{1,9})([dhms])").matcher(caValidity.trim());
+    if (!m.matches()) {
+      return null;
+    }
+    long n = Long.parseLong(m.group(1));
+    Duration d =
+        switch (m.group(2)) {
+          case "d" -> Duration.ofDays(n);
+          case "h" -> Duration.ofHours(n);
+          case "m" -> Duration.ofMinutes(n);
+          default -> Duration.ofSeconds(n);
+        };
+    return d.compareTo(Duration.ofSeconds(30)) < 0 ? null : d;
   }
 
   @Override

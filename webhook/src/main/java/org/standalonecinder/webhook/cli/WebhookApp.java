@@ -90,10 +90,15 @@ public final class WebhookApp implements AutoCloseable {
       URI resolver,
       Path resolverTokenFile,
       Duration resolverDeadline,
-      List<String> extraNames) {
+      List<String> extraNames,
+      Duration caValidity) {
+
+    /** How long a CA made for the Secret lives unless said otherwise; rotated at 2/3. */
+    public static final Duration CA_VALIDITY = Duration.ofDays(365);
 
     public Options {
       extraNames = extraNames == null ? List.of() : List.copyOf(extraNames);
+      caValidity = caValidity == null ? CA_VALIDITY : caValidity;
     }
 
     /** Without extra names on the serving certificate: the Service's names only. */
@@ -131,7 +136,8 @@ public final class WebhookApp implements AutoCloseable {
           resolver,
           resolverTokenFile,
           resolverDeadline,
-          List.of());
+          List.of(),
+          CA_VALIDITY);
     }
 
     /** The extra names that are IP addresses (the rest are DNS names). */
@@ -323,7 +329,7 @@ public final class WebhookApp implements AutoCloseable {
                 o.namespace(),
                 o.caSecret(),
                 o.service() + "-ca",
-                Duration.ofDays(365),
+                o.caValidity(),
                 RenewalPolicy.TWO_THIRDS,
                 clock),
             ServiceNames.of(o.service(), o.namespace(), o.extraDnsNames()),

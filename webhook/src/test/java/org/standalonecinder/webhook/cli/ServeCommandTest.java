@@ -43,7 +43,9 @@ class ServeCommandTest {
         "refresh of zero | --refresh-seconds 0 | --refresh-seconds must be at least 1",
         "a policy file that is a folder | --policy-file DIR | is not a file",
         "--san with --local | --local --ca-out DIR/ca.crt --san 10.0.0.1 | not with --local",
-        "a --san that is no name | --san a/b | --san a/b is neither a DNS name nor an IP address"
+        "a --san that is no name | --san a/b | --san a/b is neither a DNS name nor an IP address",
+        "a CA validity without unit | --ca-validity 365 | --ca-validity 365 is not a duration",
+        "a CA validity too short | --ca-validity 10s | of at least 30s"
       })
   void refusals(String name, String args, String problem) {
     assertThat(parse(args).problems())
@@ -60,6 +62,12 @@ class ServeCommandTest {
     WebhookApp.Options o = parse("--san 127.0.0.1,webhook.example.org --san ::1").options();
     assertThat(o.extraIps()).containsExactly("127.0.0.1", "::1");
     assertThat(o.extraDnsNames()).containsExactly("webhook.example.org");
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @CsvSource({"365d, PT8760H", "12h, PT12H", "90m, PT1H30M", "45s, PT45S"})
+  void caValidityIsADurationWithAUnit(String text, java.time.Duration expected) {
+    assertThat(parse("--ca-validity " + text).options().caValidity()).isEqualTo(expected);
   }
 
   @Test
