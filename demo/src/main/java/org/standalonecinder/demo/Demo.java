@@ -196,7 +196,7 @@ public final class Demo {
     long t3 = System.nanoTime();
     kubectl(
         it,
-        claim("copy", NS, "k8s.io/CloneRequest: data", "cinder"),
+        LocalInstall.claimYaml(NS, "copy", "cinder", "k8s.io/CloneRequest: data"),
         true,
         0,
         "a clone of data in class cinder",
@@ -205,7 +205,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        claim("blank", NS, "k8s.io/CloneRequest: data", "plain"),
+        LocalInstall.claimYaml(NS, "blank", "plain", "k8s.io/CloneRequest: data"),
         false,
         0,
         "a clone into a class without smartclone",
@@ -214,7 +214,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        claim("steal", "team-m", "k8s.io/CloneRequest: default/data", "cinder"),
+        LocalInstall.claimYaml("team-m", "steal", "cinder", "k8s.io/CloneRequest: default/data"),
         false,
         0,
         "mallory, who may create claims in team-m only, clones default/data",
@@ -224,7 +224,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        claim("fake", NS, "k8s.io/CloneOf: default/data", "cinder"),
+        LocalInstall.claimYaml(NS, "fake", "cinder", "k8s.io/CloneOf: default/data"),
         false,
         0,
         "a user writes k8s.io/CloneOf",
@@ -233,7 +233,8 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        claim("shared", NS, "", "cinder").replace("[ReadWriteOnce]", "[ReadWriteMany]"),
+        LocalInstall.claimYaml(NS, "shared", "cinder", "")
+            .replace("[ReadWriteOnce]", "[ReadWriteMany]"),
         false,
         0,
         "ReadWriteMany with a filesystem",
@@ -315,22 +316,6 @@ public final class Demo {
     say(
         "\ndone: kubectl apply -> Cinder volume -> iSCSI PV bound by Kubernetes -> data ->"
             + " clone judged by the webhook -> the same data -> kubectl delete -> nothing left.");
-  }
-
-  private static String claim(String name, String ns, String annotations, String className) {
-    return """
-        apiVersion: v1
-        kind: PersistentVolumeClaim
-        metadata:
-          name: %s
-          namespace: %s
-          annotations: {%s}
-        spec:
-          storageClassName: %s
-          accessModes: [ReadWriteOnce]
-          resources: {requests: {storage: 1Gi}}
-        """
-        .formatted(name, ns, annotations, className);
   }
 
   /**

@@ -243,6 +243,23 @@ public final class LocalInstall implements AutoCloseable {
         Duration.ofSeconds(60));
   }
 
+  /** A claim of 1Gi, ReadWriteOnce, as a user writes it for kubectl ({@code annotations}: YAML). */
+  public static String claimYaml(String ns, String name, String className, String annotations) {
+    return """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata:
+          name: %s
+          namespace: %s
+          annotations: {%s}
+        spec:
+          storageClassName: %s
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 1Gi}}
+        """
+        .formatted(name, ns, annotations, className);
+  }
+
   /** Waits until Kubernetes' PV controller has bound the claim, and returns its PV. */
   public io.fabric8.kubernetes.api.model.PersistentVolume bound(String ns, String name) {
     await(

@@ -44,15 +44,8 @@ class CaRotationE2EIT {
   void theCaRotatesUnderLoadAndNoCallOfTheApiServerFails(LocalInstall it) throws Exception {
     it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-rotate");
-    it.stop("webhook");
-    it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).delete();
-    LocalInstall.await(
-        "the CA Secret gone",
-        () -> it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).get() == null,
-        Duration.ofSeconds(10));
-    it.restart("webhook", List.of("--ca-validity", "45s"));
+    withNewCa(it, List.of("--ca-validity", "45s"));
     try {
-      it.awaitWebhook();
       X509Certificate first = ca(it);
       AtomicBoolean running = new AtomicBoolean(true);
       AtomicInteger ok = new AtomicInteger();
@@ -133,15 +126,20 @@ class CaRotationE2EIT {
           .containsKey("ca-previous.crt");
     } finally {
       // Back to a CA of a year, as installed.
-      it.stop("webhook");
-      it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).delete();
-      LocalInstall.await(
-          "the CA Secret gone",
-          () -> it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).get() == null,
-          Duration.ofSeconds(10));
-      it.restart("webhook");
-      it.awaitWebhook();
+      withNewCa(it, List.of());
     }
+  }
+
+  /** The webhook restarted with {@code extra} arguments and a CA it makes anew. */
+  private static void withNewCa(LocalInstall it, List<String> extra) throws Exception {
+    it.stop("webhook");
+    it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).delete();
+    LocalInstall.await(
+        "the CA Secret gone",
+        () -> it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).get() == null,
+        Duration.ofSeconds(10));
+    it.restart("webhook", extra);
+    it.awaitWebhook();
   }
 
   private static PersistentVolumeClaim claim() {

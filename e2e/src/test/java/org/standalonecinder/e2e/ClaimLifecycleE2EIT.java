@@ -39,19 +39,7 @@ class ClaimLifecycleE2EIT {
       """;
 
   static String claim(String ns, String name, String className, String annotations) {
-    return """
-        apiVersion: v1
-        kind: PersistentVolumeClaim
-        metadata:
-          name: %s
-          namespace: %s
-          annotations: {%s}
-        spec:
-          storageClassName: %s
-          accessModes: [ReadWriteOnce]
-          resources: {requests: {storage: 1Gi}}
-        """
-        .formatted(name, ns, annotations, className);
+    return LocalInstall.claimYaml(ns, name, className, annotations);
   }
 
   @Test
