@@ -292,6 +292,33 @@ class AdmissionE2EIT {
   }
 
   @Test
+  @Order(9)
+  void aSourceThatGrantsANamespaceMayBeClonedThereByWhoMayNotCreatePodsBesideIt() {
+    String granted = it.namespace("e2e-granted");
+    it.kubectl.ok(
+        null,
+        "create",
+        "role",
+        "claims",
+        "-n",
+        granted,
+        "--verb=create,get,list",
+        "--resource=persistentvolumeclaims");
+    it.kubectl.ok(
+        null, "create", "rolebinding", "bob-claims", "-n", granted, "--role=claims", "--user=bob");
+    String wanted = claim(granted, "shared", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
+    Kubectl.Result before = create(wanted, "--as=bob", "--dry-run=server");
+    assertThat(before.ok()).as("no grant yet").isFalse();
+    assertThat(before.err()).contains("you may not create pods in " + ns);
+    // The source's owner grants the namespace (the owner may annotate their own claim).
+    it.kubectl.ok(
+        null, "annotate", "pvc", "src", "-n", ns, "standalone-cinder.io/clone-grant=" + granted);
+    Kubectl.Result after = create(wanted, "--as=bob");
+    assertThat(after.ok()).as(after.toString()).isTrue();
+    it.bound(granted, "shared");
+  }
+
+  @Test
   @Order(8)
   void anExemptNamespaceIsNotJudgedOnceThePolicySaysSo() throws Exception {
     String exempt = it.namespace("e2e-exempt");
