@@ -279,11 +279,7 @@ public final class ProvisionController implements AutoCloseable {
     this.processed = listener;
   }
 
-  /**
-   * Asks Cinder for this cluster's volumes that were never handed to a PV and queues the sweep of
-   * each whose claim is gone. Memory alone would forget them at a restart; Cinder does not. A claim
-   * that still exists is left to its own sync, which reuses its volume.
-   */
+  /** Runs {@link #findUnfinished} once the caches are synced, then at every resync. */
   private void sweepLoop() {
     if (!running) {
       return;
@@ -300,6 +296,11 @@ public final class ProvisionController implements AutoCloseable {
     }
   }
 
+  /**
+   * Asks Cinder for this cluster's volumes that were never handed to a PV and queues the sweep of
+   * each whose claim is gone. Memory alone would forget them at a restart; Cinder does not. A claim
+   * that still exists is left to its own sync, which reuses its volume.
+   */
   private void findUnfinished() {
     try {
       for (VolumeProvisioner.Unfinished u : provisioner.unfinished()) {
