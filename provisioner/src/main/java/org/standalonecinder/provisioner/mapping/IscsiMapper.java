@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
-import org.standalonecinder.provisioner.provision.ProvisioningException;
 
 /**
  * iSCSI: {@code spec.iscsi} with portal(s), IQN, LUN, the cluster's initiator name, and a {@code
@@ -56,13 +55,13 @@ public final class IscsiMapper implements VolumeMapper {
       missing.add("target_lun");
     }
     if (!missing.isEmpty()) {
-      throw ProvisioningException.invalid(
+      throw new UnmappableExportException(
           "Cinder's iSCSI connection info lacks "
               + String.join(", ", missing)
               + ": the backend's driver did not export the volume (is it a real iSCSI backend?)");
     }
     if (Boolean.TRUE.equals(info.data().get("encrypted"))) {
-      throw ProvisioningException.invalid(
+      throw new UnmappableExportException(
           "the volume is encrypted; Kubernetes' iSCSI plugin cannot open Cinder's LUKS volumes:"
               + " use a volume type without encryption");
     }
@@ -144,7 +143,7 @@ public final class IscsiMapper implements VolumeMapper {
 
   private static void requireCredentials(ConnectionInfo info, String user, String password) {
     if (blank(info.string(user)) || blank(info.string(password))) {
-      throw ProvisioningException.invalid(
+      throw new UnmappableExportException(
           "Cinder asked for CHAP but sent no " + user + "/" + password + " for it");
     }
   }

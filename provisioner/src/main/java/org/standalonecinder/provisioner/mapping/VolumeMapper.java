@@ -11,8 +11,7 @@ public interface VolumeMapper {
   /**
    * Maps the export.
    *
-   * @throws org.standalonecinder.provisioner.provision.ProvisioningException (final) when the
-   *     connection info lacks what the protocol needs
+   * @throws UnmappableExportException when the connection info lacks what the protocol needs
    */
   MappedVolume map(ConnectionInfo info, MappingContext ctx);
 }

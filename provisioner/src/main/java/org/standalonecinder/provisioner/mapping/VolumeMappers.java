@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
-import org.standalonecinder.provisioner.provision.ProvisioningException;
 
 /** The mappers by protocol; an export of any other protocol is refused with a clear reason. */
 public final class VolumeMappers {
@@ -29,7 +28,7 @@ public final class VolumeMappers {
         info.driverVolumeType() == null ? "" : info.driverVolumeType().toLowerCase(Locale.ROOT);
     VolumeMapper m = byType.get(type);
     if (m == null) {
-      throw ProvisioningException.invalid(
+      throw new UnmappableExportException(
           "Cinder exported the volume over '"
               + info.driverVolumeType()
               + "', which this provisioner cannot turn into a PersistentVolume (supported: "

@@ -461,6 +461,9 @@ public final class VolumeProvisioner {
     if (e instanceof ProvisioningException p) {
       return p;
     }
+    if (e instanceof org.standalonecinder.provisioner.mapping.UnmappableExportException u) {
+      return new ProvisioningException(u.getMessage(), true, u);
+    }
     if (e instanceof CinderException c) {
       // A timeout or outage may still succeed; a refusal of our parameters will not, except
       // while the volume is busy (snapshots, attached) which the user may change.

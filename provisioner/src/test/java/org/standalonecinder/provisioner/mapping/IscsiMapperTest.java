@@ -15,7 +15,6 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
-import org.standalonecinder.provisioner.provision.ProvisioningException;
 
 /** Cinder's iSCSI connection_info to spec.iscsi and its CHAP Secret, one row a case. */
 class IscsiMapperTest {
@@ -157,7 +156,7 @@ class IscsiMapperTest {
   @MethodSource("refused")
   void refuses(String name, String type, Map<String, Object> data, String message) {
     assertThatThrownBy(() -> VolumeMappers.standard().map(new ConnectionInfo(type, data), FS))
-        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+        .isInstanceOf(UnmappableExportException.class)
         .hasMessageContaining(message);
   }
 }

@@ -486,6 +486,30 @@ class VolumeProvisionerTest {
         .hasMessageContaining("rounds up to 2Gi, above its limit of 1800Mi");
   }
 
+  // ------------------------------------------------------------------ protocols not mapped
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "nfs, export=10.0.0.5:/srv/cinder/volume-1",
+    "nvmeof, target_nqn=nqn.2014-08.org.nvmexpress:x",
+    "scaleio, scaleIO_volname=vol-1",
+    "fibre_channel, target_lun=1",
+    "rbd, name=volumes/volume-1",
+    "local, device_path=/dev/sdb"
+  })
+  void anExportOfAnotherProtocolIsAFinalRefusalWithNothingLeft(String type, String field) {
+    String[] kv = field.split("=", 2);
+    cinder.export(type, Map.of(kv[0], kv[1]));
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+        .hasMessageContaining("Cinder exported the volume over '" + type + "'")
+        .hasMessageContaining("(supported: [iscsi])");
+    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(cinder.attachments()).isEmpty();
+    assertThat(secrets.secrets).isEmpty();
+  }
+
   // ------------------------------------------------------------------ orphans
 
   private static Volume volume(String id, String uid, String cluster, String state) {

@@ -1,0 +1,69 @@
+package org.standalonecinder.provisioner;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The rules of the shape the project keeps, read off the sources of every module (this module's
+ * tests run from {@code provisioner/}): who may import what. A row names the files (a folder of
+ * main sources), what they must not import, and an exception (a folder that may).
+ */
+class LayersTest {
+
+  private static final Path ROOT = Path.of("..");
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "only the Cinder adapter imports openstack4j | provisioner | org.openstack4j | provisioner/src/main/java/org/standalonecinder/provisioner/cinder/openstack",
+        "the mapping layer reads top to bottom: no provisioning, controller or CLI | provisioner/src/main/java/org/standalonecinder/provisioner/mapping | org.standalonecinder.provisioner.provision | -",
+        "the mapping layer knows no controller | provisioner/src/main/java/org/standalonecinder/provisioner/mapping | org.standalonecinder.provisioner.controller | -",
+        "provisioning knows no controller | provisioner/src/main/java/org/standalonecinder/provisioner/provision | org.standalonecinder.provisioner.controller | -",
+        "provisioning knows no CLI | provisioner/src/main/java/org/standalonecinder/provisioner/provision | org.standalonecinder.provisioner.cli | -",
+        "only certs imports Bouncy Castle (provisioner) | provisioner | org.bouncycastle | -",
+        "only certs imports Bouncy Castle (webhook) | webhook | org.bouncycastle | -",
+        "only certs imports Bouncy Castle (api) | api | org.bouncycastle | -",
+        "only certs imports Bouncy Castle (demo) | demo | org.bouncycastle | -",
+        "policy code has no Vert.x in it | webhook/src/main/java/org/standalonecinder/webhook/policy | io.vertx | -",
+        "admission logic has no Vert.x in it | webhook/src/main/java/org/standalonecinder/webhook/admission | io.vertx | -",
+        "api depends on nothing of ours | api | org.standalonecinder.provisioner | -"
+      })
+  void importsFollowTheLayers(String rule, String folder, String forbidden, String allowed)
+      throws IOException {
+    Path base = ROOT.resolve(folder);
+    Path main = folder.contains("/src/") ? base : base.resolve("src/main/java");
+    List<String> offenders;
+    try (Stream<Path> files = Files.walk(main)) {
+      offenders =
+          files
+              .filter(f -> f.toString().endsWith(".java"))
+              .filter(f -> allowed.equals("-") || !f.startsWith(ROOT.resolve(allowed)))
+              .filter(f -> imports(f, forbidden))
+              .map(f -> ROOT.relativize(f).toString())
+              .toList();
+    }
+    assertThat(Files.isDirectory(main)).as(main + " exists").isTrue();
+    assertThat(offenders).as(rule).isEmpty();
+  }
+
+  private static boolean imports(Path file, String prefix) {
+    try {
+      return Files.readAllLines(file).stream()
+          .anyMatch(
+              l ->
+                  l.startsWith("import " + prefix)
+                      || l.startsWith("import static " + prefix)
+                      || l.contains(" " + prefix + "."));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+}
