@@ -14,10 +14,25 @@ import java.util.Objects;
  * @param host a host name for Cinder's records
  * @param ip an address for Cinder's records (some drivers use it for access lists)
  * @param multipath whether to ask for all portals
+ * @param wwpns the Fibre Channel port names of the nodes' HBAs (16 hex digits), empty without FC
+ * @param wwnns their node names
  */
-public record Connector(String initiator, String host, String ip, boolean multipath) {
+public record Connector(
+    String initiator,
+    String host,
+    String ip,
+    boolean multipath,
+    java.util.List<String> wwpns,
+    java.util.List<String> wwnns) {
+
+  /** Without Fibre Channel. */
+  public Connector(String initiator, String host, String ip, boolean multipath) {
+    this(initiator, host, ip, multipath, java.util.List.of(), java.util.List.of());
+  }
 
   public Connector {
+    wwpns = wwpns == null ? java.util.List.of() : java.util.List.copyOf(wwpns);
+    wwnns = wwnns == null ? java.util.List.of() : java.util.List.copyOf(wwnns);
     Objects.requireNonNull(initiator, "initiator");
     // Cinder accepts an empty initiator and exports a target no node can log into.
     if (initiator.isBlank()) {
@@ -36,6 +51,13 @@ public record Connector(String initiator, String host, String ip, boolean multip
     m.put("multipath", multipath);
     m.put("platform", platform(System.getProperty("os.arch", "")));
     m.put("os_type", "linux2");
+    // FC drivers zone and map the volume to these; without them they refuse or export nothing.
+    if (!wwpns.isEmpty()) {
+      m.put("wwpns", wwpns);
+    }
+    if (!wwnns.isEmpty()) {
+      m.put("wwnns", wwnns);
+    }
     // Never let Cinder try to attach on its own host.
     m.put("do_local_attach", false);
     return m;

@@ -86,6 +86,22 @@ final class RunCommand implements Callable<Integer> {
   boolean multipath;
 
   @Option(
+      names = "--wwpns",
+      defaultValue = "${env:WWPNS:-}",
+      split = ",",
+      description =
+          "Fibre Channel: the nodes' HBA port names, comma-separated, sent to Cinder so its FC"
+              + " driver can zone and map the volume (env WWPNS; none without FC)")
+  java.util.List<String> wwpns = new java.util.ArrayList<>();
+
+  @Option(
+      names = "--wwnns",
+      defaultValue = "${env:WWNNS:-}",
+      split = ",",
+      description = "Fibre Channel: the HBAs' node names (env WWNNS)")
+  java.util.List<String> wwnns = new java.util.ArrayList<>();
+
+  @Option(
       names = "--workers",
       defaultValue = "${env:WORKERS:-4}",
       description = "claims and volumes worked on at once (env WORKERS, default ${DEFAULT-VALUE})")
@@ -116,6 +132,12 @@ final class RunCommand implements Callable<Integer> {
       description = "kubeconfig; in a pod the service account is used")
   Path kubeconfig;
 
+  private static java.util.List<String> blankless(java.util.List<String> values) {
+    return values == null
+        ? java.util.List.of()
+        : values.stream().filter(v -> !v.isBlank()).toList();
+  }
+
   @Override
   public Integer call() throws Exception {
     // Every problem at once: a Deployment should not need one restart per typo.
@@ -137,7 +159,9 @@ final class RunCommand implements Callable<Integer> {
               "standalone-cinder-" + clusterId,
               connectorIp,
               namespace,
-              multipath);
+              multipath,
+              blankless(wwpns),
+              blankless(wwnns));
     } catch (IllegalArgumentException e) {
       problems.add(e.getMessage());
     }

@@ -20,7 +20,7 @@ public final class VolumeMappers {
 
   /** The mappers this release has. */
   public static VolumeMappers standard() {
-    return new VolumeMappers(List.of(new IscsiMapper()));
+    return new VolumeMappers(List.of(new IscsiMapper(), new FcMapper()));
   }
 
   public MappedVolume map(ConnectionInfo info, MappingContext ctx) {

@@ -1,5 +1,6 @@
 package org.standalonecinder.provisioner.provision;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -17,6 +18,9 @@ import java.util.regex.Pattern;
  * @param connectorIp the address Cinder records for the export
  * @param secretNamespace the provisioner's own namespace, where CHAP Secrets live
  * @param multipath whether to ask Cinder for every portal
+ * @param wwpns the Fibre Channel port names of the nodes' HBAs, sent in the connector (16 hex
+ *     digits each, normalised); empty without FC
+ * @param wwnns their node names
  */
 public record ProvisionerSettings(
     String provisionerName,
@@ -26,13 +30,40 @@ public record ProvisionerSettings(
     String connectorHost,
     String connectorIp,
     String secretNamespace,
-    boolean multipath) {
+    boolean multipath,
+    List<String> wwpns,
+    List<String> wwnns) {
+
+  /** Without Fibre Channel. */
+  public ProvisionerSettings(
+      String provisionerName,
+      String identity,
+      String clusterId,
+      String initiatorName,
+      String connectorHost,
+      String connectorIp,
+      String secretNamespace,
+      boolean multipath) {
+    this(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        List.of(),
+        List.of());
+  }
 
   public static final String DEFAULT_NAME = "openstack.org/standalone-cinder";
 
   private static final Pattern IQN = Pattern.compile("iqn\\.\\d{4}-\\d{2}\\.[^\\s:]+(:[^\\s]+)?");
 
   public ProvisionerSettings {
+    wwpns = wwns("WWPN", wwpns);
+    wwnns = wwns("WWNN", wwnns);
     Objects.requireNonNull(provisionerName, "provisionerName");
     Objects.requireNonNull(identity, "identity");
     Objects.requireNonNull(clusterId, "clusterId");
@@ -45,5 +76,27 @@ public record ProvisionerSettings(
               + initiatorName
               + "' is not an iSCSI qualified name such as iqn.2026-11.org.example:k8s");
     }
+  }
+
+  private static final Pattern WWN = Pattern.compile("[0-9a-f]{16}");
+
+  /** Normalised (lower case, no colons or 0x), each checked to be 16 hex digits. */
+  private static List<String> wwns(String what, List<String> raw) {
+    if (raw == null) {
+      return List.of();
+    }
+    List<String> out = new java.util.ArrayList<>();
+    for (String w : raw) {
+      String n = org.standalonecinder.provisioner.mapping.FcMapper.normalise(w);
+      if (!WWN.matcher(n).matches()) {
+        throw new IllegalArgumentException(
+            what
+                + " '"
+                + w
+                + "' is not a Fibre Channel name of 16 hex digits (e.g. 10:00:00:00:c9:a1:b2:c3)");
+      }
+      out.add(n);
+    }
+    return List.copyOf(out);
   }
 }

@@ -82,7 +82,9 @@ public final class VolumeProvisioner {
         settings.initiatorName(),
         settings.connectorHost(),
         settings.connectorIp(),
-        settings.multipath());
+        settings.multipath(),
+        settings.wwpns(),
+        settings.wwnns());
   }
 
   /**

@@ -30,7 +30,8 @@ class RunCommandTest {
         "initiator not an IQN | --cluster-id=c1 --initiator-name=node-1 | 'node-1' is not an iSCSI qualified name",
         "workers out of range | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --workers=0 | --workers must be between 1 and 64",
         "resync too short | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resync-seconds=1 | --resync-seconds must be at least 10",
-        "bad cloud config | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cloud-config=CONF | unknown key 'tenant_id'"
+        "bad cloud config | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cloud-config=CONF | unknown key 'tenant_id'",
+        "a WWPN that is none | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --wwpns=10:00:00:00:c9:a1:b2:c3,nope | WWPN 'nope' is not a Fibre Channel name of 16 hex digits"
       })
   void refusesBadSettings(String name, String args, String message) throws Exception {
     Path conf = Files.writeString(dir.resolve("cloud.conf"), "[Global]\ntenant_id = x\n");
