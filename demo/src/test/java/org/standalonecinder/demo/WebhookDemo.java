@@ -97,7 +97,9 @@ final class WebhookDemo implements AutoCloseable {
                 Duration.ofSeconds(30),
                 URI.create("http://127.0.0.1:" + resolver.port()),
                 tokenFile,
-                Duration.ofSeconds(3)));
+                Duration.ofSeconds(3),
+                null,
+                null));
     return new WebhookDemo(
         app,
         vertx,

@@ -57,7 +57,8 @@ public class EventRecorder {
 
   /** The clock in nanoseconds, never the same twice in this recorder. */
   private long uniqueNanos() {
-    long now = clock.instant().getEpochSecond() * 1_000_000_000L + clock.instant().getNano();
+    java.time.Instant t = clock.instant();
+    long now = t.getEpochSecond() * 1_000_000_000L + t.getNano();
     return lastNanos.updateAndGet(last -> Math.max(last + 1, now));
   }
 

@@ -129,7 +129,29 @@ public final class ProvisionController implements AutoCloseable {
     volumes =
         client
             .persistentVolumes()
-            .inform(handler(pv -> VOLUME + pv.getMetadata().getName()), resyncMillis);
+            .inform(
+                new ResourceEventHandler<>() {
+                  private final ResourceEventHandler<PersistentVolume> byKey =
+                      handler(pv -> VOLUME + pv.getMetadata().getName());
+
+                  @Override
+                  public void onAdd(PersistentVolume pv) {
+                    byKey.onAdd(pv);
+                  }
+
+                  @Override
+                  public void onUpdate(PersistentVolume old, PersistentVolume pv) {
+                    byKey.onUpdate(old, pv);
+                  }
+
+                  @Override
+                  public void onDelete(PersistentVolume pv, boolean unknown) {
+                    byKey.onDelete(pv, unknown);
+                    // The memo holds only PVs that exist, so it stays as small as the cluster.
+                    handedOver.remove(pv.getMetadata().getName());
+                  }
+                },
+                resyncMillis);
     ResourceEventHandler<PersistentVolumeClaim> claimHandler =
         handler(c -> CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName());
     claims =

@@ -96,48 +96,10 @@ public final class WebhookApp implements AutoCloseable {
     /** How long a CA made for the Secret lives unless said otherwise; rotated at 2/3. */
     public static final Duration CA_VALIDITY = Duration.ofDays(365);
 
+    /** Null extra names: the Service's names only; a null CA validity: {@link #CA_VALIDITY}. */
     public Options {
       extraNames = extraNames == null ? List.of() : List.copyOf(extraNames);
       caValidity = caValidity == null ? CA_VALIDITY : caValidity;
-    }
-
-    /** Without extra names on the serving certificate: the Service's names only. */
-    public Options(
-        String host,
-        int port,
-        Certificates certificates,
-        Path caOut,
-        Path tlsDir,
-        String namespace,
-        String service,
-        String webhookConfiguration,
-        String caSecret,
-        Path policyFile,
-        String provisionerName,
-        String provisionerUser,
-        Duration refresh,
-        URI resolver,
-        Path resolverTokenFile,
-        Duration resolverDeadline) {
-      this(
-          host,
-          port,
-          certificates,
-          caOut,
-          tlsDir,
-          namespace,
-          service,
-          webhookConfiguration,
-          caSecret,
-          policyFile,
-          provisionerName,
-          provisionerUser,
-          refresh,
-          resolver,
-          resolverTokenFile,
-          resolverDeadline,
-          List.of(),
-          CA_VALIDITY);
     }
 
     /** The extra names that are IP addresses (the rest are DNS names). */

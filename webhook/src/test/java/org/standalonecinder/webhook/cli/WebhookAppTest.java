@@ -167,6 +167,8 @@ class WebhookAppTest {
             Duration.ofMillis(200),
             null,
             null,
+            null,
+            null,
             null));
   }
 
@@ -658,6 +660,8 @@ class WebhookAppTest {
                 OURS,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
                 Duration.ofSeconds(30),
+                null,
+                null,
                 null,
                 null,
                 null));
