@@ -347,6 +347,104 @@ class AdmissionE2EIT {
         Duration.ofSeconds(30));
   }
 
+  /**
+   * The webhook in audit mode lets anything through; the provisioner alone must keep a claim from
+   * copying a volume it does not own. On a real API server a user can name another claim's PV in
+   * {@code spec.volumeName} but cannot make the binder bind it: the would-be source stays Pending.
+   */
+  @Test
+  @Order(10)
+  void inAuditModeTheProvisionerAloneRefusesASourceThatNamesAnotherClaimsPv() throws Exception {
+    String thief = it.namespace("e2e-thief");
+    String victimPv =
+        it.admin
+            .persistentVolumeClaims()
+            .inNamespace(ns)
+            .withName("src")
+            .get()
+            .getSpec()
+            .getVolumeName();
+    String pocket =
+        """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata: {name: pocket, namespace: %s}
+        spec:
+          storageClassName: ""
+          volumeName: %s
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 1Gi}}
+        """
+            .formatted(thief, victimPv);
+    it.kubectl.ok(pocket, "create", "-f", "-");
+    String loot = claim(thief, "loot", "e2e-cinder", "k8s.io/CloneRequest: pocket");
+    String before = java.nio.file.Files.readString(it.policyFile);
+    int volumes = volumesOfThisRun().size();
+    try {
+      java.nio.file.Files.writeString(
+          it.policyFile, before.replace("mode: enforce", "mode: audit"));
+      LocalInstall.await(
+          "audit mode in force",
+          () -> create(loot, "--dry-run=server").ok(),
+          Duration.ofSeconds(30));
+      Kubectl.Result admitted = create(loot);
+      assertThat(admitted.ok()).as(admitted.toString()).isTrue();
+      assertThat(admitted.err()).as("audit mode says what it would deny").contains("Warning");
+    } finally {
+      java.nio.file.Files.writeString(it.policyFile, before);
+    }
+    LocalInstall.await(
+        "the provisioner's refusal",
+        () ->
+            it.admin.events().v1().events().inNamespace(thief).list().getItems().stream()
+                .anyMatch(
+                    e ->
+                        "loot".equals(e.getRegarding().getName())
+                            && "ProvisioningFailed".equals(e.getReason())
+                            && e.getNote()
+                                .contains("source claim " + thief + "/pocket is not Bound")),
+        Duration.ofSeconds(30));
+    assertThat(
+            it.admin
+                .persistentVolumeClaims()
+                .inNamespace(thief)
+                .withName("pocket")
+                .get()
+                .getStatus()
+                .getPhase())
+        .as("the binder does not bind a PV bound to another claim")
+        .isEqualTo("Pending");
+    assertThat(
+            it.admin
+                .persistentVolumeClaims()
+                .inNamespace(thief)
+                .withName("loot")
+                .get()
+                .getSpec()
+                .getVolumeName())
+        .isNullOrEmpty();
+    assertThat(volumesOfThisRun()).as("no volume made for the thief").hasSize(volumes);
+    assertThat(
+            it.admin
+                .persistentVolumeClaims()
+                .inNamespace(ns)
+                .withName("src")
+                .get()
+                .getMetadata()
+                .getFinalizers())
+        .as("the victim is not even protected for a clone")
+        .doesNotContain(
+            "standalone-cinder.io/clone-in-progress-"
+                + it.admin
+                    .persistentVolumeClaims()
+                    .inNamespace(thief)
+                    .withName("loot")
+                    .get()
+                    .getMetadata()
+                    .getUid());
+    it.kubectl.ok(null, "delete", "pvc", "loot", "pocket", "-n", thief, "--wait=false");
+  }
+
   @Test
   @Order(7)
   void acrossNamespacesOnlyWhoMayCreatePodsThereClonesDecidedByARealSubjectAccessReview() {
