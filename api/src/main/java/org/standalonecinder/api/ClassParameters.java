@@ -16,14 +16,55 @@ import java.util.regex.Pattern;
  * @param availabilityZone the Cinder availability zone, or null
  * @param fsType the filesystem for Filesystem-mode PVs, or null for the node's default
  * @param smartclone whether claims of this class may be clones of other claims
+ * @param rbdForm for volumes Cinder exports over RBD: {@code rbd} (the in-tree plugin, Kubernetes
+ *     up to 1.30) or {@code csi} (a static ceph-csi PV), or null for the provisioner's default
+ * @param cephClusterId the ceph-csi {@code clusterID} of the Ceph cluster behind this class, or
+ *     null for the provisioner's default
+ * @param cephxSecret the Secret, in the provisioner's namespace, holding the cephx key of the Ceph
+ *     user Cinder names, or null for the provisioner's default
  */
 public record ClassParameters(
-    String volumeType, String availabilityZone, String fsType, boolean smartclone) {
+    String volumeType,
+    String availabilityZone,
+    String fsType,
+    boolean smartclone,
+    String rbdForm,
+    String cephClusterId,
+    String cephxSecret) {
+
+  /** Without any Ceph parameter. */
+  public ClassParameters(
+      String volumeType, String availabilityZone, String fsType, boolean smartclone) {
+    this(volumeType, availabilityZone, fsType, smartclone, null, null, null);
+  }
 
   /** The keys, in their documented spelling. */
-  public static final List<String> KEYS = List.of("type", "availability", "fsType", "smartclone");
+  public static final List<String> KEYS =
+      List.of(
+          "type",
+          "availability",
+          "fsType",
+          "smartclone",
+          "rbdForm",
+          "cephClusterID",
+          "cephxSecret");
+
+  /** The values of {@code rbdForm}. */
+  public static final List<String> RBD_FORMS = List.of("rbd", "csi");
 
   private static final Pattern FS_TYPE = Pattern.compile("[a-z0-9]{1,16}");
+
+  // A Secret's name: a DNS subdomain.
+  private static final Pattern SECRET_NAME =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+  // ceph-csi looks the id up in its config map; any printable token without spaces does.
+  private static final Pattern CLUSTER_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+  /** Whether the class says anything about Ceph: then its claims are expected to be RBD. */
+  public boolean namesCeph() {
+    return rbdForm != null || cephClusterId != null || cephxSecret != null;
+  }
 
   /**
    * Parses a StorageClass's parameters.
@@ -35,6 +76,9 @@ public record ClassParameters(
     String zone = null;
     String fsType = null;
     boolean smartclone = false;
+    String rbdForm = null;
+    String cephClusterId = null;
+    String cephxSecret = null;
     List<String> problems = new ArrayList<>();
     for (Map.Entry<String, String> e :
         (params == null ? Map.<String, String>of() : params).entrySet()) {
@@ -62,13 +106,47 @@ public record ClassParameters(
                 problems.add("parameter " + key + "='" + value + "' must be \"true\" or \"false\"");
           }
         }
+        case "rbdform" -> {
+          rbdForm = nonEmpty(key, value, problems);
+          if (rbdForm != null) {
+            rbdForm = rbdForm.toLowerCase(Locale.ROOT);
+            if (!RBD_FORMS.contains(rbdForm)) {
+              problems.add(
+                  "parameter "
+                      + key
+                      + "='"
+                      + value
+                      + "' must be \"rbd\" (the in-tree plugin, Kubernetes up to 1.30) or"
+                      + " \"csi\" (ceph-csi)");
+            }
+          }
+        }
+        case "cephclusterid" -> {
+          cephClusterId = nonEmpty(key, value, problems);
+          if (cephClusterId != null && !CLUSTER_ID.matcher(cephClusterId).matches()) {
+            problems.add(
+                "parameter "
+                    + key
+                    + "='"
+                    + value
+                    + "' is not a ceph-csi clusterID (letters, digits, '.', '_' and '-')");
+          }
+        }
+        case "cephxsecret" -> {
+          cephxSecret = nonEmpty(key, value, problems);
+          if (cephxSecret != null
+              && (cephxSecret.length() > 253 || !SECRET_NAME.matcher(cephxSecret).matches())) {
+            problems.add(
+                "parameter " + key + "='" + value + "' is not a Secret name (a DNS subdomain)");
+          }
+        }
         default -> problems.add("unknown parameter '" + key + "'" + suggestion(key));
       }
     }
     if (!problems.isEmpty()) {
       throw new InvalidClassParametersException(problems);
     }
-    return new ClassParameters(type, zone, fsType, smartclone);
+    return new ClassParameters(type, zone, fsType, smartclone, rbdForm, cephClusterId, cephxSecret);
   }
 
   private static String nonEmpty(String key, String value, List<String> problems) {

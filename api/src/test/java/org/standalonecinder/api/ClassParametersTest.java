@@ -27,7 +27,15 @@ class ClassParametersTest {
         Arguments.of(
             "values trimmed",
             Map.of("type", " fast ", "smartclone", " True"),
-            new ClassParameters("fast", null, null, true)));
+            new ClassParameters("fast", null, null, true)),
+        Arguments.of(
+            "ceph, documented spelling",
+            Map.of("rbdForm", "csi", "cephClusterID", "b2f1-ceph.1", "cephxSecret", "cephx"),
+            new ClassParameters(null, null, null, false, "csi", "b2f1-ceph.1", "cephx")),
+        Arguments.of(
+            "ceph, keys and form in any case",
+            Map.of("RBDFORM", " RBD ", "cephclusterid", "c1"),
+            new ClassParameters(null, null, null, false, "rbd", "c1", null)));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -53,7 +61,24 @@ class ClassParametersTest {
         Arguments.of("unknown key", Map.of("iops", "100"), "unknown parameter 'iops' (known:"),
         Arguments.of("empty type", Map.of("type", " "), "parameter type is empty"),
         Arguments.of("bad fsType", Map.of("fsType", "ext4; rm -rf"), "is not a filesystem name"),
-        Arguments.of("every problem at once", two, "smartclone='yes' must be"));
+        Arguments.of("every problem at once", two, "smartclone='yes' must be"),
+        Arguments.of(
+            "rbdForm krbd", Map.of("rbdForm", "krbd"), "must be \"rbd\" (the in-tree plugin"),
+        Arguments.of("rbdForm empty", Map.of("rbdForm", ""), "parameter rbdForm is empty"),
+        Arguments.of(
+            "cephClusterID with a space",
+            Map.of("cephClusterID", "my cluster"),
+            "is not a ceph-csi clusterID"),
+        Arguments.of(
+            "cephxSecret not a name",
+            Map.of("cephxSecret", "../admin"),
+            "is not a Secret name (a DNS subdomain)"),
+        Arguments.of(
+            "cephxSecret in upper case",
+            Map.of("cephxSecret", "Cephx"),
+            "is not a Secret name (a DNS subdomain)"),
+        Arguments.of(
+            "misspelt ceph key", Map.of("cephxSecrets", "x"), "did you mean 'cephxSecret'?"));
   }
 
   @ParameterizedTest(name = "{0}")

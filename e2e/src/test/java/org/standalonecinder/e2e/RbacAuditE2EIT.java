@@ -46,7 +46,10 @@ class RbacAuditE2EIT {
       Map.of(
           "standalone-cinder-provisioner patch secrets",
           "a retried provisioning whose CHAP Secret exists already replaces its credentials"
-              + " (VolumeProvisionerTest's rollback rows)");
+              + " (VolumeProvisionerTest's rollback rows)",
+          "standalone-cinder-provisioner get storageclasses",
+          "a claim that reaches the provisioner before its class reached the cache (a class and"
+              + " claim applied together; ProvisionControllerTest)");
 
   /** One call as the audit log has it. */
   record Call(

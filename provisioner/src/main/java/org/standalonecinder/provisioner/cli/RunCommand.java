@@ -14,6 +14,8 @@ import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.config.ConfigException;
 import org.standalonecinder.provisioner.controller.ProvisionerApp;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
+import org.standalonecinder.provisioner.mapping.RbdForm;
+import org.standalonecinder.provisioner.mapping.RbdOptions;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -102,6 +104,45 @@ final class RunCommand implements Callable<Integer> {
   java.util.List<String> wwnns = new java.util.ArrayList<>();
 
   @Option(
+      names = "--rbd-form",
+      defaultValue = "${env:RBD_FORM:-auto}",
+      description =
+          "Ceph RBD volumes become in-tree 'rbd' PVs (Kubernetes up to 1.30) or static ceph-csi"
+              + " 'csi' PVs (1.31 and later); 'auto' asks the API server's version (env RBD_FORM,"
+              + " default ${DEFAULT-VALUE}; a class's rbdForm wins)")
+  String rbdForm;
+
+  @Option(
+      names = "--cephx-secret",
+      defaultValue = "${env:CEPHX_SECRET:-}",
+      description =
+          "the Secret in --namespace with the cephx key ('key') of the Ceph user Cinder names,"
+              + " and optionally 'userID' (env CEPHX_SECRET; a class's cephxSecret wins)")
+  String cephxSecret;
+
+  @Option(
+      names = "--ceph-cluster-id",
+      defaultValue = "${env:CEPH_CLUSTER_ID:-}",
+      description =
+          "ceph-csi's clusterID of the Ceph cluster behind Cinder, for csi PVs (env"
+              + " CEPH_CLUSTER_ID; a class's cephClusterID wins)")
+  String cephClusterId;
+
+  @Option(
+      names = "--ceph-csi-driver",
+      defaultValue = "${env:CEPH_CSI_DRIVER:-" + RbdOptions.DEFAULT_CSI_DRIVER + "}",
+      description = "ceph-csi's RBD driver name (env CEPH_CSI_DRIVER, default ${DEFAULT-VALUE})")
+  String cephCsiDriver;
+
+  @Option(
+      names = "--rbd-image-features",
+      defaultValue = "${env:RBD_IMAGE_FEATURES:-" + RbdOptions.DEFAULT_IMAGE_FEATURES + "}",
+      description =
+          "the imageFeatures ceph-csi maps Cinder's images with (env RBD_IMAGE_FEATURES,"
+              + " default ${DEFAULT-VALUE})")
+  String rbdImageFeatures;
+
+  @Option(
       names = "--workers",
       defaultValue = "${env:WORKERS:-4}",
       description = "claims and volumes worked on at once (env WORKERS, default ${DEFAULT-VALUE})")
@@ -161,7 +202,13 @@ final class RunCommand implements Callable<Integer> {
               namespace,
               multipath,
               blankless(wwpns),
-              blankless(wwnns));
+              blankless(wwnns),
+              new ProvisionerSettings.RbdDefaults(
+                  "auto".equalsIgnoreCase(rbdForm.trim()) ? null : RbdForm.parse(rbdForm),
+                  cephxSecret,
+                  cephClusterId,
+                  cephCsiDriver,
+                  rbdImageFeatures));
     } catch (IllegalArgumentException e) {
       problems.add(e.getMessage());
     }

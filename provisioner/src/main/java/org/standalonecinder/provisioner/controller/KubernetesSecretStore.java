@@ -1,9 +1,15 @@
 package org.standalonecinder.provisioner.controller;
 
+import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.standalonecinder.provisioner.mapping.SecretRefs;
+import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.SecretStore;
 
 /** PV auth Secrets in the Kubernetes API. */
@@ -21,15 +27,50 @@ public final class KubernetesSecretStore implements SecretStore {
     var existing = ops.withName(secret.getMetadata().getName()).get();
     if (existing == null) {
       ops.resource(secret).create();
-    } else {
-      // A retried attempt: the export's credentials may have changed; replace them.
-      ops.withName(secret.getMetadata().getName())
-          .patch(PatchContext.of(PatchType.JSON_MERGE), secret);
+      return;
     }
+    Map<String, String> labels = existing.getMetadata().getLabels();
+    if (labels == null || !Names.MANAGED_BY.equals(labels.get(Names.LABEL_MANAGED_BY))) {
+      // Someone else's Secret (an admin's, by a clash of names): never overwrite credentials.
+      throw new IllegalStateException(
+          "Secret "
+              + secret.getMetadata().getNamespace()
+              + "/"
+              + secret.getMetadata().getName()
+              + " exists and was not made by standalone-cinder (no label "
+              + Names.LABEL_MANAGED_BY
+              + "="
+              + Names.MANAGED_BY
+              + "); rename or remove it");
+    }
+    // A retried attempt, or a rotated key: replace the credentials.
+    ops.withName(secret.getMetadata().getName())
+        .patch(PatchContext.of(PatchType.JSON_MERGE), secret);
   }
 
   @Override
   public void delete(String namespace, String name) {
     client.secrets().inNamespace(namespace).withName(name).delete();
+  }
+
+  @Override
+  public Optional<Secret> get(String namespace, String name) {
+    return Optional.ofNullable(client.secrets().inNamespace(namespace).withName(name).get());
+  }
+
+  @Override
+  public List<Secret> list(String namespace, Map<String, String> labels) {
+    return client.secrets().inNamespace(namespace).withLabels(labels).list().getItems();
+  }
+
+  @Override
+  public boolean referenced(String namespace, String name, String exceptPv) {
+    for (PersistentVolume pv : client.persistentVolumes().list().getItems()) {
+      if (!pv.getMetadata().getName().equals(exceptPv)
+          && SecretRefs.refersTo(pv.getSpec(), namespace, name)) {
+        return true;
+      }
+    }
+    return false;
   }
 }

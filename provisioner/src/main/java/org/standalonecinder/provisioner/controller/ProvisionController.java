@@ -339,6 +339,14 @@ public final class ProvisionController implements AutoCloseable {
       // Cinder is down: the next resync asks again.
       LOG.info("cannot look for unfinished volumes in Cinder: {}", e.getMessage());
     }
+    try {
+      int n = provisioner.sweepSharedSecrets();
+      if (n > 0) {
+        LOG.info("deleted {} shared auth Secret(s) that no PV refers to", n);
+      }
+    } catch (RuntimeException e) {
+      LOG.info("cannot sweep shared auth Secrets: {}", e.getMessage());
+    }
   }
 
   private void failed(String key, HasMetadata about, String message, boolean isFinal) {
@@ -401,6 +409,10 @@ public final class ProvisionController implements AutoCloseable {
       return;
     }
     StorageClass sc = classes.getStore().getByKey(className);
+    if (sc == null) {
+      // A class and its first claim applied together may reach the caches in either order.
+      sc = client.storage().v1().storageClasses().withName(className).get();
+    }
     if (sc == null) {
       throw new ProvisioningException("StorageClass " + className + " not found", false, null);
     }

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -71,6 +72,10 @@ public final class ProvisionerApp implements AutoCloseable {
             .withConfig(kube)
             .withHttpClientFactory(new VertxHttpClientFactory(vertx))
             .build();
+    ProvisionerSettings settings = o.settings();
+    if (settings.rbd().form() == null) {
+      settings = settings.withRbd(settings.rbd().withForm(rbdFormFor(client)));
+    }
     ProvisionController controller =
         new ProvisionController(
             client,
@@ -78,11 +83,10 @@ public final class ProvisionerApp implements AutoCloseable {
                 cinder,
                 new KubernetesSecretStore(client),
                 VolumeMappers.standard(),
-                o.settings(),
+                settings,
                 VolumeProvisioner.defaultBackoff()),
-            o.settings(),
-            new EventRecorder(
-                client, o.settings().provisionerName(), o.instance(), Clock.systemUTC()),
+            settings,
+            new EventRecorder(client, settings.provisionerName(), o.instance(), Clock.systemUTC()),
             o.retry(),
             o.workers(),
             o.resync(),
@@ -97,6 +101,30 @@ public final class ProvisionerApp implements AutoCloseable {
         "health on http://{}:{}/healthz, /readyz and /metrics", o.healthAddress(), health.port());
     controller.start();
     return new ProvisionerApp(vertx, client, cinder, controller, health);
+  }
+
+  /**
+   * The RBD PV form the cluster's version needs: in-tree {@code rbd} up to 1.30, ceph-csi after.
+   * Null when the version cannot be read; RBD exports are then refused with the reason.
+   */
+  static RbdForm rbdFormFor(KubernetesClient client) {
+    try {
+      var v = client.getKubernetesVersion();
+      int minor = Integer.parseInt(v.getMinor().replaceAll("[^0-9].*$", ""));
+      RbdForm form = "1".equals(v.getMajor()) ? RbdForm.forKubernetesMinor(minor) : RbdForm.CSI;
+      LOG.info(
+          "Kubernetes {}.{}: RBD volumes become {} PVs (set --rbd-form to choose)",
+          v.getMajor(),
+          v.getMinor(),
+          form.spelling());
+      return form;
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "cannot read the Kubernetes version ({}); RBD volumes need --rbd-form or the class"
+              + " parameter rbdForm",
+          e.getMessage());
+      return null;
+    }
   }
 
   public int healthPort() {

@@ -5,13 +5,15 @@ import java.util.Map;
 /**
  * What a mapper needs besides Cinder's answer.
  *
- * @param pvName the PersistentVolume's name; auth Secrets are named after it
+ * @param pvName the PersistentVolume's name; auth Secrets of its own are named after it
  * @param initiatorName the cluster's iSCSI initiator, also sent to Cinder
  * @param fsType the filesystem for Filesystem-mode volumes, or null
  * @param block whether the claim asked for volumeMode Block (then no fsType)
  * @param readOnly whether the claim only asked for ReadOnlyMany
  * @param secretNamespace where auth Secrets live (the provisioner's namespace)
  * @param secretLabels labels that tie an auth Secret to its PV
+ * @param sharedSecretLabels labels of auth Secrets that several PVs use
+ * @param rbd how RBD exports become PVs, for this claim
  */
 public record MappingContext(
     String pvName,
@@ -20,4 +22,33 @@ public record MappingContext(
     boolean block,
     boolean readOnly,
     String secretNamespace,
-    Map<String, String> secretLabels) {}
+    Map<String, String> secretLabels,
+    Map<String, String> sharedSecretLabels,
+    RbdOptions rbd) {
+
+  /** Without RBD configuration: RBD exports are refused with the reason. */
+  public MappingContext(
+      String pvName,
+      String initiatorName,
+      String fsType,
+      boolean block,
+      boolean readOnly,
+      String secretNamespace,
+      Map<String, String> secretLabels) {
+    this(
+        pvName,
+        initiatorName,
+        fsType,
+        block,
+        readOnly,
+        secretNamespace,
+        secretLabels,
+        Map.of(),
+        new RbdOptions(
+            null,
+            null,
+            RbdOptions.DEFAULT_CSI_DRIVER,
+            RbdOptions.DEFAULT_IMAGE_FEATURES,
+            Cephx.none(secretNamespace)));
+  }
+}

@@ -20,7 +20,7 @@ public final class VolumeMappers {
 
   /** The mappers this release has. */
   public static VolumeMappers standard() {
-    return new VolumeMappers(List.of(new IscsiMapper(), new FcMapper()));
+    return new VolumeMappers(List.of(new IscsiMapper(), new FcMapper(), new RbdMapper()));
   }
 
   public MappedVolume map(ConnectionInfo info, MappingContext ctx) {

@@ -43,6 +43,12 @@ public final class Names {
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String MANAGED_BY = "standalone-cinder";
 
+  /**
+   * On auth Secrets that several PVs use (cephx): such a Secret goes when no PV refers to it.
+   * Value: what it holds, e.g. {@code cephx}.
+   */
+  public static final String LABEL_SHARED_SECRET = "standalone-cinder.io/shared-secret";
+
   public static final String META_PVC_NAMESPACE = "kubernetes.io/created-for/pvc/namespace";
   public static final String META_PVC_NAME = "kubernetes.io/created-for/pvc/name";
   public static final String META_PV_NAME = "kubernetes.io/created-for/pv/name";
@@ -84,6 +90,14 @@ public final class Names {
   public static Map<String, String> secretLabels(String pvName) {
     Map<String, String> m = new LinkedHashMap<>();
     m.put(LABEL_PV, pvName);
+    m.put(LABEL_MANAGED_BY, MANAGED_BY);
+    return m;
+  }
+
+  /** Labels of the auth Secrets that several PVs use. */
+  public static Map<String, String> sharedSecretLabels() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(LABEL_SHARED_SECRET, "cephx");
     m.put(LABEL_MANAGED_BY, MANAGED_BY);
     return m;
   }

@@ -3,6 +3,8 @@ package org.standalonecinder.provisioner.provision;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.standalonecinder.provisioner.mapping.RbdForm;
+import org.standalonecinder.provisioner.mapping.RbdOptions;
 
 /**
  * What the provisioner needs to know about itself and the cluster.
@@ -21,6 +23,7 @@ import java.util.regex.Pattern;
  * @param wwpns the Fibre Channel port names of the nodes' HBAs, sent in the connector (16 hex
  *     digits each, normalised); empty without FC
  * @param wwnns their node names
+ * @param rbd the defaults for volumes Cinder exports over RBD
  */
 public record ProvisionerSettings(
     String provisionerName,
@@ -32,7 +35,106 @@ public record ProvisionerSettings(
     String secretNamespace,
     boolean multipath,
     List<String> wwpns,
-    List<String> wwnns) {
+    List<String> wwnns,
+    RbdDefaults rbd) {
+
+  /**
+   * The provisioner-wide RBD choices; a StorageClass may override the form, the cluster id and the
+   * Secret.
+   *
+   * @param form the PV form, or null for "decide from the cluster's Kubernetes version"
+   * @param cephxSecret the admin's Secret with the cephx key, in {@link #secretNamespace}, or null
+   * @param clusterId ceph-csi's {@code clusterID}, or null
+   * @param csiDriver ceph-csi's RBD driver name
+   * @param imageFeatures the {@code imageFeatures} attribute of ceph-csi volumes
+   */
+  public record RbdDefaults(
+      RbdForm form, String cephxSecret, String clusterId, String csiDriver, String imageFeatures) {
+
+    private static final Pattern DNS_SUBDOMAIN =
+        Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+    private static final Pattern FEATURES = Pattern.compile("[a-z-]+(,[a-z-]+)*");
+
+    // Declared after the patterns: static fields initialise in order.
+    /** Nothing configured: the form from the cluster's version, no cephx Secret. */
+    public static final RbdDefaults NONE =
+        new RbdDefaults(
+            null, null, null, RbdOptions.DEFAULT_CSI_DRIVER, RbdOptions.DEFAULT_IMAGE_FEATURES);
+
+    public RbdDefaults {
+      cephxSecret = cephxSecret == null || cephxSecret.isBlank() ? null : cephxSecret.trim();
+      clusterId = clusterId == null || clusterId.isBlank() ? null : clusterId.trim();
+      csiDriver =
+          csiDriver == null || csiDriver.isBlank() ? RbdOptions.DEFAULT_CSI_DRIVER : csiDriver;
+      imageFeatures =
+          imageFeatures == null || imageFeatures.isBlank()
+              ? RbdOptions.DEFAULT_IMAGE_FEATURES
+              : imageFeatures.replace(" ", "");
+      if (cephxSecret != null
+          && (cephxSecret.length() > 253 || !DNS_SUBDOMAIN.matcher(cephxSecret).matches())) {
+        throw new IllegalArgumentException(
+            "cephx Secret '" + cephxSecret + "' is not a Secret name (a DNS subdomain)");
+      }
+      if (csiDriver.length() > 63 || !DNS_SUBDOMAIN.matcher(csiDriver).matches()) {
+        throw new IllegalArgumentException(
+            "ceph-csi driver '"
+                + csiDriver
+                + "' is not a CSI driver name such as rbd.csi.ceph.com");
+      }
+      if (!FEATURES.matcher(imageFeatures).matches()) {
+        throw new IllegalArgumentException(
+            "RBD image features '"
+                + imageFeatures
+                + "' are not a comma-separated list such as layering,exclusive-lock");
+      }
+    }
+
+    public RbdDefaults withForm(RbdForm f) {
+      return new RbdDefaults(f, cephxSecret, clusterId, csiDriver, imageFeatures);
+    }
+  }
+
+  /** Without Ceph defaults. */
+  public ProvisionerSettings(
+      String provisionerName,
+      String identity,
+      String clusterId,
+      String initiatorName,
+      String connectorHost,
+      String connectorIp,
+      String secretNamespace,
+      boolean multipath,
+      List<String> wwpns,
+      List<String> wwnns) {
+    this(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        RbdDefaults.NONE);
+  }
+
+  /** The same, with these RBD defaults. */
+  public ProvisionerSettings withRbd(RbdDefaults r) {
+    return new ProvisionerSettings(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        r);
+  }
 
   /** Without Fibre Channel. */
   public ProvisionerSettings(
@@ -54,7 +156,8 @@ public record ProvisionerSettings(
         secretNamespace,
         multipath,
         List.of(),
-        List.of());
+        List.of(),
+        RbdDefaults.NONE);
   }
 
   public static final String DEFAULT_NAME = "openstack.org/standalone-cinder";
@@ -64,6 +167,7 @@ public record ProvisionerSettings(
   public ProvisionerSettings {
     wwpns = wwns("WWPN", wwpns);
     wwnns = wwns("WWNN", wwnns);
+    rbd = rbd == null ? RbdDefaults.NONE : rbd;
     Objects.requireNonNull(provisionerName, "provisionerName");
     Objects.requireNonNull(identity, "identity");
     Objects.requireNonNull(clusterId, "clusterId");

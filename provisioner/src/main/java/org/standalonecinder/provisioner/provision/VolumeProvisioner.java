@@ -5,14 +5,20 @@ import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretReference;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClassParameters;
@@ -26,8 +32,14 @@ import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.mapping.Cephx;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
 import org.standalonecinder.provisioner.mapping.MappingContext;
+import org.standalonecinder.provisioner.mapping.RbdForm;
+import org.standalonecinder.provisioner.mapping.RbdMapper;
+import org.standalonecinder.provisioner.mapping.RbdOptions;
+import org.standalonecinder.provisioner.mapping.SecretRefs;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 
 /**
@@ -117,6 +129,7 @@ public final class VolumeProvisioner {
     }
     String uid = claim.getMetadata().getUid();
     String pvName = Names.pvName(uid);
+    RbdOptions rbd = rbdOptions(req.params());
     Rollback rollback = new Rollback();
     try {
       Volume volume = findOrCreate(req, claim, pvName, source, rollback);
@@ -158,17 +171,24 @@ public final class VolumeProvisioner {
                   req.block(),
                   req.readOnly(),
                   settings.secretNamespace(),
-                  Names.secretLabels(pvName)));
+                  Names.secretLabels(pvName),
+                  Names.sharedSecretLabels(),
+                  rbd));
       mapped
           .secret()
           .ifPresent(
               s -> {
+                String ns = s.getMetadata().getNamespace();
+                String name = s.getMetadata().getName();
                 // Pushed first: a put that times out may still have created the Secret.
-                rollback.push(
-                    "delete secret " + s.getMetadata().getName(),
-                    () ->
-                        secrets.delete(s.getMetadata().getNamespace(), s.getMetadata().getName()));
-                secrets.put(s);
+                if (mapped.sharedSecret()) {
+                  rollback.push(
+                      "release shared secret " + name, () -> releaseShared(ns, name, pvName));
+                  putShared(s, pvName);
+                } else {
+                  rollback.push("delete secret " + name, () -> secrets.delete(ns, name));
+                  secrets.put(s);
+                }
               });
       PersistentVolume pv =
           persistentVolume(claim, storageClass, req, pvName, volume, attachment, mapped);
@@ -317,6 +337,8 @@ public final class VolumeProvisioner {
    * keep the data). Called once the PV exists; a volume that is already gone needs nothing.
    */
   public void handOver(PersistentVolume pv) {
+    // The PV exists: from now on it, not the pending mark, keeps its shared Secret.
+    settle(pv.getMetadata().getName());
     String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
     try {
       cinder.updateVolumeMetadata(volumeId, Map.of(Names.META_STATE, Names.STATE_PROVISIONED));
@@ -366,15 +388,16 @@ public final class VolumeProvisioner {
     } catch (RuntimeException e) {
       throw asProvisioningFailure(e);
     }
-    SecretReference ref =
-        pv.getSpec() != null && pv.getSpec().getIscsi() != null
-            ? pv.getSpec().getIscsi().getSecretRef()
-            : null;
-    if (ref != null && ref.getName() != null) {
-      secrets.delete(
-          ref.getNamespace() == null ? settings.secretNamespace() : ref.getNamespace(),
-          ref.getName());
+    String pvName = pv.getMetadata().getName();
+    for (SecretReference ref : SecretRefs.of(pv.getSpec())) {
+      String ns = ref.getNamespace() == null ? settings.secretNamespace() : ref.getNamespace();
+      if (ref.getName().equals(IscsiMapper.secretName(pvName))) {
+        secrets.delete(ns, ref.getName());
+      } else if (ns.equals(settings.secretNamespace())) {
+        releaseShared(ns, ref.getName(), pvName);
+      }
     }
+    settle(pvName);
     return DeleteOutcome.DELETED;
   }
 
@@ -412,9 +435,171 @@ public final class VolumeProvisioner {
       throw asProvisioningFailure(e);
     }
     if (!kept) {
-      secrets.delete(
-          settings.secretNamespace(),
-          org.standalonecinder.provisioner.mapping.IscsiMapper.secretName(pvName));
+      secrets.delete(settings.secretNamespace(), IscsiMapper.secretName(pvName));
+    }
+    return n;
+  }
+
+  /**
+   * The RBD choices for a claim of this class, its cephx key read before any Cinder call. A class
+   * that names Ceph (any of rbdForm, cephClusterID, cephxSecret) expects RBD: its configuration
+   * problems stop the claim here, with nothing made in Cinder. For other classes they are only
+   * reported if Cinder exports over RBD (and then the export and the volume are undone).
+   */
+  private RbdOptions rbdOptions(ClassParameters p) {
+    ProvisionerSettings.RbdDefaults d = settings.rbd();
+    RbdForm form = p.rbdForm() != null ? RbdForm.parse(p.rbdForm()) : d.form();
+    String clusterId = p.cephClusterId() != null ? p.cephClusterId() : d.clusterId();
+    String secretName = p.cephxSecret() != null ? p.cephxSecret() : d.cephxSecret();
+    Cephx cephx = secretName == null ? Cephx.none(settings.secretNamespace()) : cephx(secretName);
+    if (p.namesCeph()) {
+      if (!cephx.usable() && cephx.problem() != null) {
+        throw new ProvisioningException(cephx.problem(), false, null);
+      }
+      if (form == RbdForm.CSI && clusterId == null) {
+        throw new ProvisioningException(
+            "StorageClass asks for ceph-csi volumes but names no cephClusterID, and the"
+                + " provisioner has no --ceph-cluster-id",
+            false,
+            null);
+      }
+    }
+    return new RbdOptions(form, clusterId, d.csiDriver(), d.imageFeatures(), cephx);
+  }
+
+  /** Reads the admin's cephx Secret; what is wrong with it becomes the reason, never the key. */
+  private Cephx cephx(String name) {
+    String ns = settings.secretNamespace();
+    String where = "the cephx Secret " + ns + "/" + name;
+    Optional<Secret> found;
+    try {
+      found = secrets.get(ns, name);
+    } catch (RuntimeException e) {
+      return Cephx.unusable(ns, name, "cannot read " + where + ": " + e.getMessage());
+    }
+    if (found.isEmpty()) {
+      return Cephx.unusable(
+          ns,
+          name,
+          where
+              + " does not exist: create it with the key of the Ceph user Cinder names, e.g."
+              + " kubectl -n "
+              + ns
+              + " create secret generic "
+              + name
+              + " --from-literal=key=\"$(ceph auth get-key client.cinder)\"");
+    }
+    Secret s = found.get();
+    String key;
+    String user;
+    try {
+      key = value(s, RbdMapper.KEY);
+      if (key == null) {
+        key = value(s, RbdMapper.CSI_USER_KEY);
+      }
+      user = value(s, RbdMapper.CSI_USER_ID);
+    } catch (IllegalArgumentException e) {
+      return Cephx.unusable(ns, name, where + " holds a value that is not base64");
+    }
+    if (key == null) {
+      return Cephx.unusable(
+          ns,
+          name,
+          where
+              + " has no key: put the cephx key under 'key' (or 'userKey'), and the user under"
+              + " 'userID' if it is not the one Cinder names");
+    }
+    return Cephx.of(ns, name, user, key);
+  }
+
+  /** A Secret's value, trimmed (a key from a file ends with a newline), or null when blank. */
+  private static String value(Secret s, String k) {
+    String v = null;
+    if (s.getStringData() != null && s.getStringData().get(k) != null) {
+      v = s.getStringData().get(k);
+    } else if (s.getData() != null && s.getData().get(k) != null) {
+      v = new String(Base64.getDecoder().decode(s.getData().get(k).trim()), StandardCharsets.UTF_8);
+    }
+    return v == null || v.isBlank() ? null : v.trim();
+  }
+
+  // Shared Secrets: provisionings that put one and whose PV does not exist yet, by Secret.
+  // A release never deletes a Secret that is pending, and a PV that exists is seen by the
+  // release's look at the API server: together they close the window between a put and the PV's
+  // creation. One process acts at a time (one replica, or the leader).
+  private final Map<String, Set<String>> pendingShared = new HashMap<>();
+
+  private void putShared(Secret s, String pvName) {
+    synchronized (pendingShared) {
+      pendingShared
+          .computeIfAbsent(
+              s.getMetadata().getNamespace() + "/" + s.getMetadata().getName(),
+              k -> new HashSet<>())
+          .add(pvName);
+      secrets.put(s);
+    }
+  }
+
+  /** The PV exists (or never will): it no longer holds its shared Secret as pending. */
+  private void settle(String pvName) {
+    synchronized (pendingShared) {
+      pendingShared.values().forEach(users -> users.remove(pvName));
+      pendingShared.values().removeIf(Set::isEmpty);
+    }
+  }
+
+  /**
+   * Deletes a shared Secret of ours once nothing needs it: no provisioning pending with it, and no
+   * PV but {@code exceptPv} referring to it. Safe to repeat; a Secret without our labels is never
+   * touched.
+   */
+  private void releaseShared(String ns, String name, String exceptPv) {
+    synchronized (pendingShared) {
+      Set<String> pending = pendingShared.get(ns + "/" + name);
+      if (pending != null) {
+        pending.remove(exceptPv);
+        if (!pending.isEmpty()) {
+          return;
+        }
+        pendingShared.remove(ns + "/" + name);
+      }
+      Optional<Secret> s = secrets.get(ns, name);
+      if (s.isEmpty() || !isShared(s.get())) {
+        return;
+      }
+      if (!secrets.referenced(ns, name, exceptPv)) {
+        secrets.delete(ns, name);
+      }
+    }
+  }
+
+  private static boolean isShared(Secret s) {
+    Map<String, String> labels = s.getMetadata().getLabels();
+    return labels != null
+        && Names.MANAGED_BY.equals(labels.get(Names.LABEL_MANAGED_BY))
+        && labels.containsKey(Names.LABEL_SHARED_SECRET);
+  }
+
+  /**
+   * Deletes the shared Secrets of ours that no PV refers to: those a crash left between their put
+   * and their PV's creation. Run with the orphan sweep.
+   *
+   * @return how many were deleted
+   */
+  public int sweepSharedSecrets() {
+    int n = 0;
+    String ns = settings.secretNamespace();
+    for (Secret s : secrets.list(ns, Names.sharedSecretLabels())) {
+      String name = s.getMetadata().getName();
+      synchronized (pendingShared) {
+        if (pendingShared.containsKey(ns + "/" + name)
+            || !isShared(s)
+            || secrets.referenced(ns, name, null)) {
+          continue;
+        }
+        secrets.delete(ns, name);
+        n++;
+      }
     }
     return n;
   }
@@ -464,7 +649,7 @@ public final class VolumeProvisioner {
       return p;
     }
     if (e instanceof org.standalonecinder.provisioner.mapping.UnmappableExportException u) {
-      return new ProvisioningException(u.getMessage(), true, u);
+      return new ProvisioningException(u.getMessage(), !u.awaitsConfiguration(), u);
     }
     if (e instanceof CinderException c) {
       // A timeout or outage may still succeed; a refusal of our parameters will not, except

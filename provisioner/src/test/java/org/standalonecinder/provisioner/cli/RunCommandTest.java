@@ -31,7 +31,11 @@ class RunCommandTest {
         "workers out of range | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --workers=0 | --workers must be between 1 and 64",
         "resync too short | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resync-seconds=1 | --resync-seconds must be at least 10",
         "bad cloud config | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cloud-config=CONF | unknown key 'tenant_id'",
-        "a WWPN that is none | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --wwpns=10:00:00:00:c9:a1:b2:c3,nope | WWPN 'nope' is not a Fibre Channel name of 16 hex digits"
+        "a WWPN that is none | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --wwpns=10:00:00:00:c9:a1:b2:c3,nope | WWPN 'nope' is not a Fibre Channel name of 16 hex digits",
+        "an RBD form that is none | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --rbd-form=krbd | RBD form 'krbd' is neither rbd (in-tree, Kubernetes up to 1.30) nor csi",
+        "a cephx Secret that is no name | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cephx-secret=Ceph_X | cephx Secret 'Ceph_X' is not a Secret name",
+        "a ceph-csi driver that is no name | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --ceph-csi-driver=rbd/csi | ceph-csi driver 'rbd/csi' is not a CSI driver name",
+        "image features that are no list | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --rbd-image-features=layering;rm | RBD image features 'layering;rm' are not a comma-separated list"
       })
   void refusesBadSettings(String name, String args, String message) throws Exception {
     Path conf = Files.writeString(dir.resolve("cloud.conf"), "[Global]\ntenant_id = x\n");

@@ -64,6 +64,21 @@ class NoLeakIT {
           public void delete(String namespace, String name) {
             store.delete(namespace, name);
           }
+
+          @Override
+          public java.util.Optional<Secret> get(String namespace, String name) {
+            return store.get(namespace, name);
+          }
+
+          @Override
+          public List<Secret> list(String namespace, Map<String, String> labels) {
+            return store.list(namespace, labels);
+          }
+
+          @Override
+          public boolean referenced(String namespace, String name, String exceptPv) {
+            return store.referenced(namespace, name, exceptPv);
+          }
         };
     ProvisionerSettings settings = Cluster.settings(cluster);
     ProvisionController controller =

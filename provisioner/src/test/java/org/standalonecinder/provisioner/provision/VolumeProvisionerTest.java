@@ -493,7 +493,6 @@ class VolumeProvisionerTest {
     "nfs, export=10.0.0.5:/srv/cinder/volume-1",
     "nvmeof, target_nqn=nqn.2014-08.org.nvmexpress:x",
     "scaleio, scaleIO_volname=vol-1",
-    "rbd, name=volumes/volume-1",
     "local, device_path=/dev/sdb"
   })
   void anExportOfAnotherProtocolIsAFinalRefusalWithNothingLeft(String type, String field) {
@@ -502,7 +501,7 @@ class VolumeProvisionerTest {
     assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
         .hasMessageContaining("Cinder exported the volume over '" + type + "'")
-        .hasMessageContaining("(supported: [fibre_channel, iscsi])");
+        .hasMessageContaining("(supported: [fibre_channel, iscsi, rbd])");
     assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(cinder.attachments()).isEmpty();

@@ -1,0 +1,263 @@
+package org.standalonecinder.provisioner.mapping;
+
+import io.fabric8.kubernetes.api.model.CSIPersistentVolumeSource;
+import io.fabric8.kubernetes.api.model.CSIPersistentVolumeSourceBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeSpec;
+import io.fabric8.kubernetes.api.model.RBDPersistentVolumeSource;
+import io.fabric8.kubernetes.api.model.RBDPersistentVolumeSourceBuilder;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.SecretReference;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import org.standalonecinder.provisioner.cinder.ConnectionInfo;
+
+/**
+ * Ceph RBD: Cinder's {@code rbd} export ({@code name} = pool/image, monitors from {@code hosts} and
+ * {@code ports}, the Ceph user in {@code auth_username}) becomes either in-tree {@code spec.rbd} or
+ * a static ceph-csi volume in {@code spec.csi} ({@link RbdForm}).
+ *
+ * <p>Cinder never returns the cephx key, so it comes from the admin's Secret ({@link Cephx}). The
+ * PV refers to a Secret in the provisioner's namespace, in the shape its form reads (in-tree: type
+ * {@code kubernetes.io/rbd}, key {@code key}; ceph-csi: {@code userID} and {@code userKey}), one
+ * per form, admin Secret and user, shared by every PV that needs it: nothing is ever copied into a
+ * user's namespace, because both forms take a namespaced reference.
+ */
+public final class RbdMapper implements VolumeMapper {
+
+  /** The Secret type the kubelet's in-tree rbd plugin insists on. */
+  public static final String RBD_SECRET_TYPE = "kubernetes.io/rbd";
+
+  /** The key of the in-tree Secret. */
+  public static final String KEY = "key";
+
+  /** The keys of ceph-csi's node-stage Secret. */
+  public static final String CSI_USER_ID = "userID";
+
+  public static final String CSI_USER_KEY = "userKey";
+
+  private static final Pattern DNS_LABELS =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+  @Override
+  public String driverVolumeType() {
+    return "rbd";
+  }
+
+  @Override
+  public MappedVolume map(ConnectionInfo info, MappingContext ctx) {
+    RbdOptions o = ctx.rbd();
+    String name = info.string("name");
+    List<String> missing = new ArrayList<>();
+    if (blank(name)) {
+      missing.add("name");
+    }
+    List<String> hosts = strings(info.data().get("hosts"));
+    if (hosts.isEmpty()) {
+      missing.add("hosts");
+    }
+    if (!missing.isEmpty()) {
+      throw new UnmappableExportException(
+          "Cinder's RBD connection info lacks "
+              + String.join(", ", missing)
+              + ": the backend's driver did not export the volume");
+    }
+    String[] poolImage = name.split("/", -1);
+    if (poolImage.length != 2 || blank(poolImage[0]) || blank(poolImage[1])) {
+      throw new UnmappableExportException(
+          "Cinder's RBD connection info names image '" + name + "', not pool/image");
+    }
+    String pool = poolImage[0];
+    String image = poolImage[1];
+    List<String> monitors = monitors(hosts, strings(info.data().get("ports")));
+    if (Boolean.TRUE.equals(info.data().get("encrypted"))) {
+      throw new UnmappableExportException(
+          "the volume is encrypted; Kubernetes' RBD plugins cannot open Cinder's LUKS volumes:"
+              + " use a volume type without encryption");
+    }
+    if (o.form() == null) {
+      throw UnmappableExportException.awaitingConfiguration(
+          "Cinder exported the volume over RBD, and the provisioner could not tell which PV form"
+              + " this cluster needs (its Kubernetes version was unknown): set --rbd-form (env"
+              + " RBD_FORM) or the class parameter rbdForm to rbd or csi");
+    }
+    boolean auth = truthy(info.data().get("auth_enabled"));
+    Cephx cephx = o.cephx();
+    boolean needsKey = auth || o.form() == RbdForm.CSI;
+    if (needsKey && cephx.secretName() == null) {
+      throw UnmappableExportException.awaitingConfiguration(
+          (auth
+                  ? "Ceph requires cephx for user '" + info.string("auth_username") + "'"
+                  : "ceph-csi needs a Ceph user and key")
+              + ", and Cinder never sends the key: create a Secret with it in namespace "
+              + cephx.secretNamespace()
+              + " and name it with --cephx-secret (env CEPHX_SECRET) or the class parameter"
+              + " cephxSecret");
+    }
+    if (needsKey && !cephx.usable()) {
+      throw UnmappableExportException.awaitingConfiguration(cephx.problem());
+    }
+    String user = cephx.userId() != null ? cephx.userId() : info.string("auth_username");
+    if (needsKey && blank(user)) {
+      throw new UnmappableExportException(
+          "Cinder's RBD connection info names no auth_username, and the cephx Secret "
+              + cephx.secretName()
+              + " names no userID: set userID in it");
+    }
+    if (o.form() == RbdForm.CSI && blank(o.clusterId())) {
+      throw UnmappableExportException.awaitingConfiguration(
+          "the csi form of RBD volumes needs ceph-csi's clusterID for this Ceph cluster (monitors "
+              + String.join(",", monitors)
+              + "): set --ceph-cluster-id (env CEPH_CLUSTER_ID) or the class parameter"
+              + " cephClusterID");
+    }
+    boolean readOnly = ctx.readOnly() || "ro".equalsIgnoreCase(info.string("access_mode"));
+    String fsType = ctx.block() ? null : ctx.fsType();
+
+    Optional<Secret> secret = Optional.empty();
+    SecretReference ref = null;
+    if (needsKey) {
+      String secretName = sharedSecretName(o.form(), cephx.secretName(), user);
+      ref = new SecretReference(secretName, cephx.secretNamespace());
+      secret = Optional.of(secret(o.form(), ref, user, cephx.key(), ctx.sharedSecretLabels()));
+    }
+    Consumer<PersistentVolumeSpec> source;
+    if (o.form() == RbdForm.RBD) {
+      RBDPersistentVolumeSource rbd =
+          new RBDPersistentVolumeSourceBuilder()
+              .withMonitors(monitors)
+              .withPool(pool)
+              .withImage(image)
+              .withUser(blank(user) ? null : user)
+              .withSecretRef(ref)
+              .withFsType(fsType)
+              .withReadOnly(readOnly)
+              .build();
+      source = spec -> spec.setRbd(rbd);
+    } else {
+      Map<String, String> attributes = new LinkedHashMap<>();
+      attributes.put("clusterID", o.clusterId());
+      attributes.put("pool", pool);
+      attributes.put("staticVolume", "true");
+      attributes.put("imageFeatures", o.imageFeatures());
+      CSIPersistentVolumeSource csi =
+          new CSIPersistentVolumeSourceBuilder()
+              .withDriver(o.csiDriver())
+              .withVolumeHandle(image)
+              .withFsType(fsType)
+              .withReadOnly(readOnly)
+              .withVolumeAttributes(attributes)
+              .withNodeStageSecretRef(ref)
+              .build();
+      source = spec -> spec.setCsi(csi);
+    }
+    return new MappedVolume(source, secret, true);
+  }
+
+  /**
+   * The shared Secret's name: the admin's Secret, the form and the user ({@code cephx-rbd-cinder}),
+   * made a valid name (and kept apart by a hash) when the user's name is not one.
+   */
+  public static String sharedSecretName(RbdForm form, String adminSecret, String user) {
+    String plain = adminSecret + "-" + form.spelling() + "-" + user;
+    if (plain.length() <= 253 && DNS_LABELS.matcher(plain).matches()) {
+      return plain;
+    }
+    String base = adminSecret.length() > 230 ? adminSecret.substring(0, 230) : adminSecret;
+    base = base.replaceAll("[.-]+$", "");
+    return base + "-" + form.spelling() + "-" + sha256(plain).substring(0, 12);
+  }
+
+  private static Secret secret(
+      RbdForm form, SecretReference ref, String user, String key, Map<String, String> labels) {
+    Map<String, String> data = new LinkedHashMap<>();
+    SecretBuilder b =
+        new SecretBuilder()
+            .withNewMetadata()
+            .withName(ref.getName())
+            .withNamespace(ref.getNamespace())
+            .withLabels(labels)
+            .endMetadata();
+    if (form == RbdForm.RBD) {
+      data.put(KEY, key);
+      b.withType(RBD_SECRET_TYPE);
+    } else {
+      data.put(CSI_USER_ID, user);
+      data.put(CSI_USER_KEY, key);
+      b.withType("Opaque");
+    }
+    return b.withStringData(data).build();
+  }
+
+  /** {@code host:port} per monitor; IPv6 addresses in brackets; Ceph's port when none is given. */
+  private static List<String> monitors(List<String> hosts, List<String> ports) {
+    if (!ports.isEmpty() && ports.size() != hosts.size()) {
+      throw new UnmappableExportException(
+          "Cinder's RBD connection info names "
+              + hosts.size()
+              + " monitor hosts but "
+              + ports.size()
+              + " ports: "
+              + hosts
+              + " "
+              + ports);
+    }
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < hosts.size(); i++) {
+      String host = hosts.get(i).trim();
+      String port = ports.isEmpty() ? "6789" : ports.get(i).trim();
+      if (!port.matches("[0-9]{1,5}")
+          || Integer.parseInt(port) < 1
+          || Integer.parseInt(port) > 65535) {
+        throw new UnmappableExportException(
+            "Cinder's RBD connection info names monitor port '" + port + "', not a port number");
+      }
+      if (host.contains(":") && !host.startsWith("[")) {
+        host = "[" + host + "]";
+      }
+      out.add(host + ":" + port);
+    }
+    return out;
+  }
+
+  private static List<String> strings(Object raw) {
+    List<String> out = new ArrayList<>();
+    if (raw instanceof List<?> list) {
+      for (Object o : list) {
+        if (o != null && !o.toString().isBlank()) {
+          out.add(o.toString());
+        }
+      }
+    } else if (raw != null && !raw.toString().isBlank()) {
+      out.add(raw.toString());
+    }
+    return out;
+  }
+
+  private static boolean truthy(Object raw) {
+    return raw instanceof Boolean b ? b : raw != null && "true".equalsIgnoreCase(raw.toString());
+  }
+
+  private static boolean blank(String s) {
+    return s == null || s.isBlank();
+  }
+
+  private static String sha256(String s) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
