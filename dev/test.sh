@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # dev/test.sh - run every test of the project: the unit tests, the integration tests (*IT)
-# against a real OpenStack Cinder on loopback in noauth AND keystone mode, and the end-to-end
-# suite (e2e/) on a real Kubernetes control plane on loopback (dev/kube-local).
+# against a real OpenStack Cinder on loopback in noauth AND keystone mode, with two backends at
+# once (volume type lab-iscsi: iSCSI targets with CHAP, the default; lab-rbd: Cinder's upstream
+# RBD driver on a one-node Ceph), and the end-to-end suite (e2e/) on a real Kubernetes control
+# plane on loopback (dev/kube-local).
 #
 # It installs what is missing (JDK 17 and Maven, and Cinder's Debian packages through
 # dev/cinder-local/start.sh), starts the local Cinder unless one is already running,
 # runs `mvn verify`, and stops Cinder again if it started it. Extra arguments go to
 # Maven (e.g. dev/test.sh -pl provisioner -Dit.test=CinderClientIT).
-# Needs root (apt-get, tgtd). Env: CINDER_LOCAL_STATE (default /tmp/cinder-local).
+# Needs root (apt-get, tgtd, ceph). Env: CINDER_LOCAL_STATE (default /tmp/cinder-local),
+# CINDER_LOCAL_BACKEND (default file,rbd; file alone skips Ceph, and the RBD tests then fail
+# saying so).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
 export CINDER_LOCAL_STATE="$STATE"
+BACKEND="${CINDER_LOCAL_BACKEND:-file,rbd}"
 
 "$ROOT/dev/ensure-jdk.sh"
 
@@ -34,12 +39,12 @@ else
   "$ROOT/dev/kube-local/start.sh" --fresh
 fi
 
-if "$ROOT/dev/cinder-local/start.sh" --keystone --running; then
+if "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --running; then
   echo "dev/test.sh: using the local Cinder that is already running ($STATE)"
 else
   started=1
   # A fresh state: tests see only what they create.
-  "$ROOT/dev/cinder-local/start.sh" --keystone --fresh
+  "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh
 fi
 
 cd "$ROOT"

@@ -137,7 +137,25 @@ class StorageClassPolicyTest {
             params("iops", "100"),
             false,
             false,
-            "known parameters: [type, availability, fsType, smartclone]"),
+            "known parameters: [type, availability, fsType, smartclone, rbdForm, cephClusterID,"
+                + " cephxSecret]"),
+        row(
+            "the Ceph parameters pass untouched",
+            "CREATE",
+            OURS,
+            params("rbdForm", "csi", "cephClusterID", "ceph-a", "cephxSecret", "cephx"),
+            true,
+            true,
+            null),
+        row(
+            "an RBD form that is none is denied at admission",
+            "CREATE",
+            OURS,
+            params("rbdForm", "krbd"),
+            true,
+            false,
+            "rbdForm='krbd' must be \"rbd\" (the in-tree plugin, Kubernetes up to 1.30) or"
+                + " \"csi\""),
         row(
             "every problem at once",
             "CREATE",
