@@ -7,6 +7,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -59,7 +60,13 @@ class CheckCommandIT {
     assertThat(out.toString()).contains(line);
     assertThat(code).as(out.toString()).isEqualTo(exit);
     if (exit == 0) {
-      assertThat(out.toString()).contains("pools           ok    1 pool(s)", "protocol iSCSI");
+      // One pool per backend the lab runs: file (iSCSI) and, in CI, rbd (Ceph).
+      List<String> backends = List.of(LocalCinder.env().get("CINDER_BACKEND").split(","));
+      assertThat(out.toString())
+          .contains("pools           ok    " + backends.size() + " pool(s)", "protocol iSCSI");
+      if (backends.contains("rbd")) {
+        assertThat(out.toString()).contains("protocol ceph");
+      }
     }
   }
 }
