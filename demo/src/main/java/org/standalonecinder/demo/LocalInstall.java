@@ -114,6 +114,41 @@ public final class LocalInstall implements AutoCloseable {
     }
   }
 
+  /** The admin's cephx Secret, in the provisioner's namespace. */
+  public static final String CEPHX_SECRET = "cephx";
+
+  /**
+   * The admin's one step for Ceph: the key of the user Cinder names, in a Secret the provisioner is
+   * told about. Only when the local Cinder runs Ceph.
+   */
+  private void cephxSecret() throws IOException {
+    String keyring = cinderEnv.get("CEPH_CINDER_KEYRING");
+    if (keyring == null) {
+      return;
+    }
+    String key = null;
+    for (String line : Files.readAllLines(Path.of(keyring))) {
+      if (line.trim().startsWith("key")) {
+        key = line.substring(line.indexOf('=') + 1).trim();
+      }
+    }
+    if (key == null) {
+      throw new IllegalStateException("no key in " + keyring);
+    }
+    admin
+        .secrets()
+        .inNamespace(NS)
+        .resource(
+            new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata()
+                .withName(CEPHX_SECRET)
+                .withNamespace(NS)
+                .endMetadata()
+                .withStringData(Map.of("key", key))
+                .build())
+        .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
+  }
+
   private void install() throws Exception {
     Files.createDirectories(work.resolve("logs"));
     Path adminConfig = Path.of(kubeEnv.get("KUBE_LOCAL_KUBECONFIG"));
@@ -141,6 +176,7 @@ public final class LocalInstall implements AutoCloseable {
             .get("policy.yaml"));
     Path token = work.resolve("resolver-token");
     Files.deleteIfExists(token);
+    cephxSecret();
 
     String provisionerJar = jar("provisioner/target/standalone-cinder-provisioner.jar");
     provisionerHealth = freePort();
@@ -164,6 +200,9 @@ public final class LocalInstall implements AutoCloseable {
             "4",
             "--resync-seconds",
             "30",
+            // Used only by RBD exports; a Cinder without Ceph never asks for it.
+            "--cephx-secret",
+            CEPHX_SECRET,
             "--health-address",
             "127.0.0.1",
             "--health-port",

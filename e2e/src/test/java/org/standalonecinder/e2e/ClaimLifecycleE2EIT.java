@@ -93,4 +93,86 @@ class ClaimLifecycleE2EIT {
     assertThat(it.admin.secrets().inNamespace(LocalInstall.NS).withName(secret).get()).isNull();
     assertThat(node.io("read 0 4k").ok()).as("the target refuses the login").isFalse();
   }
+
+  static final String CEPH_CLASSES =
+      """
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-ceph}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {type: lab-rbd, fsType: ext4}
+      reclaimPolicy: Delete
+      ---
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-ceph-csi}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {type: lab-rbd, rbdForm: csi, cephClusterID: lab-ceph}
+      reclaimPolicy: Delete
+      """;
+
+  /**
+   * RBD on the real API server: the in-tree form chosen from its version (1.20; no form is
+   * configured anywhere) and the ceph-csi form a class asks for, both PVs accepted by its
+   * validation and bound by its binder; the cephx Secrets in the provisioner's namespace only, and
+   * gone with the PVs.
+   */
+  @Test
+  void rbdClaimsOfBothFormsAreBoundAndLeaveNothing(LocalInstall it) throws Exception {
+    it.kubectl.ok(CEPH_CLASSES, "apply", "-f", "-");
+    String ns = it.namespace("e2e-ceph");
+    it.kubectl.ok(
+        claim(ns, "in-tree", "e2e-ceph", "") + "---\n" + claim(ns, "csi", "e2e-ceph-csi", ""),
+        "apply",
+        "-f",
+        "-");
+    PersistentVolume inTree = it.bound(ns, "in-tree");
+    PersistentVolume csi = it.bound(ns, "csi");
+
+    var rbd = inTree.getSpec().getRbd();
+    assertThat(rbd).as("Kubernetes 1.20: the in-tree form").isNotNull();
+    assertThat(rbd.getMonitors()).isNotEmpty();
+    assertThat(rbd.getPool()).isEqualTo("volumes");
+    String inTreeVolume = inTree.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    assertThat(rbd.getImage()).isEqualTo("volume-" + inTreeVolume);
+    assertThat(rbd.getSecretRef().getNamespace()).isEqualTo(LocalInstall.NS);
+    var source = csi.getSpec().getCsi();
+    assertThat(source.getDriver()).isEqualTo("rbd.csi.ceph.com");
+    assertThat(source.getVolumeAttributes()).containsEntry("clusterID", "lab-ceph");
+    assertThat(source.getNodeStageSecretRef().getNamespace()).isEqualTo(LocalInstall.NS);
+    String csiVolume = csi.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    List<String> shared =
+        List.of(rbd.getSecretRef().getName(), source.getNodeStageSecretRef().getName());
+    for (String name : shared) {
+      assertThat(it.admin.secrets().inNamespace(LocalInstall.NS).withName(name).get())
+          .as(name)
+          .isNotNull();
+    }
+    assertThat(it.admin.secrets().inNamespace(ns).list().getItems())
+        .as("nothing copied into the user's namespace")
+        .allMatch(s -> "kubernetes.io/service-account-token".equals(s.getType()));
+
+    it.kubectl.ok(null, "delete", "pvc", "in-tree", "csi", "-n", ns, "--timeout=60s");
+    for (PersistentVolume pv : List.of(inTree, csi)) {
+      LocalInstall.await(
+          "the released PV " + pv.getMetadata().getName() + " torn down",
+          () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
+          Duration.ofSeconds(90));
+    }
+    assertThat(it.cinder.getVolume(inTreeVolume)).isEmpty();
+    assertThat(it.cinder.getVolume(csiVolume)).isEmpty();
+    for (String name : shared) {
+      assertThat(it.admin.secrets().inNamespace(LocalInstall.NS).withName(name).get())
+          .as(name + " goes with the last PV")
+          .isNull();
+    }
+    assertThat(
+            it.admin
+                .secrets()
+                .inNamespace(LocalInstall.NS)
+                .withName(LocalInstall.CEPHX_SECRET)
+                .get())
+        .as("the admin's stays")
+        .isNotNull();
+  }
 }
