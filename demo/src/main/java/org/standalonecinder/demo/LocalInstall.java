@@ -203,6 +203,15 @@ public final class LocalInstall implements AutoCloseable {
             // Used only by RBD exports; a Cinder without Ceph never asks for it.
             "--cephx-secret",
             CEPHX_SECRET,
+            // Leader election as deployed, with a short Lease so that a failover takes seconds.
+            "--instance",
+            "provisioner",
+            "--lease-duration-seconds",
+            String.valueOf(LEASE_SECONDS),
+            "--renew-deadline-seconds",
+            "4",
+            "--retry-period-seconds",
+            "1",
             "--health-address",
             "127.0.0.1",
             "--health-port",
@@ -356,6 +365,25 @@ public final class LocalInstall implements AutoCloseable {
       }
     }
     return f;
+  }
+
+  /** The provisioners' Lease duration here: a standby takes over this long after a crash. */
+  public static final int LEASE_SECONDS = 6;
+
+  /**
+   * Starts another provisioner replica, as the first was started but with its own name (in the
+   * Lease and events) and health port; it stands by while the first leads.
+   */
+  public void startProvisionerReplica(String name) throws IOException {
+    List<String> args = new ArrayList<>(firstCommands.get("provisioner"));
+    args.set(args.indexOf("--instance") + 1, name);
+    args.set(args.indexOf("--health-port") + 1, String.valueOf(freePort()));
+    start(name, args);
+  }
+
+  /** Kills a process at once (SIGKILL), as a crashed node would: no clean-up, no Lease release. */
+  public void kill(String name) throws InterruptedException {
+    byName.get(name).destroyForcibly().waitFor();
   }
 
   /** Stops a process this installation started (its log stays in {@code work/logs}). */

@@ -143,6 +143,50 @@ final class RunCommand implements Callable<Integer> {
   String rbdImageFeatures;
 
   @Option(
+      names = "--leader-elect",
+      defaultValue = "${env:LEADER_ELECT:-true}",
+      description =
+          "run as one of several replicas: only the holder of a Lease in --namespace acts, the"
+              + " others stand by (env LEADER_ELECT, default ${DEFAULT-VALUE})")
+  boolean leaderElect;
+
+  @Option(
+      names = "--lease-name",
+      defaultValue = "${env:LEASE_NAME:-" + ProvisionerApp.Election.DEFAULT_LEASE + "}",
+      description = "the Lease (env LEASE_NAME, default ${DEFAULT-VALUE})")
+  String leaseName;
+
+  @Option(
+      names = "--lease-duration-seconds",
+      defaultValue = "${env:LEASE_DURATION_SECONDS:-15}",
+      description =
+          "a standby takes over this long after the leader's last renewal (default"
+              + " ${DEFAULT-VALUE})")
+  long leaseSeconds;
+
+  @Option(
+      names = "--renew-deadline-seconds",
+      defaultValue = "${env:RENEW_DEADLINE_SECONDS:-10}",
+      description =
+          "the leader stops acting, and exits, when it could not renew for this long (default"
+              + " ${DEFAULT-VALUE})")
+  long renewSeconds;
+
+  @Option(
+      names = "--retry-period-seconds",
+      defaultValue = "${env:RETRY_PERIOD_SECONDS:-2}",
+      description = "how often replicas try to take or renew the Lease (default ${DEFAULT-VALUE})")
+  long retrySeconds;
+
+  @Option(
+      names = "--instance",
+      defaultValue = "${env:POD_NAME}",
+      description =
+          "this replica's name in events and the Lease (env POD_NAME, default: host name and"
+              + " process id)")
+  String instance;
+
+  @Option(
       names = "--workers",
       defaultValue = "${env:WORKERS:-4}",
       description = "claims and volumes worked on at once (env WORKERS, default ${DEFAULT-VALUE})")
@@ -212,6 +256,19 @@ final class RunCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       problems.add(e.getMessage());
     }
+    ProvisionerApp.Election election = null;
+    if (leaderElect) {
+      try {
+        election =
+            new ProvisionerApp.Election(
+                leaseName,
+                Duration.ofSeconds(leaseSeconds),
+                Duration.ofSeconds(renewSeconds),
+                Duration.ofSeconds(retrySeconds));
+      } catch (IllegalArgumentException e) {
+        problems.add(e.getMessage());
+      }
+    }
     CloudConfig cloud = null;
     try {
       cloud = CloudConfigLoader.load(cloudConfig, System.getenv());
@@ -230,19 +287,27 @@ final class RunCommand implements Callable<Integer> {
         kubeconfig != null
             ? Config.fromKubeconfig(Files.readString(kubeconfig))
             : Config.autoConfigure(null);
-    String instance = System.getenv().getOrDefault("POD_NAME", "standalone-cinder-" + clusterId);
+    String replica =
+        instance != null && !instance.isBlank()
+            ? instance
+            : java.net.InetAddress.getLocalHost().getHostName()
+                + "-"
+                + ProcessHandle.current().pid();
     ProvisionerApp app =
         ProvisionerApp.start(
             kc,
             OpenStackCinderClient.create(cloud),
             new ProvisionerApp.Options(
                 settings,
-                instance,
+                replica,
                 workers,
                 Duration.ofSeconds(resyncSeconds),
                 RetryPolicy.DEFAULT,
                 healthAddress,
-                healthPort));
+                healthPort,
+                election,
+                // Exit rather than compete again: the Deployment restarts it as a standby.
+                () -> new Thread(() -> System.exit(1), "lost-lease").start()));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

@@ -78,6 +78,9 @@ public final class ProvisionController implements AutoCloseable {
   private SharedIndexInformer<StorageClass> classes;
   private volatile boolean running;
 
+  // Whether this replica acts: only the leader does; a standby keeps its caches warm.
+  private volatile boolean active = true;
+
   public ProvisionController(
       KubernetesClient client,
       VolumeProvisioner provisioner,
@@ -207,6 +210,49 @@ public final class ProvisionController implements AutoCloseable {
         workers);
   }
 
+  /**
+   * Stops acting at once: no worker takes another item and no sweep runs; the items in progress
+   * finish (every step is safe to repeat by the replica that takes over). The informers go on, so a
+   * standby is ready to act the moment it leads. Before {@link #start}: start as a standby.
+   */
+  public void pause() {
+    if (active) {
+      active = false;
+      LOG.info("standing by: no claim or volume is worked on until this replica leads");
+    }
+  }
+
+  /**
+   * Acts again, looking at everything afresh: every claim and PV in the caches is queued and the
+   * sweep runs, since what the last leader left half-done is known only to the cluster and Cinder.
+   */
+  public void resume() {
+    active = true;
+    LOG.info("leading: resyncing every claim and volume");
+    if (claims != null) {
+      claims
+          .getStore()
+          .list()
+          .forEach(
+              c ->
+                  queue.add(
+                      CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName()));
+      volumes.getStore().list().forEach(pv -> queue.add(VOLUME + pv.getMetadata().getName()));
+    }
+    if (sweeper != null) {
+      try {
+        sweeper.execute(this::findUnfinished);
+      } catch (java.util.concurrent.RejectedExecutionException closing) {
+        // close() stopped the sweeper
+      }
+    }
+  }
+
+  /** Whether this replica acts (it leads, or no election runs). */
+  public boolean active() {
+    return active;
+  }
+
   /** Whether the informers have listed everything once: the readiness of the controller. */
   public boolean synced() {
     return running
@@ -240,12 +286,21 @@ public final class ProvisionController implements AutoCloseable {
     while (running) {
       String key;
       try {
+        if (!active) {
+          Thread.sleep(100);
+          continue;
+        }
         key = queue.take(Duration.ofMillis(500));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
       }
       if (key == null) {
+        continue;
+      }
+      if (!active) {
+        // Paused while this worker waited: the key waits for the next leader's resync.
+        queue.done(key);
         continue;
       }
       HasMetadata about = null;
@@ -307,7 +362,7 @@ public final class ProvisionController implements AutoCloseable {
       return;
     }
     boolean ready = synced();
-    if (ready) {
+    if (ready && active) {
       findUnfinished();
     }
     try {

@@ -33,21 +33,33 @@ public final class ProvisionerApp implements AutoCloseable {
   private final CinderClient cinder;
   private final ProvisionController controller;
   private final HealthServer health;
+  private final LeaderElection election;
+  private final java.util.concurrent.atomic.AtomicBoolean closing;
 
   private ProvisionerApp(
       Vertx vertx,
       KubernetesClient client,
       CinderClient cinder,
       ProvisionController controller,
-      HealthServer health) {
+      HealthServer health,
+      LeaderElection election,
+      java.util.concurrent.atomic.AtomicBoolean closing) {
     this.vertx = vertx;
     this.client = client;
     this.cinder = cinder;
     this.controller = controller;
     this.health = health;
+    this.election = election;
+    this.closing = closing;
   }
 
-  /** What {@link #start} needs beyond the cloud and the cluster. */
+  /**
+   * What {@link #start} needs beyond the cloud and the cluster.
+   *
+   * @param election the Lease timings, or null to act without an election (one replica)
+   * @param onLostLeadership what to do once this replica stopped leading (it has stopped acting
+   *     already); the command exits the process
+   */
   public record Options(
       ProvisionerSettings settings,
       String instance,
@@ -55,7 +67,41 @@ public final class ProvisionerApp implements AutoCloseable {
       Duration resync,
       RetryPolicy retry,
       String healthAddress,
-      int healthPort) {}
+      int healthPort,
+      Election election,
+      Runnable onLostLeadership) {
+
+    /** Without an election. */
+    public Options(
+        ProvisionerSettings settings,
+        String instance,
+        int workers,
+        Duration resync,
+        RetryPolicy retry,
+        String healthAddress,
+        int healthPort) {
+      this(settings, instance, workers, resync, retry, healthAddress, healthPort, null, null);
+    }
+  }
+
+  /**
+   * The Lease timings of the leader election.
+   *
+   * @param leaseName the Lease in the provisioner's namespace
+   * @param leaseDuration a standby takes over this long after the leader's last renewal
+   * @param renewDeadline the leader stops leading when it could not renew for this long
+   * @param retryPeriod how often replicas try
+   */
+  public record Election(
+      String leaseName, Duration leaseDuration, Duration renewDeadline, Duration retryPeriod) {
+
+    public static final String DEFAULT_LEASE = "standalone-cinder-provisioner";
+
+    public Election {
+      // Checked here so that the command reports it with the other settings.
+      new LeaderElection.Settings("x", leaseName, "x", leaseDuration, renewDeadline, retryPeriod);
+    }
+  }
 
   /**
    * Starts everything; returns once the health server listens (readiness follows the caches).
@@ -91,6 +137,10 @@ public final class ProvisionerApp implements AutoCloseable {
             o.workers(),
             o.resync(),
             registry);
+    io.micrometer.core.instrument.Gauge.builder(
+            "standalone_cinder_leader", controller, c -> c.active() ? 1 : 0)
+        .description("1 while this replica acts (leads, or runs without an election)")
+        .register(registry);
     HealthServer health = new HealthServer(vertx, controller::synced, registry::scrape);
     health
         .listen(o.healthAddress(), o.healthPort())
@@ -99,8 +149,36 @@ public final class ProvisionerApp implements AutoCloseable {
         .get();
     LOG.info(
         "health on http://{}:{}/healthz, /readyz and /metrics", o.healthAddress(), health.port());
-    controller.start();
-    return new ProvisionerApp(vertx, client, cinder, controller, health);
+    LeaderElection election = null;
+    java.util.concurrent.atomic.AtomicBoolean closing =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    if (o.election() != null) {
+      controller.pause();
+      controller.start();
+      Runnable lost = o.onLostLeadership() == null ? () -> {} : o.onLostLeadership();
+      election =
+          LeaderElection.start(
+              client,
+              new LeaderElection.Settings(
+                  settings.secretNamespace(),
+                  o.election().leaseName(),
+                  o.instance(),
+                  o.election().leaseDuration(),
+                  o.election().renewDeadline(),
+                  o.election().retryPeriod()),
+              controller::resume,
+              () -> {
+                controller.pause();
+                // Releasing the Lease at close() ends leading too; that is no loss.
+                if (!closing.get()) {
+                  LOG.error("lost the Lease: this replica stopped acting");
+                  lost.run();
+                }
+              });
+    } else {
+      controller.start();
+    }
+    return new ProvisionerApp(vertx, client, cinder, controller, health, election, closing);
   }
 
   /**
@@ -135,10 +213,21 @@ public final class ProvisionerApp implements AutoCloseable {
     return controller.synced();
   }
 
+  /** Whether this replica acts: it leads, or runs without an election. */
+  public boolean leading() {
+    return controller.active();
+  }
+
   @Override
   public void close() {
     LOG.info("stopping: finishing the items in progress");
+    closing.set(true);
+    controller.pause();
     controller.close();
+    if (election != null) {
+      // After the workers: the next leader starts only once nothing here acts any more.
+      election.close();
+    }
     cinder.close();
     client.close();
     health.close();

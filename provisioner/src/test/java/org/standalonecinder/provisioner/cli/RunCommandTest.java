@@ -35,7 +35,8 @@ class RunCommandTest {
         "an RBD form that is none | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --rbd-form=krbd | RBD form 'krbd' is neither rbd (in-tree, Kubernetes up to 1.30) nor csi",
         "a cephx Secret that is no name | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cephx-secret=Ceph_X | cephx Secret 'Ceph_X' is not a Secret name",
         "a ceph-csi driver that is no name | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --ceph-csi-driver=rbd/csi | ceph-csi driver 'rbd/csi' is not a CSI driver name",
-        "image features that are no list | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --rbd-image-features=layering;rm | RBD image features 'layering;rm' are not a comma-separated list"
+        "image features that are no list | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --rbd-image-features=layering;rm | RBD image features 'layering;rm' are not a comma-separated list",
+        "a lease shorter than its renewal | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --lease-duration-seconds=5 --renew-deadline-seconds=10 | leader election needs lease duration > renew deadline > retry period > 0, was 5 s, 10 s, 2 s"
       })
   void refusesBadSettings(String name, String args, String message) throws Exception {
     Path conf = Files.writeString(dir.resolve("cloud.conf"), "[Global]\ntenant_id = x\n");

@@ -61,10 +61,11 @@ class ManifestsTest {
   }
 
   @Test
-  void theDeploymentRunsOneNonRootInstanceWithProbes() throws Exception {
+  void theDeploymentRunsTwoNonRootReplicasWithProbes() throws Exception {
     Deployment d = (Deployment) load(ROOT.resolve("base/deployment.yaml")).get(0);
-    assertThat(d.getSpec().getReplicas()).isEqualTo(1);
-    assertThat(d.getSpec().getStrategy().getType()).isEqualTo("Recreate");
+    // Two only because a Lease elects one leader: each replica has its own name for it.
+    assertThat(d.getSpec().getReplicas()).isEqualTo(2);
+    assertThat(d.getSpec().getStrategy().getType()).isEqualTo("RollingUpdate");
     var pod = d.getSpec().getTemplate().getSpec();
     assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
     var c = pod.getContainers().get(0);
@@ -72,6 +73,12 @@ class ManifestsTest {
     assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     assertThat(c.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/healthz");
     assertThat(c.getEnv()).anyMatch(e -> e.getName().equals("POD_NAMESPACE"));
+    assertThat(c.getEnv())
+        .anyMatch(
+            e ->
+                e.getName().equals("POD_NAME")
+                    && e.getValueFrom().getFieldRef().getFieldPath().equals("metadata.name"));
+    assertThat(c.getEnv()).noneMatch(e -> e.getName().equals("LEADER_ELECT"));
   }
 
   /** Collects every non-empty additionalProperties map under {@code o}. */
