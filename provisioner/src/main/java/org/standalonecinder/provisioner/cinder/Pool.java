@@ -8,6 +8,31 @@ package org.standalonecinder.provisioner.cinder;
  * @param storageProtocol e.g. {@code iSCSI}, {@code ceph}
  * @param total total capacity
  * @param free free capacity
+ * @param allocated what Cinder has allocated on it ({@code allocated_capacity_gb})
+ * @param provisioned what its volumes may grow to ({@code provisioned_capacity_gb}; thin pools)
+ * @param maxOverSubscriptionRatio how far provisioned may exceed total, or null when not reported
  */
 public record Pool(
-    String name, String backendName, String storageProtocol, Capacity total, Capacity free) {}
+    String name,
+    String backendName,
+    String storageProtocol,
+    Capacity total,
+    Capacity free,
+    Capacity allocated,
+    Capacity provisioned,
+    Double maxOverSubscriptionRatio) {
+
+  /** With only total and free known. */
+  public Pool(
+      String name, String backendName, String storageProtocol, Capacity total, Capacity free) {
+    this(
+        name,
+        backendName,
+        storageProtocol,
+        total,
+        free,
+        new Capacity.Unknown(),
+        new Capacity.Unknown(),
+        null);
+  }
+}

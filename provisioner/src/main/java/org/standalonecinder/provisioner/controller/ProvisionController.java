@@ -122,6 +122,7 @@ public final class ProvisionController implements AutoCloseable {
     this.clones =
         provisioner.clones(new KubernetesClusterReader(client, settings.secretNamespace()));
     this.metrics = new ProvisionMetrics(registry);
+    metrics.queue(queue::size);
   }
 
   /** Starts the informers and the workers; returns once the caches are synced. */
@@ -415,6 +416,7 @@ public final class ProvisionController implements AutoCloseable {
     java.util.Set<String> sweeps = deletedClaims.get(key);
     boolean sweeping = sweeps != null && !sweeps.isEmpty();
     boolean giveUp = !sweeping && (isFinal || retry.exhausted(n));
+    metrics.failed(key.startsWith(CLAIM) ? "claim" : "volume", giveUp);
     if (giveUp) {
       failures.remove(key);
       String note =

@@ -19,6 +19,28 @@ final class ProvisionMetrics {
     this.registry = registry;
   }
 
+  /** The queue's depth, read at each scrape. */
+  void queue(java.util.function.IntSupplier depth) {
+    io.micrometer.core.instrument.Gauge.builder("standalone_cinder_queue_depth", depth::getAsInt)
+        .description("claims and volumes waiting for a worker")
+        .register(registry);
+  }
+
+  /**
+   * A failed attempt of a claim ({@code what=claim}) or volume: retried, or given up ({@code
+   * standalone_cinder_gave_up_total}).
+   */
+  void failed(String what, boolean gaveUp) {
+    Counter.builder(gaveUp ? "standalone_cinder_gave_up" : "standalone_cinder_retries")
+        .description(
+            gaveUp
+                ? "items given up (a final failure, or too many attempts)"
+                : "failed attempts that are retried with backoff")
+        .tags("what", what)
+        .register(registry)
+        .increment();
+  }
+
   void provisioned(boolean clone, String result, long nanos) {
     String kind = clone ? "clone" : "blank";
     Counter.builder("standalone_cinder_provisions")

@@ -35,6 +35,7 @@ public final class ProvisionerApp implements AutoCloseable {
   private final HealthServer health;
   private final LeaderElection election;
   private final java.util.concurrent.atomic.AtomicBoolean closing;
+  private final PoolMetrics pools;
 
   private ProvisionerApp(
       Vertx vertx,
@@ -43,7 +44,8 @@ public final class ProvisionerApp implements AutoCloseable {
       ProvisionController controller,
       HealthServer health,
       LeaderElection election,
-      java.util.concurrent.atomic.AtomicBoolean closing) {
+      java.util.concurrent.atomic.AtomicBoolean closing,
+      PoolMetrics pools) {
     this.vertx = vertx;
     this.client = client;
     this.cinder = cinder;
@@ -51,6 +53,7 @@ public final class ProvisionerApp implements AutoCloseable {
     this.health = health;
     this.election = election;
     this.closing = closing;
+    this.pools = pools;
   }
 
   /**
@@ -59,6 +62,7 @@ public final class ProvisionerApp implements AutoCloseable {
    * @param election the Lease timings, or null to act without an election (one replica)
    * @param onLostLeadership what to do once this replica stopped leading (it has stopped acting
    *     already); the command exits the process
+   * @param poolStats how often the pools' capacity metrics are refreshed
    */
   public record Options(
       ProvisionerSettings settings,
@@ -69,7 +73,32 @@ public final class ProvisionerApp implements AutoCloseable {
       String healthAddress,
       int healthPort,
       Election election,
-      Runnable onLostLeadership) {
+      Runnable onLostLeadership,
+      Duration poolStats) {
+
+    /** Pool capacity refreshed every minute. */
+    public Options(
+        ProvisionerSettings settings,
+        String instance,
+        int workers,
+        Duration resync,
+        RetryPolicy retry,
+        String healthAddress,
+        int healthPort,
+        Election election,
+        Runnable onLostLeadership) {
+      this(
+          settings,
+          instance,
+          workers,
+          resync,
+          retry,
+          healthAddress,
+          healthPort,
+          election,
+          onLostLeadership,
+          Duration.ofMinutes(1));
+    }
 
     /** Without an election. */
     public Options(
@@ -122,11 +151,13 @@ public final class ProvisionerApp implements AutoCloseable {
     if (settings.rbd().form() == null) {
       settings = settings.withRbd(settings.rbd().withForm(rbdFormFor(client)));
     }
+    CinderClient metered = new MeteredCinderClient(cinder, registry);
+    PoolMetrics pools = new PoolMetrics(metered, registry);
     ProvisionController controller =
         new ProvisionController(
             client,
             new VolumeProvisioner(
-                cinder,
+                metered,
                 new KubernetesSecretStore(client),
                 VolumeMappers.standard(),
                 settings,
@@ -149,6 +180,7 @@ public final class ProvisionerApp implements AutoCloseable {
         .get();
     LOG.info(
         "health on http://{}:{}/healthz, /readyz and /metrics", o.healthAddress(), health.port());
+    pools.start(o.poolStats());
     LeaderElection election = null;
     java.util.concurrent.atomic.AtomicBoolean closing =
         new java.util.concurrent.atomic.AtomicBoolean();
@@ -178,7 +210,7 @@ public final class ProvisionerApp implements AutoCloseable {
     } else {
       controller.start();
     }
-    return new ProvisionerApp(vertx, client, cinder, controller, health, election, closing);
+    return new ProvisionerApp(vertx, client, cinder, controller, health, election, closing, pools);
   }
 
   /**
@@ -222,6 +254,7 @@ public final class ProvisionerApp implements AutoCloseable {
   public void close() {
     LOG.info("stopping: finishing the items in progress");
     closing.set(true);
+    pools.close();
     controller.pause();
     controller.close();
     if (election != null) {

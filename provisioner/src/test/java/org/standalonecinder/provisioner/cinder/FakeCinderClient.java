@@ -368,12 +368,21 @@ public final class FakeCinderClient implements CinderClient {
     call("deleteSnapshot", snapshotId);
   }
 
+  private List<Pool> pools =
+      List.of(
+          new Pool(
+              "fake@fake#fake", "fake", "iSCSI", new Capacity.Infinite(), new Capacity.Infinite()));
+
+  /** What {@link #pools()} answers from now on. */
+  public synchronized FakeCinderClient pools(List<Pool> now) {
+    this.pools = List.copyOf(now);
+    return this;
+  }
+
   @Override
   public synchronized List<Pool> pools() {
     call("pools", "");
-    return List.of(
-        new Pool(
-            "fake@fake#fake", "fake", "iSCSI", new Capacity.Infinite(), new Capacity.Infinite()));
+    return pools;
   }
 
   @Override

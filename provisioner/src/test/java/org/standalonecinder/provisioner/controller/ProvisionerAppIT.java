@@ -77,6 +77,22 @@ class ProvisionerAppIT {
       assertThat(metrics(port))
           .contains("standalone_cinder_provision_seconds_count{kind=\"blank\"} 1");
 
+      // Every documented series is there; the Cinder calls and the real pools' capacity too.
+      String m = metrics(port);
+      assertThat(m)
+          .contains(
+              "standalone_cinder_leader 1.0",
+              "standalone_cinder_queue_depth ",
+              "standalone_cinder_pools_up 1.0",
+              "standalone_cinder_cinder_request_seconds_count{operation=\"createVolume\",outcome=\"ok\"} 1",
+              "standalone_cinder_cinder_request_seconds_bucket{operation=\"createVolume\",outcome=\"ok\",le=")
+          .containsPattern(
+              "standalone_cinder_pool_capacity_gib\\{backend=\"file\",kind=\"total\",pool=\"[^\"]+@file#file\",protocol=\"iSCSI\"} [1-9][0-9.E]*")
+          .containsPattern(
+              "standalone_cinder_pool_capacity_gib\\{backend=\"file\",kind=\"free\",pool=\"[^\"]+@file#file\",protocol=\"iSCSI\"} [0-9][0-9.E]*")
+          .containsPattern(
+              "standalone_cinder_pool_max_over_subscription_ratio\\{pool=\"[^\"]+@file#file\"} [0-9.]+");
+
       // Leave nothing in the shared Cinder: the orphan path deletes a claim's volume.
       client.persistentVolumeClaims().inNamespace("apps").withName("app").delete();
       Cluster.release(client, client.persistentVolumes().withName(pv).get());

@@ -509,9 +509,24 @@ public final class OpenStackCinderClient implements CinderClient {
               text(c, "volume_backend_name"),
               text(c, "storage_protocol"),
               Capacity.parse(raw(c.get("total_capacity_gb"))),
-              Capacity.parse(raw(c.get("free_capacity_gb")))));
+              Capacity.parse(raw(c.get("free_capacity_gb"))),
+              Capacity.parse(raw(c.get("allocated_capacity_gb"))),
+              Capacity.parse(raw(c.get("provisioned_capacity_gb"))),
+              ratio(raw(c.get("max_over_subscription_ratio")))));
     }
     return out;
+  }
+
+  /** Cinder sends the ratio as a number or a string ("20.0", or "auto" for thin drivers). */
+  private static Double ratio(Object raw) {
+    if (raw instanceof Number n) {
+      return n.doubleValue();
+    }
+    try {
+      return raw == null ? null : Double.valueOf(raw.toString().trim());
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 
   @Override
