@@ -7,5 +7,5 @@ import picocli.CommandLine.Command;
     name = "cinder",
     mixinStandardHelpOptions = true,
     description = "Talk to Cinder directly.",
-    subcommands = {CheckCommand.class})
+    subcommands = {CheckCommand.class, PoolsCommand.class})
 final class CinderCommand {}

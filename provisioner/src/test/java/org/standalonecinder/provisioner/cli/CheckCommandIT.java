@@ -69,4 +69,31 @@ class CheckCommandIT {
       }
     }
   }
+
+  @org.junit.jupiter.api.Test
+  void poolsListsEveryPoolOfTheRealCinder() throws IOException {
+    Map<String, String> e = LocalCinder.env();
+    Path conf =
+        Files.writeString(
+            dir.resolve("pools.conf"),
+            "[Global]\ncinder-endpoint = "
+                + e.get("CINDER_ENDPOINT")
+                + "\ntenant-id = "
+                + e.get("CINDER_PROJECT_ID")
+                + "\n");
+    PoolsCommand cmd = new PoolsCommand();
+    cmd.env = Map.of();
+    StringWriter out = new StringWriter();
+    int code =
+        new CommandLine(cmd)
+            .setOut(new PrintWriter(out, true))
+            .execute("--cloud-config", conf.toString());
+    assertThat(code).as(out.toString()).isZero();
+    List<String> backends = List.of(e.get("CINDER_BACKEND").split(","));
+    assertThat(out.toString().lines().skip(1).toList()).hasSize(backends.size());
+    assertThat(out.toString()).containsPattern("@file#file +iSCSI +[0-9.]+ GiB +[0-9.]+ GiB");
+    if (backends.contains("rbd")) {
+      assertThat(out.toString()).containsPattern("@rbd#rbd +ceph +[0-9.]+ GiB");
+    }
+  }
 }
