@@ -93,9 +93,18 @@ class FailoverE2EIT {
     assertThat(made).hasSize(CLAIMS);
     assertThat(made.stream().map(Volume::id).toList())
         .containsExactlyInAnyOrderElementsOf(volumeOfClaim.values());
-    for (Volume v : made) {
-      assertThat(v.metadata()).containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
-    }
+    // Handed to their PVs, also the one whose PV the killed leader made but did not hand over:
+    // the new leader's sweep finds it still "provisioning" with its PV, and completes it.
+    LocalInstall.await(
+        "every volume handed to its PV",
+        () ->
+            it
+                .cinder
+                .findVolumes(
+                    null, Map.of(Names.META_CLUSTER, it.clusterId, Names.META_PVC_NAMESPACE, ns))
+                .stream()
+                .allMatch(v -> Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))),
+        Duration.ofSeconds(20));
 
     // Clean up with the new leader; the killed replica comes back as a standby.
     it.kubectl.ok(null, "delete", "namespace", ns, "--timeout=120s");

@@ -382,6 +382,18 @@ public final class ProvisionController implements AutoCloseable {
   private void findUnfinished() {
     try {
       for (VolumeProvisioner.Unfinished u : provisioner.unfinished()) {
+        // Its PV exists: a provisioner stopped between creating the PV and handing the volume
+        // over (a crash, a lost Lease). The hand-over is all that is missing.
+        PersistentVolume pv = volumes.getStore().getByKey(Names.pvName(u.claimUid()));
+        if (pv != null
+            && pv.getMetadata().getAnnotations() != null
+            && u.volumeId().equals(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+            && settings
+                .identity()
+                .equals(pv.getMetadata().getAnnotations().get(Names.ANN_IDENTITY))) {
+          handOver(pv);
+          continue;
+        }
         String ref = u.namespace() + "/" + u.name();
         PersistentVolumeClaim c = claims.getStore().getByKey(ref);
         if (c != null && u.claimUid().equals(c.getMetadata().getUid())) {
