@@ -192,6 +192,18 @@ public final class WebhookApp implements AutoCloseable {
                       registry),
               registry);
       CertificateSource certificates = certificates(client, o);
+      // Read at each scrape, so a rotation shows at once; an alert fires well before it is 0.
+      io.micrometer.core.instrument.Gauge.builder(
+              "standalone_cinder_webhook_certificate_expiry_seconds",
+              certificates,
+              c ->
+                  c.current() == null
+                      ? Double.NaN
+                      : (c.current().certificate().getNotAfter().getTime()
+                              - System.currentTimeMillis())
+                          / 1000.0)
+          .description("seconds until the serving certificate expires")
+          .register(registry);
       WebhookServer server =
           new WebhookServer(vertx, certificates, policy, resolverUp::get, registry::scrape);
       server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();

@@ -499,7 +499,9 @@ class WebhookAppTest {
             "standalone_cinder_webhook_decisions_total{endpoint=\"mutate\",kind=\"PersistentVolumeClaim\",mode=\"enforce\",result=\"patched\",rule=\"clone-request-namespace\"} 1.0")
         .contains(
             "standalone_cinder_webhook_review_seconds_count{endpoint=\"validate\",kind=\"PersistentVolumeClaim\"} 1")
-        .contains("standalone_cinder_webhook_policy_valid 1.0");
+        .contains("standalone_cinder_webhook_policy_valid 1.0")
+        // The serving certificate of the test's CA lives for days, not seconds.
+        .containsPattern("standalone_cinder_webhook_certificate_expiry_seconds [1-9][0-9]{4,}");
   }
 
   @Test
