@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.provision.CloneResolver;
 import org.standalonecinder.provisioner.provision.CloneSource;
@@ -305,9 +306,16 @@ public final class ProvisionController implements AutoCloseable {
         continue;
       }
       HasMetadata about = null;
+      // Every log line of this item says which claim or PV (and, once known, volume) it is on.
+      if (key.startsWith(CLAIM)) {
+        MDC.put("claim", key.substring(CLAIM.length()));
+      } else {
+        MDC.put("pv", key.substring(VOLUME.length()));
+      }
       try {
         about = process(key);
       } finally {
+        MDC.clear();
         queue.done(key);
         processed.accept(key, about);
       }

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.MDC;
 import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
@@ -132,7 +133,9 @@ public final class VolumeProvisioner {
     RbdOptions rbd = rbdOptions(req.params());
     Rollback rollback = new Rollback();
     try {
+      MDC.put("pv", pvName);
       Volume volume = findOrCreate(req, claim, pvName, source, rollback);
+      MDC.put("volume", volume.id());
       if (req.multiNode() && !volume.multiattach()) {
         throw ProvisioningException.invalid(
             "ReadWriteMany needs a multiattach volume type, and volume type '"
@@ -369,6 +372,9 @@ public final class VolumeProvisioner {
       return DeleteOutcome.NOT_MINE;
     }
     String volumeId = ann.get(Names.ANN_VOLUME_ID);
+    if (volumeId != null) {
+      MDC.put("volume", volumeId);
+    }
     try {
       Volume volume = volumeId == null ? null : cinder.getVolume(volumeId).orElse(null);
       if (volume != null) {

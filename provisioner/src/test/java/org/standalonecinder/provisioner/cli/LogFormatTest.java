@@ -1,0 +1,70 @@
+package org.standalonecinder.provisioner.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.joran.JoranConfigurator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
+
+/**
+ * The shipped logback.xml: {@code LOG_FORMAT=json} writes one JSON object per line with the item's
+ * claim, PV and volume; the default text line carries them too.
+ */
+class LogFormatTest {
+
+  private static String log(String format) throws Exception {
+    LoggerContext ctx = new LoggerContext();
+    ctx.setMDCAdapter(MDC.getMDCAdapter());
+    if (format != null) {
+      ctx.putProperty("LOG_FORMAT", format);
+    }
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream old = System.err;
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    try {
+      JoranConfigurator c = new JoranConfigurator();
+      c.setContext(ctx);
+      c.doConfigure(Path.of("src/main/resources/logback.xml").toFile());
+      MDC.put("claim", "apps/data");
+      MDC.put("volume", "vol-1");
+      ctx.getLogger("org.standalonecinder.provisioner.controller.ProvisionController")
+          .info("deleted volume {} (Cinder volume {})", "pvc-1", "vol-1");
+    } finally {
+      MDC.clear();
+      ctx.stop();
+      System.setErr(old);
+    }
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void jsonIsOneObjectPerLineWithTheItemsIds() throws Exception {
+    String out = log("json");
+    assertThat(out.lines().toList()).hasSize(1);
+    JsonNode line = new ObjectMapper().readTree(out);
+    assertThat(line.path("level").asText()).isEqualTo("INFO");
+    assertThat(line.path("loggerName").asText()).endsWith("ProvisionController");
+    assertThat(line.path("formattedMessage").asText())
+        .isEqualTo("deleted volume pvc-1 (Cinder volume vol-1)");
+    assertThat(line.path("mdc").path("claim").asText()).isEqualTo("apps/data");
+    assertThat(line.path("mdc").path("volume").asText()).isEqualTo("vol-1");
+    assertThat(line.path("timestamp").asLong()).isPositive();
+  }
+
+  @Test
+  void textIsTheDefaultAndNamesTheItemToo() throws Exception {
+    String out = log(null);
+    assertThat(out)
+        .contains("INFO  [")
+        .contains("claim=apps/data")
+        .contains("volume=vol-1")
+        .endsWith("deleted volume pvc-1 (Cinder volume vol-1)" + System.lineSeparator());
+  }
+}
