@@ -1,0 +1,124 @@
+package org.standalonecinder.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The benchmark: one table, every figure beside a baseline measured in the same run, medians of
+ * repeated rounds. {@code dev/bench.sh} runs it (docs/benchmarks.md).
+ */
+@Command(
+    name = "standalone-cinder-bench",
+    mixinStandardHelpOptions = true,
+    description = "Measure the provisioner against baselines of the same run; print one table.")
+public final class Bench implements Callable<Integer> {
+
+  @Option(names = "--claims", defaultValue = "1000", description = "claims per burst")
+  int claims;
+
+  @Option(names = "--workers", defaultValue = "4", description = "the provisioner's workers")
+  int workers;
+
+  @Option(names = "--rounds", defaultValue = "3", description = "rounds; medians are reported")
+  int rounds;
+
+  @Option(
+      names = "--cinder-env",
+      description = "dev/cinder-local's env file: also measure against the real Cinder")
+  Path cinderEnv;
+
+  @Option(
+      names = "--real-claims",
+      defaultValue = "5",
+      description = "claims (and baseline volumes) against the real Cinder")
+  int realClaims;
+
+  // The mock server logs every request through java.util.logging: kept quiet, and referenced so
+  // that the setting is not collected with the logger.
+  private static final java.util.logging.Logger MOCK_LOG =
+      java.util.logging.Logger.getLogger("io.fabric8.mockwebserver");
+
+  public static void main(String[] args) {
+    MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
+    System.exit(new CommandLine(new Bench()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Table table = new Table();
+    List<Double> rates = new ArrayList<>();
+    List<Double> floors = new ArrayList<>();
+    List<Double> p50 = new ArrayList<>();
+    List<Double> p99 = new ArrayList<>();
+    // A first, untimed round warms the JIT: the figures are of a running provisioner.
+    ProvisionerBench.burst(new FakeCinderClient(), Math.min(claims, 200), workers);
+    for (int r = 0; r < rounds; r++) {
+      floors.add(ProvisionerBench.apiPvCreatesPerSecond(claims, workers));
+      ProvisionerBench.Run run = ProvisionerBench.burst(new FakeCinderClient(), claims, workers);
+      rates.add(run.claimsPerSecond());
+      p50.add(Stats.percentile(run.latenciesMs(), 50));
+      p99.add(Stats.percentile(run.latenciesMs(), 99));
+      System.err.printf(
+          Locale.ROOT,
+          "round %d: %.0f claims/s, API floor %.0f PV creates/s, p50 %.1f ms, p99 %.1f ms%n",
+          r + 1,
+          rates.get(r),
+          floors.get(r),
+          p50.get(r),
+          p99.get(r));
+    }
+    double rate = Stats.median(rates);
+    double floor = Stats.median(floors);
+    table.add(
+        "provisioner, " + claims + " claims at once, instant Cinder: claims/s",
+        Table.perSecond(rate),
+        "mock API server alone: " + Table.perSecond(floor) + " PV creates",
+        rate / floor,
+        "≥ 200/s");
+    table.add("  claim → PV p50", Table.ms(Stats.median(p50)), "", Double.NaN, "≤ 50 ms");
+    table.add("  claim → PV p99", Table.ms(Stats.median(p99)), "", Double.NaN, "");
+    // Unloaded: one claim at a time, so the latency is the provisioner's, not the queue's.
+    List<Double> one = ProvisionerBench.sequentialClaimsMs(new FakeCinderClient(), 100);
+    table.add(
+        "provisioner, one claim at a time (100), instant Cinder: claim → PV p50",
+        Table.ms(Stats.percentile(one, 50)),
+        "",
+        Double.NaN,
+        "≤ 50 ms");
+    table.add("  claim → PV p99", Table.ms(Stats.percentile(one, 99)), "", Double.NaN, "");
+
+    if (cinderEnv != null) {
+      if (!Files.isRegularFile(cinderEnv)) {
+        System.err.println("no such env file: " + cinderEnv + " (start dev/cinder-local first)");
+        return 2;
+      }
+      System.setProperty("cinder.local.env", cinderEnv.toString());
+      try (CinderClient cinder =
+          OpenStackCinderClient.create(LocalCinder.config(LocalCinder.Mode.NOAUTH))) {
+        List<Double> base = ProvisionerBench.cinderCreateAndAttachMs(cinder, realClaims);
+        List<Double> ours = ProvisionerBench.sequentialClaimsMs(cinder, realClaims);
+        double b = Stats.median(base);
+        double o = Stats.median(ours);
+        table.add(
+            "provisioner, real local Cinder: claim → PV (median of " + realClaims + ")",
+            Table.ms(o),
+            "Cinder's own create + available + attach: " + Table.ms(b),
+            o / b,
+            "≤ 1.1×");
+      }
+    }
+    table.render().forEach(System.out::println);
+    return 0;
+  }
+}

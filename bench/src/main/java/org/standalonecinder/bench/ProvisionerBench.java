@@ -1,0 +1,300 @@
+package org.standalonecinder.bench;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.BooleanSupplier;
+import org.standalonecinder.provisioner.cinder.Attachment;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
+import org.standalonecinder.provisioner.controller.ProvisionController;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * The provisioner's throughput and latency on fabric8's mock API server: claims created as fast as
+ * one client can, each claim's time from its create call to its PV's arrival at a watch. Against an
+ * instant Cinder (the tests' fake) the figures bound the controller and the API; against the real
+ * local Cinder they are compared with Cinder's own create and attach of one volume.
+ */
+final class ProvisionerBench {
+
+  static final String CLASS = "bench";
+
+  private ProvisionerBench() {}
+
+  /** claims/s and claim→PV latencies (ms) of one run. */
+  record Run(double claimsPerSecond, List<Double> latenciesMs) {}
+
+  static KubernetesMockServer apiServer() {
+    KubernetesMockServer server =
+        new KubernetesMockServer(
+            new Context(),
+            new MockWebServer(),
+            new HashMap<>(),
+            new KubernetesCrudDispatcher(),
+            false);
+    server.init();
+    return server;
+  }
+
+  /** fabric8's mock sometimes takes longer than its own 10 s to close; the figures are taken. */
+  static void destroy(KubernetesMockServer server) {
+    try {
+      server.destroy();
+    } catch (IllegalStateException slowToClose) {
+      // nothing of the next round depends on it: each round has its own server
+    }
+  }
+
+  static ProvisionerSettings settings(String cluster) {
+    return new ProvisionerSettings(
+        ProvisionerSettings.DEFAULT_NAME,
+        cluster,
+        cluster,
+        "iqn.2026-11.org.standalonecinder:" + cluster,
+        cluster,
+        "127.0.0.1",
+        "standalone-cinder",
+        false);
+  }
+
+  static ProvisionController controller(
+      KubernetesClient client, CinderClient cinder, ProvisionerSettings s, int workers) {
+    return new ProvisionController(
+        client,
+        new VolumeProvisioner(
+            cinder,
+            new KubernetesSecretStore(client),
+            VolumeMappers.standard(),
+            s,
+            Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2))),
+        s,
+        new EventRecorder(client, s.provisionerName(), "bench", Clock.systemUTC()),
+        new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(5), 20),
+        workers,
+        Duration.ofMinutes(30),
+        new SimpleMeterRegistry());
+  }
+
+  static void createClass(KubernetesClient client) {
+    client
+        .storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName(CLASS)
+                .endMetadata()
+                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                .withReclaimPolicy("Delete")
+                .build())
+        .create();
+  }
+
+  static PersistentVolumeClaim claim(String name) {
+    PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
+    c.getMetadata().setNamespace("bench");
+    c.getMetadata()
+        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    c.getSpec().setStorageClassName(CLASS);
+    return c;
+  }
+
+  /** Waits for a condition, or fails naming it. */
+  static void await(String what, BooleanSupplier condition, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("timed out after " + timeout.toSeconds() + " s: " + what);
+      }
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  /**
+   * The baseline: what the mock API server alone does for the provisioner's one indispensable write
+   * per claim, a PV create, from as many threads as the provisioner has workers.
+   */
+  static double apiPvCreatesPerSecond(int n, int threads) throws Exception {
+    KubernetesMockServer server = apiServer();
+    try (KubernetesClient client = server.createClient()) {
+      ExecutorService pool = Executors.newFixedThreadPool(threads);
+      long t0 = System.nanoTime();
+      List<Future<?>> done = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        String name = "pv-" + i;
+        done.add(
+            pool.submit(
+                () ->
+                    client
+                        .persistentVolumes()
+                        .resource(
+                            new PersistentVolumeBuilder()
+                                .withNewMetadata()
+                                .withName(name)
+                                .endMetadata()
+                                .withNewSpec()
+                                .withCapacity(Map.of("storage", new Quantity("1Gi")))
+                                .withAccessModes("ReadWriteOnce")
+                                .withNewIscsi()
+                                .withTargetPortal("127.0.0.1:3260")
+                                .withIqn("iqn.2010-10.org.openstack:" + name)
+                                .withLun(1)
+                                .endIscsi()
+                                .endSpec()
+                                .build())
+                        .create()));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+      double secs = (System.nanoTime() - t0) / 1e9;
+      pool.shutdown();
+      return n / secs;
+    } finally {
+      destroy(server);
+    }
+  }
+
+  /** {@code n} claims at once through a provisioner of {@code workers} workers. */
+  static Run burst(CinderClient cinder, int n, int workers) {
+    KubernetesMockServer server = apiServer();
+    Map<String, Long> asked = new ConcurrentHashMap<>();
+    Map<String, Long> arrived = new ConcurrentHashMap<>();
+    try (KubernetesClient client = server.createClient();
+        KubernetesClient watcher = server.createClient()) {
+      ProvisionController c =
+          controller(client, cinder, settings("bench-" + System.nanoTime()), workers);
+      c.start();
+      await("caches synced", c::synced, Duration.ofSeconds(30));
+      createClass(client);
+      SharedIndexInformer<PersistentVolume> pvs =
+          watcher
+              .persistentVolumes()
+              .inform(
+                  new ResourceEventHandler<>() {
+                    @Override
+                    public void onAdd(PersistentVolume pv) {
+                      arrived.putIfAbsent(pv.getMetadata().getName(), System.nanoTime());
+                    }
+
+                    @Override
+                    public void onUpdate(PersistentVolume o, PersistentVolume pv) {}
+
+                    @Override
+                    public void onDelete(PersistentVolume pv, boolean unknown) {}
+                  });
+      long t0 = System.nanoTime();
+      for (int i = 0; i < n; i++) {
+        long before = System.nanoTime();
+        PersistentVolumeClaim made =
+            client.persistentVolumeClaims().inNamespace("bench").resource(claim("c" + i)).create();
+        asked.put(Names.pvName(made.getMetadata().getUid()), before);
+      }
+      await("every PV", () -> arrived.keySet().containsAll(asked.keySet()), Duration.ofMinutes(10));
+      long last = asked.keySet().stream().mapToLong(arrived::get).max().orElse(t0);
+      List<Double> lat = new ArrayList<>();
+      asked.forEach((pv, t) -> lat.add((arrived.get(pv) - t) / 1e6));
+      pvs.close();
+      c.close();
+      return new Run(n / ((last - t0) / 1e9), lat);
+    } finally {
+      destroy(server);
+    }
+  }
+
+  /**
+   * Cinder's own time for what a claim needs of it, one volume at a time: create, wait until
+   * available, attach to the cluster's connector (create + complete); then cleaned up, untimed.
+   */
+  static List<Double> cinderCreateAndAttachMs(CinderClient cinder, int k) {
+    VolumeProvisioner p =
+        new VolumeProvisioner(
+            cinder, null, VolumeMappers.standard(), settings("bench-base"), Backoff.DEFAULT);
+    List<Double> out = new ArrayList<>();
+    for (int i = 0; i < k; i++) {
+      long t0 = System.nanoTime();
+      Volume v = cinder.createVolume(VolumeSpec.blank("bench-baseline-" + System.nanoTime(), 1));
+      cinder.awaitVolumeStatus(v.id(), java.util.Set.of("available"), Backoff.DEFAULT);
+      Attachment a = cinder.createAttachment(v.id(), p.connector());
+      cinder.completeAttachment(a.id());
+      out.add((System.nanoTime() - t0) / 1e6);
+      cinder.deleteAttachment(a.id());
+      cinder.awaitVolumeStatus(v.id(), java.util.Set.of("available"), Backoff.DEFAULT);
+      cinder.deleteVolume(v.id());
+      cinder.awaitVolumeDeleted(v.id(), Backoff.DEFAULT);
+    }
+    return out;
+  }
+
+  /** One claim at a time through the provisioner, each released (and its volume deleted) after. */
+  static List<Double> sequentialClaimsMs(CinderClient cinder, int k) {
+    KubernetesMockServer server = apiServer();
+    List<Double> out = new ArrayList<>();
+    try (KubernetesClient client = server.createClient()) {
+      ProvisionController c = controller(client, cinder, settings("bench-" + System.nanoTime()), 2);
+      c.start();
+      await("caches synced", c::synced, Duration.ofSeconds(30));
+      createClass(client);
+      for (int i = 0; i < k; i++) {
+        long t0 = System.nanoTime();
+        PersistentVolumeClaim made =
+            client.persistentVolumeClaims().inNamespace("bench").resource(claim("s" + i)).create();
+        String pvName = Names.pvName(made.getMetadata().getUid());
+        await(
+            "PV of claim " + i,
+            () -> client.persistentVolumes().withName(pvName).get() != null,
+            Duration.ofMinutes(2));
+        out.add((System.nanoTime() - t0) / 1e6);
+        PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
+        client.persistentVolumeClaims().inNamespace("bench").withName("s" + i).delete();
+        pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+        client.persistentVolumes().resource(pv).updateStatus();
+        await(
+            "PV " + pvName + " torn down",
+            () -> client.persistentVolumes().withName(pvName).get() == null,
+            Duration.ofMinutes(2));
+      }
+      c.close();
+      return out;
+    } finally {
+      destroy(server);
+    }
+  }
+}

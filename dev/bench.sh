@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# dev/bench.sh - the benchmark (docs/benchmarks.md): builds the jars, starts the local Cinder
+# (reusing one that runs), and prints one table in which every figure stands beside a baseline
+# measured in the same run. Extra arguments go to the bench (e.g. --claims 500 --rounds 5).
+# Env: BENCH_NO_CINDER=1 skips the real-Cinder rows (and starting Cinder).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
+"$ROOT/dev/ensure-jdk.sh"
+cd "$ROOT"
+mvn -B -ntp -q -DskipTests install -pl bench -am
+args=()
+started=0
+if [ "${BENCH_NO_CINDER:-0}" != 1 ]; then
+  # Reuse a running Cinder in either of the configurations the other scripts start.
+  if ! "$ROOT/dev/cinder-local/start.sh" --running \
+     && ! "$ROOT/dev/cinder-local/start.sh" --keystone --backend file,rbd --running; then
+    "$ROOT/dev/cinder-local/start.sh" >/dev/null
+    started=1
+  fi
+  args+=(--cinder-env "$STATE/cinder-local.env")
+fi
+trap '[ "$started" = 1 ] && "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true' EXIT
+echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(java -version 2>&1 | head -1)"
+java -jar bench/target/standalone-cinder-bench.jar "${args[@]}" "$@"
