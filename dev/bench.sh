@@ -7,8 +7,23 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
 "$ROOT/dev/ensure-jdk.sh"
+# The webhook's baselines and load: wrk, nginx (Debian's), openssl s_time; taskset pins them.
+missing=""
+for p in wrk nginx-light openssl util-linux; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  # Never let the package start a system nginx on port 80.
+  added_policy=0
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; added_policy=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing >/dev/null \
+    || { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing >/dev/null; }
+  [ "$added_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
+fi
 cd "$ROOT"
-mvn -B -ntp -q -DskipTests install -pl bench -am
+mvn -B -ntp -q -DskipTests install -pl bench,webhook -am
 args=()
 started=0
 if [ "${BENCH_NO_CINDER:-0}" != 1 ]; then

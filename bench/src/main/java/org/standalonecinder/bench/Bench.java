@@ -39,6 +39,21 @@ public final class Bench implements Callable<Integer> {
   Path cinderEnv;
 
   @Option(
+      names = "--webhook-jar",
+      defaultValue = "webhook/target/standalone-cinder-webhook.jar",
+      description = "the webhook to measure; none: skip its rows (they need wrk, nginx, openssl)")
+  Path webhookJar;
+
+  @Option(names = "--seconds", defaultValue = "10", description = "each wrk run")
+  int seconds;
+
+  @Option(names = "--connections", defaultValue = "50", description = "wrk's connections")
+  int connections;
+
+  @Option(names = "--skip-provisioner", description = "only the webhook's rows")
+  boolean skipProvisioner;
+
+  @Option(
       names = "--real-claims",
       defaultValue = "5",
       description = "claims (and baseline volumes) against the real Cinder")
@@ -57,6 +72,15 @@ public final class Bench implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Table table = new Table();
+    if (webhookJar != null && Files.isRegularFile(webhookJar)) {
+      WebhookBench.run(table, webhookJar, seconds, connections);
+    } else {
+      System.err.println("no webhook jar at " + webhookJar + ": its rows are left out");
+    }
+    if (skipProvisioner) {
+      table.render().forEach(System.out::println);
+      return 0;
+    }
     List<Double> rates = new ArrayList<>();
     List<Double> floors = new ArrayList<>();
     List<Double> p50 = new ArrayList<>();

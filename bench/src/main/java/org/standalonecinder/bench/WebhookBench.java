@@ -1,0 +1,441 @@
+package org.standalonecinder.bench;
+
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+
+/**
+ * The webhook under wrk (one thread, 50 connections, TLS 1.3, HTTP/1.1 as kube-apiserver sends
+ * reviews), pinned to one core with the load on the other, beside nginx returning a fixed body over
+ * the same certificate and a minimal Vert.x server that parses the same body: reviews/s and p50/p99
+ * of a PVC CREATE and a StorageClass CREATE, full handshakes/s, RSS under load and start-to-ready.
+ * Its lookups go to fabric8's mock API server in this process.
+ */
+final class WebhookBench {
+
+  private WebhookBench() {}
+
+  /** One server's figures. */
+  record Figures(
+      String name,
+      double readyMs,
+      Tools.Load pvc,
+      Tools.Load storageClass,
+      double handshakes,
+      double rssMib) {}
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  static SSLContext trustAll() throws Exception {
+    SSLContext ctx = SSLContext.getInstance("TLSv1.3");
+    ctx.init(
+        null,
+        new TrustManager[] {
+          new X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] c, String a) {}
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] c, String a) {}
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+              return new X509Certificate[0];
+            }
+          }
+        },
+        new SecureRandom());
+    return ctx;
+  }
+
+  /** Whether a TLS handshake with 127.0.0.1:port succeeds now. */
+  static boolean handshake(SSLContext tls, int port) {
+    try (Socket raw = new Socket()) {
+      raw.connect(new InetSocketAddress("127.0.0.1", port), 200);
+      try (SSLSocket s =
+          (SSLSocket) tls.getSocketFactory().createSocket(raw, "127.0.0.1", port, false)) {
+        s.setSoTimeout(1000);
+        s.startHandshake();
+        return true;
+      }
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  static String review(String uid, String kind, String group, String resource, String object) {
+    return """
+        {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",\
+        "kind":{"group":"%s","version":"v1","kind":"%s"},\
+        "resource":{"group":"%s","version":"v1","resource":"%s"},\
+        "requestKind":{"group":"%s","version":"v1","kind":"%s"},\
+        "requestResource":{"group":"%s","version":"v1","resource":"%s"},\
+        "name":"data","namespace":"apps","operation":"CREATE",\
+        "userInfo":{"username":"alice","uid":"4b1d","groups":["developers","system:authenticated"]},\
+        "object":%s,"oldObject":null,"dryRun":false,\
+        "options":{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"kubectl-client-side-apply"}}}"""
+        .formatted(uid, group, kind, group, resource, group, kind, group, resource, object);
+  }
+
+  /**
+   * A PVC CREATE as kubectl apply sends it, with its last-applied annotation and managed fields.
+   */
+  static String pvcReview() {
+    String claim =
+        """
+        {"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":"data","namespace":"apps",\
+        "uid":"0b6c3f2e-1111-4e5a-9c1d-5e2f3a4b5c6d","creationTimestamp":null,\
+        "labels":{"app.kubernetes.io/name":"postgres","app.kubernetes.io/instance":"orders"},\
+        "annotations":{"kubectl.kubernetes.io/last-applied-configuration":\
+        "{\\"apiVersion\\":\\"v1\\",\\"kind\\":\\"PersistentVolumeClaim\\",\\"metadata\\":{\\"annotations\\":{},\
+        \\"labels\\":{\\"app.kubernetes.io/instance\\":\\"orders\\",\\"app.kubernetes.io/name\\":\\"postgres\\"},\
+        \\"name\\":\\"data\\",\\"namespace\\":\\"apps\\"},\\"spec\\":{\\"accessModes\\":[\\"ReadWriteOnce\\"],\
+        \\"resources\\":{\\"requests\\":{\\"storage\\":\\"10Gi\\"}},\\"storageClassName\\":\\"bench\\"}}\\n"},\
+        "managedFields":[{"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"v1",\
+        "time":"2026-11-23T10:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":\
+        {".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},\
+        "f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/name":{}}},"f:spec":{"f:accessModes":{},\
+        "f:resources":{"f:requests":{".":{},"f:storage":{}}},"f:storageClassName":{},"f:volumeMode":{}}}}]},\
+        "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"10Gi"}},\
+        "storageClassName":"bench","volumeMode":"Filesystem"},"status":{"phase":"Pending"}}""";
+    return review(
+        "5f0a3d1e-2b4c-4d6e-8f10-1a2b3c4d5e6f",
+        "PersistentVolumeClaim",
+        "",
+        "persistentvolumeclaims",
+        claim);
+  }
+
+  static String storageClassReview() {
+    String sc =
+        """
+        {"kind":"StorageClass","apiVersion":"storage.k8s.io/v1","metadata":{"name":"fast",\
+        "creationTimestamp":null},"provisioner":"openstack.org/standalone-cinder",\
+        "parameters":{"type":"fast","fsType":"ext4","smartclone":"true"},\
+        "reclaimPolicy":"Delete","volumeBindingMode":"Immediate"}""";
+    return review(
+        "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "StorageClass",
+        "storage.k8s.io",
+        "storageclasses",
+        sc);
+  }
+
+  /** Starts a server, waits until it answers, loads it, measures it, stops it. */
+  static Figures measure(
+      String name,
+      List<String> cmd,
+      int port,
+      String path,
+      String readyPath,
+      Path dir,
+      int seconds,
+      int connections)
+      throws Exception {
+    SSLContext tls = trustAll();
+    long t0 = System.nanoTime();
+    Process p =
+        new ProcessBuilder(Tools.pinned(0, cmd))
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve(name + ".log").toFile())
+            .start();
+    try {
+      HttpClient http = HttpClient.newBuilder().sslContext(tls).build();
+      ProvisionerBench.await(
+          name + " ready",
+          () -> {
+            if (!p.isAlive()) {
+              throw new IllegalStateException(name + " exited; see " + dir.resolve(name + ".log"));
+            }
+            if (!handshake(tls, port)) {
+              return false;
+            }
+            if (readyPath == null) {
+              return true;
+            }
+            try {
+              return http.send(
+                          HttpRequest.newBuilder(
+                                  URI.create("https://127.0.0.1:" + port + readyPath))
+                              .timeout(Duration.ofSeconds(2))
+                              .build(),
+                          HttpResponse.BodyHandlers.discarding())
+                      .statusCode()
+                  == 200;
+            } catch (IOException | InterruptedException e) {
+              return false;
+            }
+          },
+          Duration.ofSeconds(60));
+      double readyMs = (System.nanoTime() - t0) / 1e6;
+      String url = "https://127.0.0.1:" + port + path;
+      // What the load will get: a decision, not an error page (wrk counts only non-2xx).
+      String answer =
+          http.send(
+                  HttpRequest.newBuilder(URI.create(url))
+                      .header("Content-Type", "application/json")
+                      .POST(HttpRequest.BodyPublishers.ofFile(dir.resolve("pvc.json")))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
+      System.err.println(name + " answers a PVC CREATE with: " + answer);
+      // Warm-up: the JIT of the JVM servers, nginx's caches.
+      Tools.wrk(url, dir.resolve("pvc.json"), connections, Math.max(3, seconds / 2), dir);
+      Tools.Load pvc = Tools.wrk(url, dir.resolve("pvc.json"), connections, seconds, dir);
+      double rss = Tools.rssMib(p.pid());
+      Tools.Load sc = Tools.wrk(url, dir.resolve("sc.json"), connections, seconds, dir);
+      rss = Math.max(rss, Tools.rssMib(p.pid()));
+      double hs = Tools.handshakes(port, Math.max(3, seconds / 2));
+      System.err.printf(
+          Locale.ROOT,
+          "%s: ready %.0f ms; PVC %.0f/s p50 %.2f p99 %.2f ms (errors %d); SC %.0f/s;"
+              + " %.0f handshakes/s; RSS %.0f MiB%n",
+          name,
+          readyMs,
+          pvc.requestsPerSecond(),
+          pvc.p50Ms(),
+          pvc.p99Ms(),
+          pvc.errors(),
+          sc.requestsPerSecond(),
+          hs,
+          rss);
+      return new Figures(name, readyMs, pvc, sc, hs, rss);
+    } finally {
+      p.destroy();
+      p.waitFor();
+    }
+  }
+
+  static String nginxConf(Path dir, int port) {
+    return """
+        worker_processes 1;
+        pid %1$s/nginx.pid;
+        error_log %1$s/nginx-error.log warn;
+        events { worker_connections 1024; }
+        http {
+          access_log off;
+          client_body_temp_path %1$s/nginx-body;
+          proxy_temp_path %1$s/nginx-proxy;
+          fastcgi_temp_path %1$s/nginx-fastcgi;
+          uwsgi_temp_path %1$s/nginx-uwsgi;
+          scgi_temp_path %1$s/nginx-scgi;
+          server {
+            listen 127.0.0.1:%2$d ssl;
+            ssl_certificate %1$s/tls/tls.crt;
+            ssl_certificate_key %1$s/tls/tls.key;
+            ssl_protocols TLSv1.3;
+            client_body_buffer_size 64k;
+            location / {
+              default_type application/json;
+              return 200 '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"5f0a3d1e-2b4c-4d6e-8f10-1a2b3c4d5e6f","allowed":true}}';
+            }
+          }
+        }
+        """
+        .formatted(dir, port);
+  }
+
+  /** Runs the three servers one after another and adds the rows. */
+  static void run(Table table, Path webhookJar, int seconds, int connections) throws Exception {
+    Path dir = Files.createTempDirectory("bench-webhook");
+    Path benchJar =
+        Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    String java = ProcessHandle.current().info().command().orElse("java");
+    Tools.run(
+        List.of(
+            java,
+            "-jar",
+            webhookJar.toString(),
+            "certs",
+            "generate",
+            "--out",
+            dir.resolve("tls").toString(),
+            "--ip",
+            "127.0.0.1"),
+        Map.of(),
+        60);
+    Files.writeString(dir.resolve("pvc.json"), pvcReview());
+    Files.writeString(dir.resolve("sc.json"), storageClassReview());
+
+    KubernetesMockServer api = ProvisionerBench.apiServer();
+    try (KubernetesClient client = api.createClient()) {
+      client
+          .storage()
+          .v1()
+          .storageClasses()
+          .resource(
+              new StorageClassBuilder()
+                  .withNewMetadata()
+                  .withName("bench")
+                  .endMetadata()
+                  .withProvisioner("openstack.org/standalone-cinder")
+                  .build())
+          .create();
+      Path kubeconfig = dir.resolve("kubeconfig");
+      Files.writeString(
+          kubeconfig,
+          "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {server: '"
+              + client.getMasterUrl().toString().replaceAll("/$", "")
+              + "'}\nusers:\n- name: bench\n  user: {token: bench}\ncontexts:\n- name: mock\n"
+              + "  context: {cluster: mock, user: bench}\ncurrent-context: mock\n");
+
+      int nginxPort = freePort();
+      Files.writeString(dir.resolve("nginx.conf"), nginxConf(dir, nginxPort));
+      Figures nginx =
+          measure(
+              "nginx",
+              List.of(
+                  "nginx",
+                  "-c",
+                  dir.resolve("nginx.conf").toString(),
+                  "-p",
+                  dir.toString(),
+                  "-g",
+                  "daemon off;"),
+              nginxPort,
+              "/",
+              null,
+              dir,
+              seconds,
+              connections);
+      int minimalPort = freePort();
+      Figures minimal =
+          measure(
+              "vertx-minimal",
+              List.of(
+                  java,
+                  "-cp",
+                  benchJar.toString(),
+                  MinimalServer.class.getName(),
+                  String.valueOf(minimalPort),
+                  dir.resolve("tls/tls.crt").toString(),
+                  dir.resolve("tls/tls.key").toString()),
+              minimalPort,
+              "/",
+              null,
+              dir,
+              seconds,
+              connections);
+      int webhookPort = freePort();
+      Figures webhook =
+          measure(
+              "webhook",
+              List.of(
+                  java,
+                  "-jar",
+                  webhookJar.toString(),
+                  "serve",
+                  "--tls-dir",
+                  dir.resolve("tls").toString(),
+                  "--listen",
+                  "127.0.0.1",
+                  "--port",
+                  String.valueOf(webhookPort),
+                  "--kubeconfig",
+                  kubeconfig.toString()),
+              webhookPort,
+              "/validate",
+              "/readyz",
+              dir,
+              seconds,
+              connections);
+      rows(table, nginx, minimal, webhook, connections);
+    } finally {
+      ProvisionerBench.destroy(api);
+    }
+  }
+
+  static void rows(Table t, Figures nginx, Figures minimal, Figures webhook, int connections) {
+    String vs = "nginx %s, Vert.x %s";
+    t.add(
+        "webhook, PVC CREATE (" + connections + " connections): reviews/s",
+        Table.perSecond(webhook.pvc().requestsPerSecond()),
+        vs.formatted(
+            Table.perSecond(nginx.pvc().requestsPerSecond()),
+            Table.perSecond(minimal.pvc().requestsPerSecond())),
+        webhook.pvc().requestsPerSecond() / nginx.pvc().requestsPerSecond(),
+        "≥ 0.5× nginx, ≥ 1.0× Vert.x ("
+            + String.format(
+                Locale.ROOT,
+                "%.2f×",
+                webhook.pvc().requestsPerSecond() / minimal.pvc().requestsPerSecond())
+            + ")");
+    t.add(
+        "  p50 / p99",
+        Table.ms(webhook.pvc().p50Ms()) + " / " + Table.ms(webhook.pvc().p99Ms()),
+        vs.formatted(
+            Table.ms(nginx.pvc().p50Ms()) + " / " + Table.ms(nginx.pvc().p99Ms()),
+            Table.ms(minimal.pvc().p50Ms()) + " / " + Table.ms(minimal.pvc().p99Ms())),
+        webhook.pvc().p99Ms() / nginx.pvc().p99Ms(),
+        "p99 ≤ 2 ms");
+    t.add(
+        "webhook, StorageClass CREATE: reviews/s",
+        Table.perSecond(webhook.storageClass().requestsPerSecond()),
+        vs.formatted(
+            Table.perSecond(nginx.storageClass().requestsPerSecond()),
+            Table.perSecond(minimal.storageClass().requestsPerSecond())),
+        webhook.storageClass().requestsPerSecond() / nginx.storageClass().requestsPerSecond(),
+        "");
+    t.add(
+        "  p50 / p99",
+        Table.ms(webhook.storageClass().p50Ms()) + " / " + Table.ms(webhook.storageClass().p99Ms()),
+        "",
+        Double.NaN,
+        "");
+    t.add(
+        "webhook, full TLS handshakes/s (one client)",
+        Table.perSecond(webhook.handshakes()),
+        vs.formatted(Table.perSecond(nginx.handshakes()), Table.perSecond(minimal.handshakes())),
+        webhook.handshakes() / nginx.handshakes(),
+        "≥ 1.0× nginx");
+    t.add(
+        "webhook, RSS under load",
+        String.format(Locale.ROOT, "%.0f MiB", webhook.rssMib()),
+        String.format(
+            Locale.ROOT, "nginx %.0f MiB, Vert.x %.0f MiB", nginx.rssMib(), minimal.rssMib()),
+        webhook.rssMib() / minimal.rssMib(),
+        "≤ 96 MiB");
+    t.add(
+        "webhook, start to ready",
+        Table.ms(webhook.readyMs()),
+        String.format(Locale.ROOT, "Vert.x %s", Table.ms(minimal.readyMs())),
+        webhook.readyMs() / minimal.readyMs(),
+        "≤ 1.0 s");
+    List<Figures> all = new ArrayList<>(List.of(nginx, minimal, webhook));
+    for (Figures f : all) {
+      if (f.pvc().errors() + f.storageClass().errors() > 0) {
+        t.add(
+            "  " + f.name() + ": responses that were not 2xx, or timeouts",
+            String.valueOf(f.pvc().errors() + f.storageClass().errors()),
+            "",
+            Double.NaN,
+            "0");
+      }
+    }
+  }
+}
