@@ -8,8 +8,9 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
-import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -66,7 +67,32 @@ public final class Bench implements Callable<Integer> {
 
   public static void main(String[] args) {
     MOCK_LOG.setLevel(java.util.logging.Level.WARNING);
-    System.exit(new CommandLine(new Bench()).execute(args));
+    int code;
+    try {
+      code = new CommandLine(new Bench()).execute(args);
+    } catch (Throwable t) {
+      // The servers' threads would keep the JVM alive after a failure.
+      t.printStackTrace();
+      code = 1;
+    }
+    System.exit(code);
+  }
+
+  /** The local Cinder's noauth API, from its env file, as a cloud.conf would name it. */
+  static CloudConfig noauth(Path envFile) throws Exception {
+    java.util.Properties env = new java.util.Properties();
+    try (var in = Files.newBufferedReader(envFile)) {
+      env.load(in);
+    }
+    Path conf = Files.createTempFile("bench-cloud", ".conf");
+    Files.writeString(
+        conf,
+        "[Global]\ncinder-endpoint = "
+            + env.getProperty("CINDER_ENDPOINT")
+            + "\ntenant-id = "
+            + env.getProperty("CINDER_PROJECT_ID")
+            + "\nusername = standalone-cinder-bench\n");
+    return CloudConfigLoader.load(conf, java.util.Map.of());
   }
 
   @Override
@@ -127,9 +153,7 @@ public final class Bench implements Callable<Integer> {
         System.err.println("no such env file: " + cinderEnv + " (start dev/cinder-local first)");
         return 2;
       }
-      System.setProperty("cinder.local.env", cinderEnv.toString());
-      try (CinderClient cinder =
-          OpenStackCinderClient.create(LocalCinder.config(LocalCinder.Mode.NOAUTH))) {
+      try (CinderClient cinder = OpenStackCinderClient.create(noauth(cinderEnv))) {
         List<Double> base = ProvisionerBench.cinderCreateAndAttachMs(cinder, realClaims);
         List<Double> ours = ProvisionerBench.sequentialClaimsMs(cinder, realClaims);
         double b = Stats.median(base);
