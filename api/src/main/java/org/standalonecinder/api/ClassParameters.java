@@ -54,9 +54,14 @@ public record ClassParameters(
 
   private static final Pattern FS_TYPE = Pattern.compile("[a-z0-9]{1,16}");
 
-  // A Secret's name: a DNS subdomain.
-  private static final Pattern SECRET_NAME =
+  // Names of Secrets and CSI drivers: DNS subdomains.
+  private static final Pattern DNS_SUBDOMAIN =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+
+  /** Whether {@code s} is a DNS subdomain (RFC 1123), as Secret names must be. */
+  public static boolean isDnsSubdomain(String s) {
+    return s != null && s.length() <= 253 && DNS_SUBDOMAIN.matcher(s).matches();
+  }
 
   // ceph-csi looks the id up in its config map; any printable token without spaces does.
   private static final Pattern CLUSTER_ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
@@ -134,8 +139,7 @@ public record ClassParameters(
         }
         case "cephxsecret" -> {
           cephxSecret = nonEmpty(key, value, problems);
-          if (cephxSecret != null
-              && (cephxSecret.length() > 253 || !SECRET_NAME.matcher(cephxSecret).matches())) {
+          if (cephxSecret != null && !isDnsSubdomain(cephxSecret)) {
             problems.add(
                 "parameter " + key + "='" + value + "' is not a Secret name (a DNS subdomain)");
           }

@@ -2,7 +2,6 @@ package org.standalonecinder.provisioner.cli;
 
 import java.io.PrintWriter;
 import java.net.URI;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -12,11 +11,10 @@ import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.config.ConfigException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -46,20 +44,14 @@ final class CheckCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(
-      names = {"--cloud-config"},
-      description =
-          "cloud.conf INI file ([Global], [BlockStorage]); env OS_* and OS_CLOUD also count")
-  Path cloudConfig;
-
-  Map<String, String> env = System.getenv();
+  @Mixin CloudConfigOption cloud = new CloudConfigOption();
 
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     CloudConfig cfg;
     try {
-      cfg = CloudConfigLoader.load(cloudConfig, env);
+      cfg = cloud.load();
     } catch (ConfigException e) {
       out.println("configuration   FAIL  " + e.getMessage());
       return BAD_CONFIG;

@@ -1,22 +1,19 @@
 package org.standalonecinder.provisioner.cli;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import org.standalonecinder.provisioner.cinder.Capacity;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.config.ConfigException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -39,20 +36,14 @@ final class PoolsCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(
-      names = {"--cloud-config"},
-      description =
-          "cloud.conf INI file ([Global], [BlockStorage]); env OS_* and OS_CLOUD also count")
-  Path cloudConfig;
-
-  Map<String, String> env = System.getenv();
+  @Mixin CloudConfigOption cloud = new CloudConfigOption();
 
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     CloudConfig cfg;
     try {
-      cfg = CloudConfigLoader.load(cloudConfig, env);
+      cfg = cloud.load();
     } catch (ConfigException e) {
       out.println("configuration: " + e.getMessage());
       return CheckCommand.BAD_CONFIG;

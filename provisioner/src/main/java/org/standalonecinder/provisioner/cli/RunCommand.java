@@ -307,7 +307,8 @@ final class RunCommand implements Callable<Integer> {
                 healthPort,
                 election,
                 // Exit rather than compete again: the Deployment restarts it as a standby.
-                () -> new Thread(() -> System.exit(1), "lost-lease").start()));
+                () -> new Thread(() -> System.exit(1), "lost-lease").start(),
+                ProvisionerApp.Options.DEFAULT_POOL_STATS));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

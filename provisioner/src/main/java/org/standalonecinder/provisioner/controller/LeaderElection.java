@@ -39,6 +39,13 @@ final class LeaderElection implements AutoCloseable {
       Duration retryPeriod) {
 
     Settings {
+      check(leaseDuration, renewDeadline, retryPeriod);
+    }
+
+    /**
+     * @throws IllegalArgumentException unless lease duration > renew deadline > retry period > 0
+     */
+    static void check(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod) {
       if (!(leaseDuration.compareTo(renewDeadline) > 0
           && renewDeadline.compareTo(retryPeriod) > 0
           && !retryPeriod.isNegative()

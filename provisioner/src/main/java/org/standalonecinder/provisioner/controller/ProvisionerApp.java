@@ -76,30 +76,6 @@ public final class ProvisionerApp implements AutoCloseable {
       Runnable onLostLeadership,
       Duration poolStats) {
 
-    /** Pool capacity refreshed every minute. */
-    public Options(
-        ProvisionerSettings settings,
-        String instance,
-        int workers,
-        Duration resync,
-        RetryPolicy retry,
-        String healthAddress,
-        int healthPort,
-        Election election,
-        Runnable onLostLeadership) {
-      this(
-          settings,
-          instance,
-          workers,
-          resync,
-          retry,
-          healthAddress,
-          healthPort,
-          election,
-          onLostLeadership,
-          Duration.ofMinutes(1));
-    }
-
     /** Without an election. */
     public Options(
         ProvisionerSettings settings,
@@ -109,8 +85,21 @@ public final class ProvisionerApp implements AutoCloseable {
         RetryPolicy retry,
         String healthAddress,
         int healthPort) {
-      this(settings, instance, workers, resync, retry, healthAddress, healthPort, null, null);
+      this(
+          settings,
+          instance,
+          workers,
+          resync,
+          retry,
+          healthAddress,
+          healthPort,
+          null,
+          null,
+          DEFAULT_POOL_STATS);
     }
+
+    /** How often the pools' capacity is refreshed unless told otherwise. */
+    public static final Duration DEFAULT_POOL_STATS = Duration.ofMinutes(1);
   }
 
   /**
@@ -128,7 +117,7 @@ public final class ProvisionerApp implements AutoCloseable {
 
     public Election {
       // Checked here so that the command reports it with the other settings.
-      new LeaderElection.Settings("x", leaseName, "x", leaseDuration, renewDeadline, retryPeriod);
+      LeaderElection.Settings.check(leaseDuration, renewDeadline, retryPeriod);
     }
   }
 

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
-import java.util.regex.Pattern;
+import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 
 /**
@@ -44,9 +44,6 @@ public final class RbdMapper implements VolumeMapper {
   public static final String CSI_USER_ID = "userID";
 
   public static final String CSI_USER_KEY = "userKey";
-
-  private static final Pattern DNS_LABELS =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
 
   @Override
   public String driverVolumeType() {
@@ -169,7 +166,7 @@ public final class RbdMapper implements VolumeMapper {
    */
   public static String sharedSecretName(RbdForm form, String adminSecret, String user) {
     String plain = adminSecret + "-" + form.spelling() + "-" + user;
-    if (plain.length() <= 253 && DNS_LABELS.matcher(plain).matches()) {
+    if (ClassParameters.isDnsSubdomain(plain)) {
       return plain;
     }
     String base = adminSecret.length() > 230 ? adminSecret.substring(0, 230) : adminSecret;

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.provision;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.RbdOptions;
 
@@ -51,8 +52,6 @@ public record ProvisionerSettings(
   public record RbdDefaults(
       RbdForm form, String cephxSecret, String clusterId, String csiDriver, String imageFeatures) {
 
-    private static final Pattern DNS_SUBDOMAIN =
-        Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
     private static final Pattern FEATURES = Pattern.compile("[a-z-]+(,[a-z-]+)*");
 
     // Declared after the patterns: static fields initialise in order.
@@ -70,12 +69,11 @@ public record ProvisionerSettings(
           imageFeatures == null || imageFeatures.isBlank()
               ? RbdOptions.DEFAULT_IMAGE_FEATURES
               : imageFeatures.replace(" ", "");
-      if (cephxSecret != null
-          && (cephxSecret.length() > 253 || !DNS_SUBDOMAIN.matcher(cephxSecret).matches())) {
+      if (cephxSecret != null && !ClassParameters.isDnsSubdomain(cephxSecret)) {
         throw new IllegalArgumentException(
             "cephx Secret '" + cephxSecret + "' is not a Secret name (a DNS subdomain)");
       }
-      if (csiDriver.length() > 63 || !DNS_SUBDOMAIN.matcher(csiDriver).matches()) {
+      if (csiDriver.length() > 63 || !ClassParameters.isDnsSubdomain(csiDriver)) {
         throw new IllegalArgumentException(
             "ceph-csi driver '"
                 + csiDriver
@@ -92,32 +90,6 @@ public record ProvisionerSettings(
     public RbdDefaults withForm(RbdForm f) {
       return new RbdDefaults(f, cephxSecret, clusterId, csiDriver, imageFeatures);
     }
-  }
-
-  /** Without Ceph defaults. */
-  public ProvisionerSettings(
-      String provisionerName,
-      String identity,
-      String clusterId,
-      String initiatorName,
-      String connectorHost,
-      String connectorIp,
-      String secretNamespace,
-      boolean multipath,
-      List<String> wwpns,
-      List<String> wwnns) {
-    this(
-        provisionerName,
-        identity,
-        clusterId,
-        initiatorName,
-        connectorHost,
-        connectorIp,
-        secretNamespace,
-        multipath,
-        wwpns,
-        wwnns,
-        RbdDefaults.NONE);
   }
 
   /** The same, with these RBD defaults. */

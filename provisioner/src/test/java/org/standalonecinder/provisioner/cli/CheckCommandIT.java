@@ -51,7 +51,7 @@ class CheckCommandIT {
                 + "\n";
     Path conf = Files.writeString(dir.resolve("cloud.conf"), ini);
     CheckCommand cmd = new CheckCommand();
-    cmd.env = Map.of();
+    cmd.cloud.env = Map.of();
     StringWriter out = new StringWriter();
     int code =
         new CommandLine(cmd)
@@ -82,7 +82,7 @@ class CheckCommandIT {
                 + e.get("CINDER_PROJECT_ID")
                 + "\n");
     PoolsCommand cmd = new PoolsCommand();
-    cmd.env = Map.of();
+    cmd.cloud.env = Map.of();
     StringWriter out = new StringWriter();
     int code =
         new CommandLine(cmd)

@@ -119,7 +119,7 @@ class CheckCommandTest {
   void check(String name, Consumer<MockCloud> setup, boolean keystone, int exit, String[] lines) {
     setup.accept(cloud);
     CheckCommand cmd = new CheckCommand();
-    cmd.env = keystone ? keystone() : noauth();
+    cmd.cloud.env = keystone ? keystone() : noauth();
     StringWriter out = new StringWriter();
     int code = new CommandLine(cmd).setOut(new PrintWriter(out, true)).execute();
     assertThat(out.toString()).contains(lines);
@@ -130,7 +130,7 @@ class CheckCommandTest {
   @MethodSource("offline")
   void offline(String name, Map<String, String> env, int exit, String line) {
     CheckCommand cmd = new CheckCommand();
-    cmd.env = env;
+    cmd.cloud.env = env;
     StringWriter out = new StringWriter();
     int code = new CommandLine(cmd).setOut(new PrintWriter(out, true)).execute();
     assertThat(out.toString()).contains(line);

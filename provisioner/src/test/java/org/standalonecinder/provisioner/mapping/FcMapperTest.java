@@ -166,7 +166,8 @@ class FcMapperTest {
             "ns",
             false,
             wwpns,
-            wwnns);
+            wwnns,
+            ProvisionerSettings.RbdDefaults.NONE);
     Map<String, Object> api =
         new Connector(
                 s.initiatorName(), s.connectorHost(), s.connectorIp(), false, s.wwpns(), s.wwnns())
