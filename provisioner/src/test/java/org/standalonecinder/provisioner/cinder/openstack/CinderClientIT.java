@@ -247,11 +247,23 @@ class CinderClientIT {
   @EnumSource(Mode.class)
   void poolsWithCapacity(Mode mode) {
     List<Pool> pools = client(mode).pools();
-    assertThat(pools).isNotEmpty();
-    Pool p = pools.get(0);
-    assertThat(p.storageProtocol()).isEqualTo("iSCSI");
-    assertThat(p.total()).isInstanceOf(Capacity.Gib.class);
-    assertThat(p.free()).isInstanceOf(Capacity.Gib.class);
+    // One pool per backend the lab runs, in no fixed order.
+    List<String> backends = List.of(LocalCinder.env().get("CINDER_BACKEND").split(","));
+    assertThat(pools).hasSize(backends.size());
+    Pool file =
+        pools.stream().filter(p -> p.name().endsWith("@file#file")).findFirst().orElseThrow();
+    assertThat(file.storageProtocol()).isEqualTo("iSCSI");
+    assertThat(file.total()).isInstanceOf(Capacity.Gib.class);
+    assertThat(file.free()).isInstanceOf(Capacity.Gib.class);
+    assertThat(file.allocated()).isInstanceOf(Capacity.Gib.class);
+    assertThat(file.maxOverSubscriptionRatio()).isEqualTo(20.0);
+    if (backends.contains("rbd")) {
+      Pool rbd =
+          pools.stream().filter(p -> p.name().endsWith("@rbd#rbd")).findFirst().orElseThrow();
+      assertThat(rbd.storageProtocol()).isEqualTo("ceph");
+      // Cinder's RBD driver reports no provisioned capacity: "unknown", not zero.
+      assertThat(rbd.provisioned()).isInstanceOf(Capacity.Unknown.class);
+    }
   }
 
   static Stream<Arguments> errorCases() {
