@@ -45,6 +45,14 @@ public final class Bench implements Callable<Integer> {
       description = "the webhook to measure; none: skip its rows (they need wrk, nginx, openssl)")
   Path webhookJar;
 
+  @Option(
+      names = "--webhook-jvm-options",
+      defaultValue = "images/jvm/webhook.options",
+      description =
+          "the JVM options the image runs the webhook with; the minimal Vert.x server gets the"
+              + " same (default ${DEFAULT-VALUE})")
+  Path webhookJvmOptions;
+
   @Option(names = "--seconds", defaultValue = "10", description = "each wrk run")
   int seconds;
 
@@ -99,7 +107,13 @@ public final class Bench implements Callable<Integer> {
   public Integer call() throws Exception {
     Table table = new Table();
     if (webhookJar != null && Files.isRegularFile(webhookJar)) {
-      WebhookBench.run(table, webhookJar, seconds, connections);
+      WebhookBench.run(
+          table,
+          webhookJar,
+          WebhookBench.jvmOptions(webhookJvmOptions),
+          seconds,
+          connections,
+          rounds);
     } else {
       System.err.println("no webhook jar at " + webhookJar + ": its rows are left out");
     }

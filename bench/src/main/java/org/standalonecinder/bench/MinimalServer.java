@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.net.JdkSSLEngineOptions;
+import io.vertx.core.net.OpenSSLEngineOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import java.util.Set;
 
@@ -11,7 +13,8 @@ import java.util.Set;
  * A baseline: the least a Vert.x server can do for an AdmissionReview over the same TLS as the
  * webhook (parse the body, echo the uid, allow). What the webhook costs on top of it is its policy,
  * its lookups and its bookkeeping. Run as its own process: {@code java -cp
- * standalone-cinder-bench.jar org.standalonecinder.bench.MinimalServer PORT CERT KEY}.
+ * standalone-cinder-bench.jar org.standalonecinder.bench.MinimalServer PORT CERT KEY [openssl|jdk]}
+ * (the TLS engine; the webhook's is BoringSSL where it loads).
  */
 public final class MinimalServer {
 
@@ -24,7 +27,11 @@ public final class MinimalServer {
         new HttpServerOptions()
             .setSsl(true)
             .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"))
-            .setKeyCertOptions(new PemKeyCertOptions().setCertPath(args[1]).setKeyPath(args[2]));
+            .setKeyCertOptions(new PemKeyCertOptions().setCertPath(args[1]).setKeyPath(args[2]))
+            .setSslEngineOptions(
+                args.length > 3 && args[3].equals("jdk")
+                    ? new JdkSSLEngineOptions()
+                    : new OpenSSLEngineOptions());
     vertx
         .createHttpServer(options)
         .requestHandler(

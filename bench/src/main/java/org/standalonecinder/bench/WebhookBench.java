@@ -17,6 +17,7 @@ import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,7 +31,9 @@ import javax.net.ssl.X509TrustManager;
  * reviews), pinned to one core with the load on the other, beside nginx returning a fixed body over
  * the same certificate and a minimal Vert.x server that parses the same body: reviews/s and p50/p99
  * of a PVC CREATE and a StorageClass CREATE, full handshakes/s, RSS under load and start-to-ready.
- * Its lookups go to fabric8's mock API server in this process.
+ * Both JVM servers run with the image's JVM options and a class-data-sharing archive trained first;
+ * each figure is the median of interleaved rounds, each round a fresh process. The webhook's
+ * lookups go to fabric8's mock API server in this process.
  */
 final class WebhookBench {
 
@@ -144,6 +147,91 @@ final class WebhookBench {
         "storage.k8s.io",
         "storageclasses",
         sc);
+  }
+
+  /**
+   * The options of a JVM options file: one per line, {@code #} comments and blank lines left out.
+   * None when the file does not exist (the JVM's defaults).
+   */
+  static List<String> jvmOptions(Path file) throws IOException {
+    if (file == null || !Files.isRegularFile(file)) {
+      System.err.println("no JVM options file at " + file + ": the JVM's defaults");
+      return List.of();
+    }
+    return parseJvmOptions(Files.readString(file));
+  }
+
+  static List<String> parseJvmOptions(String text) {
+    return text.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
+  }
+
+  /** The median of each figure over rounds (each round a fresh process). */
+  static Figures median(List<Figures> rounds) {
+    java.util.function.Function<java.util.function.ToDoubleFunction<Figures>, Double> m =
+        f -> Stats.median(rounds.stream().map(r -> f.applyAsDouble(r)).toList());
+    return new Figures(
+        rounds.get(0).name(),
+        m.apply(Figures::readyMs),
+        medianLoad(rounds.stream().map(Figures::pvc).toList()),
+        medianLoad(rounds.stream().map(Figures::storageClass).toList()),
+        m.apply(Figures::handshakes),
+        m.apply(Figures::rssMib));
+  }
+
+  private static Tools.Load medianLoad(List<Tools.Load> loads) {
+    return new Tools.Load(
+        Stats.median(loads.stream().map(Tools.Load::requestsPerSecond).toList()),
+        Stats.median(loads.stream().map(Tools.Load::p50Ms).toList()),
+        Stats.median(loads.stream().map(Tools.Load::p99Ms).toList()),
+        loads.stream().mapToLong(Tools.Load::errors).sum());
+  }
+
+  /**
+   * A class-data-sharing archive of what the server loads while it starts and answers, as the
+   * image's build makes one: the server runs once with {@code -XX:ArchiveClassesAtExit}, answers a
+   * few reviews and stops. Empty when the JVM made no archive.
+   */
+  static List<String> trainCds(String name, List<String> cmd, int port, String path, Path dir)
+      throws Exception {
+    Path archive = dir.resolve(name + ".jsa");
+    List<String> training = new ArrayList<>(cmd);
+    training.add(1, "-XX:ArchiveClassesAtExit=" + archive);
+    Process p =
+        new ProcessBuilder(training)
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve(name + "-cds.log").toFile())
+            .start();
+    try {
+      SSLContext tls = trustAll();
+      ProvisionerBench.await(
+          name + " ready for CDS training", () -> handshake(tls, port), Duration.ofSeconds(60));
+      Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("pvc.json"), 4, 2, dir);
+      Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("sc.json"), 4, 1, dir);
+    } finally {
+      p.destroy();
+      p.waitFor();
+    }
+    if (!Files.isRegularFile(archive)) {
+      System.err.println(name + ": no CDS archive made; see " + dir.resolve(name + "-cds.log"));
+      return List.of();
+    }
+    return List.of("-XX:SharedArchiveFile=" + archive);
+  }
+
+  private static Figures measureOrFail(
+      String name,
+      List<String> cmd,
+      int port,
+      String path,
+      String readyPath,
+      Path dir,
+      int seconds,
+      int connections) {
+    try {
+      return measure(name, cmd, port, path, readyPath, dir, seconds, connections);
+    } catch (Exception e) {
+      throw new IllegalStateException(name + ": " + e.getMessage(), e);
+    }
   }
 
   /** Starts a server, waits until it answers, loads it, measures it, stops it. */
@@ -261,7 +349,9 @@ final class WebhookBench {
   }
 
   /** Runs the three servers one after another and adds the rows. */
-  static void run(Table table, Path webhookJar, int seconds, int connections) throws Exception {
+  static void run(
+      Table table, Path webhookJar, List<String> jvm, int seconds, int connections, int rounds)
+      throws Exception {
     Path dir = Files.createTempDirectory("bench-webhook");
     Path benchJar =
         Path.of(Bench.class.getProtectionDomain().getCodeSource().getLocation().toURI());
@@ -306,64 +396,93 @@ final class WebhookBench {
 
       int nginxPort = freePort();
       Files.writeString(dir.resolve("nginx.conf"), nginxConf(dir, nginxPort));
-      Figures nginx =
-          measure(
+      List<String> nginxCmd =
+          List.of(
               "nginx",
-              List.of(
-                  "nginx",
-                  "-c",
-                  dir.resolve("nginx.conf").toString(),
-                  "-p",
-                  dir.toString(),
-                  "-g",
-                  "daemon off;"),
-              nginxPort,
-              "/",
-              null,
-              dir,
-              seconds,
-              connections);
+              "-c",
+              dir.resolve("nginx.conf").toString(),
+              "-p",
+              dir.toString(),
+              "-g",
+              "daemon off;");
       int minimalPort = freePort();
-      Figures minimal =
-          measure(
-              "vertx-minimal",
-              List.of(
-                  java,
-                  "-cp",
-                  benchJar.toString(),
-                  MinimalServer.class.getName(),
-                  String.valueOf(minimalPort),
-                  dir.resolve("tls/tls.crt").toString(),
-                  dir.resolve("tls/tls.key").toString()),
-              minimalPort,
-              "/",
-              null,
-              dir,
-              seconds,
-              connections);
+      List<String> minimalCmd = new ArrayList<>(List.of(java));
+      minimalCmd.addAll(jvm);
+      minimalCmd.addAll(
+          List.of(
+              "-cp",
+              benchJar.toString(),
+              MinimalServer.class.getName(),
+              String.valueOf(minimalPort),
+              dir.resolve("tls/tls.crt").toString(),
+              dir.resolve("tls/tls.key").toString()));
       int webhookPort = freePort();
-      Figures webhook =
-          measure(
-              "webhook",
-              List.of(
-                  java,
-                  "-jar",
-                  webhookJar.toString(),
-                  "serve",
-                  "--tls-dir",
-                  dir.resolve("tls").toString(),
-                  "--listen",
-                  "127.0.0.1",
-                  "--port",
-                  String.valueOf(webhookPort),
-                  "--kubeconfig",
-                  kubeconfig.toString()),
-              webhookPort,
-              "/validate",
-              "/readyz",
-              dir,
-              seconds,
-              connections);
+      List<String> webhookCmd = new ArrayList<>(List.of(java));
+      webhookCmd.addAll(jvm);
+      webhookCmd.addAll(
+          List.of(
+              "-jar",
+              webhookJar.toString(),
+              "serve",
+              "--tls-dir",
+              dir.resolve("tls").toString(),
+              "--listen",
+              "127.0.0.1",
+              "--port",
+              String.valueOf(webhookPort),
+              "--kubeconfig",
+              kubeconfig.toString()));
+      // Both JVMs start from a class-data-sharing archive, as the image's JVM does.
+      minimalCmd.addAll(1, trainCds("vertx-minimal", minimalCmd, minimalPort, "/", dir));
+      webhookCmd.addAll(1, trainCds("webhook", webhookCmd, webhookPort, "/validate", dir));
+      System.err.println("webhook: " + String.join(" ", webhookCmd));
+      List<Figures> nginxRuns = new ArrayList<>();
+      List<Figures> minimalRuns = new ArrayList<>();
+      List<Figures> webhookRuns = new ArrayList<>();
+      for (int r = 0; r < rounds; r++) {
+        // Interleaved, in a different order each round: a noisy minute hits all three alike.
+        List<Runnable> order =
+            new ArrayList<>(
+                List.of(
+                    () ->
+                        nginxRuns.add(
+                            measureOrFail(
+                                "nginx",
+                                nginxCmd,
+                                nginxPort,
+                                "/",
+                                null,
+                                dir,
+                                seconds,
+                                connections)),
+                    () ->
+                        minimalRuns.add(
+                            measureOrFail(
+                                "vertx-minimal",
+                                minimalCmd,
+                                minimalPort,
+                                "/",
+                                null,
+                                dir,
+                                seconds,
+                                connections)),
+                    () ->
+                        webhookRuns.add(
+                            measureOrFail(
+                                "webhook",
+                                webhookCmd,
+                                webhookPort,
+                                "/validate",
+                                "/readyz",
+                                dir,
+                                seconds,
+                                connections))));
+        Collections.rotate(order, r);
+        order.forEach(Runnable::run);
+      }
+      Figures nginx = median(nginxRuns);
+      Figures minimal = median(minimalRuns);
+      Figures webhook = median(webhookRuns);
       rows(table, nginx, minimal, webhook, connections);
     } finally {
       ProvisionerBench.destroy(api);

@@ -99,6 +99,7 @@ final class WebhookDemo implements AutoCloseable {
                 tokenFile,
                 Duration.ofSeconds(3),
                 null,
+                null,
                 null));
     return new WebhookDemo(
         app,

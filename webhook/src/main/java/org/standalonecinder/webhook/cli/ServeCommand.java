@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
+import org.standalonecinder.webhook.http.WebhookServer;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -40,6 +42,14 @@ final class ServeCommand implements Callable<Integer> {
 
   @Option(names = "--tls-dir", description = "serve tls.crt/tls.key (cert-manager's mount)")
   Path tlsDir;
+
+  @Option(
+      names = "--tls-engine",
+      defaultValue = "auto",
+      converter = TlsEngineConverter.class,
+      description =
+          "auto (BoringSSL where it loads, else the JDK), openssl or jdk (default ${DEFAULT-VALUE})")
+  WebhookServer.TlsEngine tlsEngine;
 
   @Option(
       names = "--listen",
@@ -223,7 +233,23 @@ final class ServeCommand implements Callable<Integer> {
         resolverTokenFile,
         Duration.ofMillis(resolverTimeoutMillis),
         extraNames,
-        caValidity());
+        caValidity(),
+        tlsEngine);
+  }
+
+  /** Lower-case names on the command line; a wrong one lists the right ones. */
+  static final class TlsEngineConverter
+      implements CommandLine.ITypeConverter<WebhookServer.TlsEngine> {
+    @Override
+    public WebhookServer.TlsEngine convert(String value) {
+      for (WebhookServer.TlsEngine e : WebhookServer.TlsEngine.values()) {
+        if (e.name().equalsIgnoreCase(value)) {
+          return e;
+        }
+      }
+      throw new CommandLine.TypeConversionException(
+          "'" + value + "' is not one of auto, openssl, jdk");
+    }
   }
 
   /** {@code --ca-validity} as a duration ({@code 365d}, {@code 12h}, {@code 30m}, {@code 90s}). */

@@ -72,6 +72,7 @@ public final class WebhookApp implements AutoCloseable {
    * @param resolver the provisioner's resolver sidecar, or null for no Cinder check
    * @param resolverTokenFile where the resolver keeps its token
    * @param resolverDeadline for one check, shorter than the API server's webhook timeout
+   * @param tlsEngine the TLS implementation; null means {@link WebhookServer.TlsEngine#AUTO}
    */
   public record Options(
       String host,
@@ -91,7 +92,8 @@ public final class WebhookApp implements AutoCloseable {
       Path resolverTokenFile,
       Duration resolverDeadline,
       List<String> extraNames,
-      Duration caValidity) {
+      Duration caValidity,
+      WebhookServer.TlsEngine tlsEngine) {
 
     /** How long a CA made for the Secret lives unless said otherwise; rotated at 2/3. */
     public static final Duration CA_VALIDITY = Duration.ofDays(365);
@@ -100,6 +102,7 @@ public final class WebhookApp implements AutoCloseable {
     public Options {
       extraNames = extraNames == null ? List.of() : List.copyOf(extraNames);
       caValidity = caValidity == null ? CA_VALIDITY : caValidity;
+      tlsEngine = tlsEngine == null ? WebhookServer.TlsEngine.AUTO : tlsEngine;
     }
 
     /** The extra names that are IP addresses (the rest are DNS names). */
@@ -205,7 +208,8 @@ public final class WebhookApp implements AutoCloseable {
           .description("seconds until the serving certificate expires")
           .register(registry);
       WebhookServer server =
-          new WebhookServer(vertx, certificates, policy, resolverUp::get, registry::scrape);
+          new WebhookServer(
+              vertx, certificates, policy, resolverUp::get, registry::scrape, o.tlsEngine());
       server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();
       long timer =
           vertx.setPeriodic(
@@ -234,10 +238,11 @@ public final class WebhookApp implements AutoCloseable {
                         }));
       }
       LOG.info(
-          "webhook listening on https://{}:{} ({} certificates, policy {})",
+          "webhook listening on https://{}:{} ({} certificates, TLS by {}, policy {})",
           o.host(),
           server.port(),
           o.certificates(),
+          server.engine(),
           o.policyFile() == null ? "defaults" : o.policyFile());
       return new WebhookApp(vertx, client, certificates, server, policy, timer);
     } catch (RuntimeException | IOException | InterruptedException | ExecutionException e) {

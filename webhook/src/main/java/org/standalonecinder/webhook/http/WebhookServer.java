@@ -6,7 +6,10 @@ import io.vertx.core.http.Http2Settings;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.JdkSSLEngineOptions;
 import io.vertx.core.net.KeyCertOptions;
+import io.vertx.core.net.OpenSSLEngineOptions;
+import io.vertx.core.net.SSLEngineOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.List;
@@ -22,10 +25,59 @@ import org.standalonecinder.webhook.admission.AdmissionController;
  * The admission webhook's HTTPS server: {@code POST /mutate} and {@code /validate}, {@code
  * /healthz}, {@code /metrics} when given, and {@code /readyz} (ready with a valid certificate and
  * whatever else the caller needs, e.g. synced caches). TLS 1.2 and 1.3 only, HTTP/2 through ALPN
- * and HTTP/1.1. A new certificate from the source is served from the next handshake on (see {@link
+ * and HTTP/1.1, forward-secret AEAD cipher suites only (those the API server itself defaults to). A
+ * new certificate from the source is served from the next handshake on (see {@link
  * RotatingKeyManager}): open connections keep theirs, and no request fails.
  */
 public final class WebhookServer {
+
+  /** Which TLS implementation serves the connections. */
+  public enum TlsEngine {
+    /** BoringSSL when its native library loads on this platform, otherwise the JDK's. */
+    AUTO,
+    /** BoringSSL (netty-tcnative): about three times the JDK's handshakes and records per core. */
+    OPENSSL,
+    /** The JDK's own TLS, for platforms without the native library or a JDK-only crypto policy. */
+    JDK;
+
+    /** The engine this choice means here; OPENSSL where it cannot load is an error with why. */
+    public TlsEngine resolve() {
+      boolean loads = OpenSSLEngineOptions.isAvailable();
+      return switch (this) {
+        case AUTO -> loads ? OPENSSL : JDK;
+        case OPENSSL -> {
+          if (!loads) {
+            throw new IllegalStateException(
+                "the OpenSSL TLS engine cannot load here ("
+                    + io.netty.handler.ssl.OpenSsl.unavailabilityCause()
+                    + "); use --tls-engine jdk or auto");
+          }
+          yield OPENSSL;
+        }
+        case JDK -> JDK;
+      };
+    }
+
+    SSLEngineOptions options() {
+      return resolve() == OPENSSL ? new OpenSSLEngineOptions() : new JdkSSLEngineOptions();
+    }
+  }
+
+  /**
+   * TLS 1.3's suites, then TLS 1.2's ECDHE with AES-GCM or ChaCha20-Poly1305: no CBC, no RSA key
+   * exchange, whatever the certificate's key (cert-manager may issue RSA).
+   */
+  public static final List<String> CIPHER_SUITES =
+      List.of(
+          "TLS_AES_128_GCM_SHA256",
+          "TLS_AES_256_GCM_SHA384",
+          "TLS_CHACHA20_POLY1305_SHA256",
+          "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+          "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+          "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+          "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+          "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+          "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256");
 
   /** The API server sends at most 3 MiB objects; more is refused with 413. */
   public static final long MAX_BODY = 3L * 1024 * 1024;
@@ -40,6 +92,7 @@ public final class WebhookServer {
   private final AdmissionController controller;
   private final BooleanSupplier ready;
   private final Supplier<String> metrics;
+  private final TlsEngine engine;
   private HttpServer server;
 
   public WebhookServer(
@@ -59,11 +112,31 @@ public final class WebhookServer {
       AdmissionController controller,
       BooleanSupplier ready,
       Supplier<String> metrics) {
+    this(vertx, certificates, controller, ready, metrics, TlsEngine.AUTO);
+  }
+
+  /**
+   * @param metrics the Prometheus text exposition for {@code GET /metrics}, or null for none
+   * @param engine the TLS implementation; {@link TlsEngine#resolve()} says which one runs
+   */
+  public WebhookServer(
+      Vertx vertx,
+      CertificateSource certificates,
+      AdmissionController controller,
+      BooleanSupplier ready,
+      Supplier<String> metrics,
+      TlsEngine engine) {
     this.vertx = vertx;
     this.certificates = certificates;
     this.controller = controller;
     this.ready = ready;
     this.metrics = metrics;
+    this.engine = engine.resolve();
+  }
+
+  /** The engine that serves: never {@link TlsEngine#AUTO}. */
+  public TlsEngine engine() {
+    return engine;
   }
 
   public Future<HttpServer> listen(String host, int port) {
@@ -104,9 +177,11 @@ public final class WebhookServer {
             .setUseAlpn(true)
             .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1))
             .setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"))
+            .setSslEngineOptions(engine.options())
             // Vert.x allows 100 streams per HTTP/2 connection; a burst of reviews may need more.
             .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_STREAMS))
             .setKeyCertOptions(KeyCertOptions.wrap(keyManager));
+    CIPHER_SUITES.forEach(options::addEnabledCipherSuite);
     certificates.onChange(
         next -> {
           keyManager.update(next);

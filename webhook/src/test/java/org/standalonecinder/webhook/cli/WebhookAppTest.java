@@ -169,6 +169,7 @@ class WebhookAppTest {
             null,
             null,
             null,
+            null,
             null));
   }
 
@@ -662,6 +663,7 @@ class WebhookAppTest {
                 OURS,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
                 Duration.ofSeconds(30),
+                null,
                 null,
                 null,
                 null,

@@ -48,9 +48,25 @@ import org.standalonecinder.certs.RenewalPolicy;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 
-/** The webhook server over real TLS: HTTP/2 and 1.1, the review protocol, bad input, rotation. */
+/**
+ * The webhook server over real TLS: HTTP/2 and 1.1, the review protocol, bad input, rotation,
+ * protocols and cipher suites. Runs on BoringSSL; {@link Jdk} runs every test again on the JDK's
+ * engine.
+ */
 @ExtendWith(VertxExtension.class)
 class WebhookServerTest {
+
+  /** The same tests on the JDK's TLS engine. */
+  static final class Jdk extends WebhookServerTest {
+    @Override
+    WebhookServer.TlsEngine engine() {
+      return WebhookServer.TlsEngine.JDK;
+    }
+  }
+
+  WebhookServer.TlsEngine engine() {
+    return WebhookServer.TlsEngine.OPENSSL;
+  }
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -110,7 +126,7 @@ class WebhookServerTest {
             // travel (clients check validity against the real clock).
             new RenewalPolicy(1.0 / 10_000),
             clock);
-    server = new WebhookServer(vertx, certs, CONTROLLER, () -> true);
+    server = new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine());
     trust = CaBundle.of(List.of(ca.certificate())).clientContext();
     server.listen("127.0.0.1", 0).onComplete(ctx.succeedingThenComplete());
   }
@@ -397,5 +413,65 @@ class WebhookServerTest {
     assertThat(c.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
     clock.fixed = Instant.now().plus(Duration.ofHours(4));
     assertThat(c.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(503);
+  }
+
+  @Test
+  void autoPicksBoringSslWhereItsLibraryIsPackaged() {
+    // The jar carries the linux-x86_64 and linux-aarch_64 libraries: CI and the images are either.
+    assertThat(WebhookServer.TlsEngine.AUTO.resolve()).isEqualTo(WebhookServer.TlsEngine.OPENSSL);
+    assertThat(server.engine()).isEqualTo(engine());
+  }
+
+  static Stream<Arguments> handshakes() {
+    return Stream.of(
+        Arguments.of("TLS 1.3", "TLSv1.3", null, true),
+        Arguments.of(
+            "TLS 1.2, ECDHE-ECDSA AES-GCM",
+            "TLSv1.2",
+            "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+            true),
+        Arguments.of(
+            "TLS 1.2, ECDHE-ECDSA ChaCha20",
+            "TLSv1.2",
+            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+            true),
+        Arguments.of(
+            "TLS 1.2, ECDHE-ECDSA AES-CBC",
+            "TLSv1.2",
+            "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+            false),
+        Arguments.of(
+            "TLS 1.2, ECDHE-ECDSA AES-CBC-SHA1",
+            "TLSv1.2",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+            false),
+        Arguments.of("TLS 1.1", "TLSv1.1", null, false),
+        Arguments.of("TLS 1.0", "TLSv1", null, false));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("handshakes")
+  void onlyModernProtocolsAndAeadSuitesAreAccepted(
+      String name, String protocol, String suite, boolean accepted) throws Exception {
+    javax.net.ssl.SSLSocketFactory factory = trust.getSocketFactory();
+    try (javax.net.ssl.SSLSocket socket =
+        (javax.net.ssl.SSLSocket) factory.createSocket("127.0.0.1", server.port())) {
+      socket.setSoTimeout(5000);
+      socket.setEnabledProtocols(new String[] {protocol});
+      if (suite != null) {
+        socket.setEnabledCipherSuites(new String[] {suite});
+      }
+      if (accepted) {
+        socket.startHandshake();
+        assertThat(socket.getSession().getProtocol()).isEqualTo(protocol);
+        if (suite != null) {
+          assertThat(socket.getSession().getCipherSuite()).isEqualTo(suite);
+        }
+      } else {
+        // The JDK client may refuse to offer an old protocol itself; either way no session.
+        org.assertj.core.api.Assertions.assertThatThrownBy(socket::startHandshake)
+            .isInstanceOf(java.io.IOException.class);
+      }
+    }
   }
 }
