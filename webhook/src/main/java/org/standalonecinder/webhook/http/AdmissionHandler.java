@@ -1,8 +1,11 @@
 package org.standalonecinder.webhook.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.core.exc.StreamReadException;
+import com.fasterxml.jackson.databind.DatabindException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -22,7 +25,24 @@ import org.standalonecinder.webhook.admission.Decision;
 final class AdmissionHandler implements Handler<RoutingContext> {
 
   private static final Logger LOG = LoggerFactory.getLogger(AdmissionHandler.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /**
+   * Reads reviews without the objects' managedFields: no rule reads them, and they are a third of
+   * what kubectl sends.
+   */
+  private static final ObjectMapper JSON =
+      new ObjectMapper().addMixIn(ObjectMeta.class, WithoutManagedFields.class);
+
+  /** What an AdmissionReview of v1 or v1beta1 holds for us; the rest is skipped. */
+  @JsonIgnoreProperties(ignoreUnknown = true)
+  record Envelope(String apiVersion, String kind, AdmissionRequest request) {}
+
+  @JsonIgnoreProperties({"managedFields"})
+  private abstract static class WithoutManagedFields {}
+
+  private static String rootMessage(Exception e) {
+    return e instanceof DatabindException d ? d.getOriginalMessage() : e.getMessage();
+  }
 
   private final Vertx vertx;
   private final AdmissionController controller;
@@ -41,31 +61,30 @@ final class AdmissionHandler implements Handler<RoutingContext> {
       fail(ctx, 415, "expected Content-Type application/json, got " + type);
       return;
     }
-    JsonNode review;
+    Envelope review;
     try {
-      review = JSON.readTree(ctx.body().buffer().getBytes());
+      // One pass from bytes to the typed request: a tree first and a conversion after cost about
+      // half of a review's CPU.
+      review = JSON.readValue(ctx.body().buffer().getBytes(), Envelope.class);
+    } catch (StreamReadException e) {
+      fail(ctx, 400, "the body is not JSON: " + e.getOriginalMessage());
+      return;
     } catch (Exception e) {
-      fail(ctx, 400, "the body is not JSON: " + e.getMessage());
+      fail(ctx, 400, "not an AdmissionReview whose request can be read: " + rootMessage(e));
       return;
     }
-    String apiVersion = review == null ? null : review.path("apiVersion").asText(null);
-    if (!"AdmissionReview".equals(review == null ? null : review.path("kind").asText(null))
+    String apiVersion = review == null ? null : review.apiVersion();
+    if (review == null
+        || !"AdmissionReview".equals(review.kind())
         || !("admission.k8s.io/v1".equals(apiVersion)
             || "admission.k8s.io/v1beta1".equals(apiVersion))) {
       fail(ctx, 400, "not an AdmissionReview of admission.k8s.io/v1 or v1beta1");
       return;
     }
-    JsonNode req = review.path("request");
-    String uid = req.path("uid").asText("");
+    AdmissionRequest request = review.request();
+    String uid = request == null || request.getUid() == null ? "" : request.getUid();
     if (uid.isEmpty()) {
       fail(ctx, 400, "the AdmissionReview has no request.uid");
-      return;
-    }
-    AdmissionRequest request;
-    try {
-      request = JSON.treeToValue(req, AdmissionRequest.class);
-    } catch (Exception e) {
-      fail(ctx, 400, "the AdmissionReview's request cannot be read: " + e.getMessage());
       return;
     }
     vertx

@@ -242,6 +242,31 @@ class WebhookServerTest {
             400,
             "not an AdmissionReview"),
         Arguments.of(
+            "a list, not an object",
+            "application/json",
+            "[1,2]",
+            400,
+            "not an AdmissionReview whose request can be read"),
+        Arguments.of(
+            "a request that is a string",
+            "application/json",
+            "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":\"x\"}",
+            400,
+            "not an AdmissionReview whose request can be read"),
+        Arguments.of(
+            "a uid that is an object",
+            "application/json",
+            "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                + "\"request\":{\"uid\":{\"a\":1}}}",
+            400,
+            "not an AdmissionReview whose request can be read"),
+        Arguments.of(
+            "no request",
+            "application/json",
+            "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+            400,
+            "no request.uid"),
+        Arguments.of(
             "unknown version",
             "application/json",
             review("admission.k8s.io/v2", "u", "x"),

@@ -48,6 +48,7 @@ import org.openstack4j.openstack.identity.v3.domain.KeystoneToken;
 import org.openstack4j.openstack.internal.BaseOpenStackService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import org.standalonecinder.provisioner.cinder.ApiVersions;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.Backoff;
@@ -590,6 +591,12 @@ public final class OpenStackCinderClient implements CinderClient {
     }
   }
 
+  /** The log context key of the last Cinder request id of the calling thread. */
+  public static final String MDC_REQUEST_ID = "cinderRequest";
+
+  /** On a call worker: the request id of the answer it read last. */
+  private static final ThreadLocal<String> LAST_REQUEST_ID = new ThreadLocal<>();
+
   private JsonNode send(
       AuthToken token,
       String what,
@@ -615,6 +622,7 @@ public final class OpenStackCinderClient implements CinderClient {
   private static JsonNode parse(String what, HttpResponse res) {
     String text = ((OkHttpTransport.BufferedResponse) res).bodyText();
     int status = res.getStatus();
+    LAST_REQUEST_ID.set(Errors.requestId(res));
     if (status / 100 != 2) {
       throw Errors.fromStatus(what, status, text, Errors.requestId(res));
     }
@@ -698,17 +706,47 @@ public final class OpenStackCinderClient implements CinderClient {
     }
   }
 
+  /**
+   * Runs a call on a worker with the call deadline. The caller's log lines after it name the Cinder
+   * request they follow ({@link #MDC_REQUEST_ID}; the controller clears the MDC after each item),
+   * whether the call succeeded or failed.
+   */
   private <T> T submit(String what, Callable<T> work) {
-    Future<T> f;
     try {
-      f = workers.submit(work);
+      return submitOnWorker(what, work);
+    } catch (CinderException e) {
+      e.requestId().ifPresent(id -> MDC.put(MDC_REQUEST_ID, id));
+      throw e;
+    }
+  }
+
+  private record Answered<T>(T value, String requestId) {}
+
+  private <T> T submitOnWorker(String what, Callable<T> work) {
+    Callable<Answered<T>> traced =
+        () -> {
+          LAST_REQUEST_ID.remove();
+          try {
+            return new Answered<>(work.call(), LAST_REQUEST_ID.get());
+          } finally {
+            LAST_REQUEST_ID.remove();
+          }
+        };
+    Future<Answered<T>> f;
+    try {
+      f = workers.submit(traced);
     } catch (RejectedExecutionException e) {
       throw new CinderException.Unavailable(
           what + ": too many Cinder calls queued (client closed or overloaded)", 0, null, e);
     }
     try {
       // Idempotent calls may retry; leave them room for it.
-      return f.get(callTimeout.toMillis() * (IDEMPOTENT_ATTEMPTS + 1), TimeUnit.MILLISECONDS);
+      Answered<T> a =
+          f.get(callTimeout.toMillis() * (IDEMPOTENT_ATTEMPTS + 1), TimeUnit.MILLISECONDS);
+      if (a.requestId() != null) {
+        MDC.put(MDC_REQUEST_ID, a.requestId());
+      }
+      return a.value();
     } catch (TimeoutException e) {
       f.cancel(true);
       throw new CinderException.Unavailable(

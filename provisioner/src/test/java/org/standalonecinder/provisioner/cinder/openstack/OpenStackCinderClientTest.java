@@ -122,6 +122,22 @@ class OpenStackCinderClientTest {
                     + "\"availability_zone\":\"nova\",\"metadata\":{\"k\":\"v\"}}}"));
   }
 
+  @Test
+  void theLastCinderRequestIdIsInTheLogContextOfTheThread() throws Exception {
+    org.slf4j.MDC.clear();
+    try {
+      cloud.thenCinder(MockCloud.recorded("create-volume.json"));
+      client(noauth()).createVolume(VolumeSpec.blank("pvc-1234", 1));
+      assertThat(org.slf4j.MDC.get(OpenStackCinderClient.MDC_REQUEST_ID))
+          .isEqualTo("req-0ad8cd22-0c53-41bb-bce7-dc250edfedb0");
+      cloud.thenCinder(MockCloud.status(404, "{\"itemNotFound\":{\"message\":\"gone\"}}"));
+      assertThat(client.getVolume(VOLUME)).isEmpty();
+      assertThat(org.slf4j.MDC.get(OpenStackCinderClient.MDC_REQUEST_ID)).isEqualTo("req-mock-404");
+    } finally {
+      org.slf4j.MDC.clear();
+    }
+  }
+
   /**
    * The client sends the lower of the server's newest microversion and its own cap (3.70 unless
    * configured): a server that is older or newer than the client, and a cap below both.
