@@ -1,6 +1,5 @@
 package org.standalonecinder.bench;
 
-import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.IOException;
@@ -218,21 +217,8 @@ final class WebhookBench {
     return List.of("-XX:SharedArchiveFile=" + archive);
   }
 
-  private static Figures measureOrFail(
-      String name,
-      List<String> cmd,
-      int port,
-      String path,
-      String readyPath,
-      Path dir,
-      int seconds,
-      int connections) {
-    try {
-      return measure(name, cmd, port, path, readyPath, dir, seconds, connections);
-    } catch (Exception e) {
-      throw new IllegalStateException(name + ": " + e.getMessage(), e);
-    }
-  }
+  /** A server under test: how to start it and where to send the reviews. */
+  record Server(String name, List<String> cmd, int port, String path, String readyPath) {}
 
   /** Starts a server, waits until it answers, loads it, measures it, stops it. */
   static Figures measure(
@@ -374,18 +360,8 @@ final class WebhookBench {
 
     KubernetesMockServer api = ProvisionerBench.apiServer();
     try (KubernetesClient client = api.createClient()) {
-      client
-          .storage()
-          .v1()
-          .storageClasses()
-          .resource(
-              new StorageClassBuilder()
-                  .withNewMetadata()
-                  .withName("bench")
-                  .endMetadata()
-                  .withProvisioner("openstack.org/standalone-cinder")
-                  .build())
-          .create();
+      // The claim in pvc.json names this class.
+      ProvisionerBench.createClass(client);
       Path kubeconfig = dir.resolve("kubeconfig");
       Files.writeString(
           kubeconfig,
@@ -436,53 +412,33 @@ final class WebhookBench {
       minimalCmd.addAll(1, trainCds("vertx-minimal", minimalCmd, minimalPort, "/", dir));
       webhookCmd.addAll(1, trainCds("webhook", webhookCmd, webhookPort, "/validate", dir));
       System.err.println("webhook: " + String.join(" ", webhookCmd));
-      List<Figures> nginxRuns = new ArrayList<>();
-      List<Figures> minimalRuns = new ArrayList<>();
-      List<Figures> webhookRuns = new ArrayList<>();
+      List<Server> servers =
+          List.of(
+              new Server("nginx", nginxCmd, nginxPort, "/", null),
+              new Server("vertx-minimal", minimalCmd, minimalPort, "/", null),
+              new Server("webhook", webhookCmd, webhookPort, "/validate", "/readyz"));
+      Map<String, List<Figures>> runs = new java.util.HashMap<>();
       for (int r = 0; r < rounds; r++) {
         // Interleaved, in a different order each round: a noisy minute hits all three alike.
-        List<Runnable> order =
-            new ArrayList<>(
-                List.of(
-                    () ->
-                        nginxRuns.add(
-                            measureOrFail(
-                                "nginx",
-                                nginxCmd,
-                                nginxPort,
-                                "/",
-                                null,
-                                dir,
-                                seconds,
-                                connections)),
-                    () ->
-                        minimalRuns.add(
-                            measureOrFail(
-                                "vertx-minimal",
-                                minimalCmd,
-                                minimalPort,
-                                "/",
-                                null,
-                                dir,
-                                seconds,
-                                connections)),
-                    () ->
-                        webhookRuns.add(
-                            measureOrFail(
-                                "webhook",
-                                webhookCmd,
-                                webhookPort,
-                                "/validate",
-                                "/readyz",
-                                dir,
-                                seconds,
-                                connections))));
+        List<Server> order = new ArrayList<>(servers);
         Collections.rotate(order, r);
-        order.forEach(Runnable::run);
+        for (Server s : order) {
+          runs.computeIfAbsent(s.name(), k -> new ArrayList<>())
+              .add(
+                  measure(
+                      s.name(),
+                      s.cmd(),
+                      s.port(),
+                      s.path(),
+                      s.readyPath(),
+                      dir,
+                      seconds,
+                      connections));
+        }
       }
-      Figures nginx = median(nginxRuns);
-      Figures minimal = median(minimalRuns);
-      Figures webhook = median(webhookRuns);
+      Figures nginx = median(runs.get("nginx"));
+      Figures minimal = median(runs.get("vertx-minimal"));
+      Figures webhook = median(runs.get("webhook"));
       rows(table, nginx, minimal, webhook, connections);
     } finally {
       ProvisionerBench.destroy(api);

@@ -9,7 +9,6 @@ import io.vertx.core.http.HttpVersion;
 import io.vertx.core.net.JdkSSLEngineOptions;
 import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.OpenSSLEngineOptions;
-import io.vertx.core.net.SSLEngineOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 import java.util.List;
@@ -56,10 +55,6 @@ public final class WebhookServer {
         }
         case JDK -> JDK;
       };
-    }
-
-    SSLEngineOptions options() {
-      return resolve() == OPENSSL ? new OpenSSLEngineOptions() : new JdkSSLEngineOptions();
     }
   }
 
@@ -177,7 +172,10 @@ public final class WebhookServer {
             .setUseAlpn(true)
             .setAlpnVersions(List.of(HttpVersion.HTTP_2, HttpVersion.HTTP_1_1))
             .setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"))
-            .setSslEngineOptions(engine.options())
+            .setSslEngineOptions(
+                engine == TlsEngine.OPENSSL
+                    ? new OpenSSLEngineOptions()
+                    : new JdkSSLEngineOptions())
             // Vert.x allows 100 streams per HTTP/2 connection; a burst of reviews may need more.
             .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_STREAMS))
             .setKeyCertOptions(KeyCertOptions.wrap(keyManager));
