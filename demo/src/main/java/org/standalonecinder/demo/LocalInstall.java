@@ -33,7 +33,7 @@ import org.standalonecinder.provisioner.config.CloudConfigLoader;
  * kubectl apply -k} of the manifests (the overlay {@code dev/kube-local/manifests} only drops what
  * needs a kubelet and calls the webhook by url), then the shipped jars started as host processes,
  * each with its ServiceAccount's token from the API server, so that the manifests' RBAC is what is
- * enforced: the provisioner ({@code run}), its resolver ({@code resolver}) and the webhook ({@code
+ * enforced: the provisioner ({@code run}, serving the clone check too) and the webhook ({@code
  * serve}, its CA in a Secret, the caBundle injected by itself). The demo runs on it, and so does
  * the e2e suite (one per run).
  */
@@ -45,8 +45,8 @@ public final class LocalInstall implements AutoCloseable {
   /** Where the overlay dev/kube-local/manifests tells the API server to call the webhook. */
   public static final int WEBHOOK_PORT = 19443;
 
-  static final String PROVISIONER_SA = "standalone-cinder-provisioner";
-  static final String WEBHOOK_SA = "standalone-cinder-webhook";
+  /** The one ServiceAccount of the Pod, which both its containers run as. */
+  static final String SERVICE_ACCOUNT = "standalone-cinder";
 
   /** The cluster's initiator, which the PVs carry and the node logs in as. */
   public static final String INITIATOR = "iqn.2026-11.org.standalonecinder:local-node";
@@ -161,8 +161,7 @@ public final class LocalInstall implements AutoCloseable {
     String overlay = root.resolve("dev/kube-local/manifests").toString();
     kubectl.ok(null, "delete", "-k", overlay, "--ignore-not-found", "--wait", "--timeout=120s");
     kubectl.ok(null, "apply", "-k", overlay);
-    Path provisionerConfig = serviceAccountKubeconfig(PROVISIONER_SA);
-    Path webhookConfig = serviceAccountKubeconfig(WEBHOOK_SA);
+    Path podConfig = serviceAccountKubeconfig(SERVICE_ACCOUNT);
     Path policy = work.resolve("policy.yaml");
     policyFile = policy;
     Files.writeString(
@@ -180,9 +179,12 @@ public final class LocalInstall implements AutoCloseable {
 
     String provisionerJar = jar("provisioner/target/standalone-cinder-provisioner.jar");
     provisionerHealth = freePort();
+    resolverPort = freePort();
     start(
         "provisioner",
         List.of(
+            // The image's JVM options (images/Dockerfile passes the same file).
+            "@" + root.resolve("images/jvm/provisioner.options"),
             "-jar",
             provisionerJar,
             "run",
@@ -216,40 +218,30 @@ public final class LocalInstall implements AutoCloseable {
             "127.0.0.1",
             "--health-port",
             String.valueOf(provisionerHealth),
-            "--kubeconfig",
-            provisionerConfig.toString()));
-    resolverPort = freePort();
-    start(
-        "resolver",
-        List.of(
-            "-jar",
-            provisionerJar,
-            "resolver",
-            "--cloud-config",
-            cloudConfig().toString(),
-            "--port",
+            // The webhook's clone check, as the Pod's provisioner container serves it.
+            "--resolver-port",
             String.valueOf(resolverPort),
-            "--token-file",
+            "--resolver-token-file",
             token.toString(),
-            // The resolver is a container of the webhook's pod: the webhook's ServiceAccount.
             "--kubeconfig",
-            webhookConfig.toString()));
+            podConfig.toString()));
     await(
         "the provisioner's /readyz",
         () -> httpOk("http://127.0.0.1:" + provisionerHealth + "/readyz"),
         Duration.ofSeconds(60));
     await(
-        "the resolver's /healthz",
+        "the clone check's /healthz",
         () -> httpOk("http://127.0.0.1:" + resolverPort + "/healthz") && Files.exists(token),
         Duration.ofSeconds(60));
     start(
         "webhook",
         List.of(
+            "@" + root.resolve("images/jvm/webhook.options"),
             "-jar",
             jar("webhook/target/standalone-cinder-webhook.jar"),
             "serve",
             "--kubeconfig",
-            webhookConfig.toString(),
+            podConfig.toString(),
             "--namespace",
             NS,
             "--listen",
@@ -378,6 +370,8 @@ public final class LocalInstall implements AutoCloseable {
     List<String> args = new ArrayList<>(firstCommands.get("provisioner"));
     args.set(args.indexOf("--instance") + 1, name);
     args.set(args.indexOf("--health-port") + 1, String.valueOf(freePort()));
+    // Each replica's clone check, as in its own Pod; the token file is shared (it exists).
+    args.set(args.indexOf("--resolver-port") + 1, String.valueOf(freePort()));
     start(name, args);
   }
 

@@ -44,10 +44,10 @@ class RbacAuditE2EIT {
    */
   private static final Map<String, String> UNEXERCISED =
       Map.of(
-          "standalone-cinder-provisioner patch secrets",
+          "standalone-cinder patch secrets",
           "a retried provisioning whose CHAP Secret exists already replaces its credentials"
               + " (VolumeProvisionerTest's rollback rows)",
-          "standalone-cinder-provisioner get storageclasses",
+          "standalone-cinder get storageclasses",
           "a claim that reaches the provisioner before its class reached the cache (a class and"
               + " claim applied together; ProvisionControllerTest)");
 
@@ -203,7 +203,7 @@ class RbacAuditE2EIT {
   void everyCallWasGrantedAndEveryRuleWasNeeded(LocalInstall it) throws Exception {
     // The API server logs a watch once it ends (nothing is sent before the first event): stop
     // the processes, so that their informers' watches are in the log.
-    for (String process : List.of("webhook", "resolver", "provisioner")) {
+    for (String process : List.of("webhook", "provisioner")) {
       it.stop(process);
     }
     List<Call> calls = calls(it);

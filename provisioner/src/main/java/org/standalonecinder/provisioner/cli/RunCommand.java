@@ -212,6 +212,26 @@ final class RunCommand implements Callable<Integer> {
   int healthPort;
 
   @Option(
+      names = "--resolver-token-file",
+      defaultValue = "${env:RESOLVER_TOKEN_FILE}",
+      description =
+          "serve the webhook's clone check, with the token in this file (written 0600 with a new"
+              + " random token when missing; env RESOLVER_TOKEN_FILE; default: not served)")
+  Path resolverTokenFile;
+
+  @Option(
+      names = "--resolver-listen",
+      defaultValue = "${env:RESOLVER_LISTEN:-127.0.0.1}",
+      description = "the clone check's address, loopback only (default ${DEFAULT-VALUE})")
+  String resolverHost;
+
+  @Option(
+      names = "--resolver-port",
+      defaultValue = "${env:RESOLVER_PORT:-8090}",
+      description = "the clone check's port (default ${DEFAULT-VALUE})")
+  int resolverPort;
+
+  @Option(
       names = "--kubeconfig",
       defaultValue = "${env:KUBECONFIG}",
       description = "kubeconfig; in a pod the service account is used")
@@ -275,6 +295,21 @@ final class RunCommand implements Callable<Integer> {
     } catch (ConfigException e) {
       problems.add(e.getMessage());
     }
+    ProvisionerApp.Resolver resolver = null;
+    if (resolverTokenFile != null) {
+      try {
+        if (!java.net.InetAddress.getByName(resolverHost).isLoopbackAddress()) {
+          problems.add("--resolver-listen must be a loopback address, was " + resolverHost);
+        }
+        resolver =
+            new ProvisionerApp.Resolver(
+                resolverHost, resolverPort, ResolverCommand.token(resolverTokenFile));
+      } catch (java.net.UnknownHostException e) {
+        problems.add("--resolver-listen " + resolverHost + ": unknown address");
+      } catch (java.io.IOException e) {
+        problems.add("--resolver-token-file " + resolverTokenFile + ": " + e.getMessage());
+      }
+    }
     if (!problems.isEmpty()) {
       problems.forEach(p -> System.err.println("standalone-cinder run: " + p));
       return CheckCommand.BAD_CONFIG;
@@ -308,7 +343,8 @@ final class RunCommand implements Callable<Integer> {
                 election,
                 // Exit rather than compete again: the Deployment restarts it as a standby.
                 () -> new Thread(() -> System.exit(1), "lost-lease").start(),
-                ProvisionerApp.Options.DEFAULT_POOL_STATS));
+                ProvisionerApp.Options.DEFAULT_POOL_STATS,
+                resolver));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

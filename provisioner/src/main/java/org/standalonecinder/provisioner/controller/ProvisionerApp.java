@@ -16,6 +16,7 @@ import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.CloneResolver;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
@@ -36,6 +37,7 @@ public final class ProvisionerApp implements AutoCloseable {
   private final LeaderElection election;
   private final java.util.concurrent.atomic.AtomicBoolean closing;
   private final PoolMetrics pools;
+  private final ResolverServer resolver;
 
   private ProvisionerApp(
       Vertx vertx,
@@ -45,7 +47,8 @@ public final class ProvisionerApp implements AutoCloseable {
       HealthServer health,
       LeaderElection election,
       java.util.concurrent.atomic.AtomicBoolean closing,
-      PoolMetrics pools) {
+      PoolMetrics pools,
+      ResolverServer resolver) {
     this.vertx = vertx;
     this.client = client;
     this.cinder = cinder;
@@ -54,6 +57,7 @@ public final class ProvisionerApp implements AutoCloseable {
     this.election = election;
     this.closing = closing;
     this.pools = pools;
+    this.resolver = resolver;
   }
 
   /**
@@ -63,6 +67,7 @@ public final class ProvisionerApp implements AutoCloseable {
    * @param onLostLeadership what to do once this replica stopped leading (it has stopped acting
    *     already); the command exits the process
    * @param poolStats how often the pools' capacity metrics are refreshed
+   * @param resolver where to answer the webhook's clone checks, or null for none
    */
   public record Options(
       ProvisionerSettings settings,
@@ -74,7 +79,8 @@ public final class ProvisionerApp implements AutoCloseable {
       int healthPort,
       Election election,
       Runnable onLostLeadership,
-      Duration poolStats) {
+      Duration poolStats,
+      Resolver resolver) {
 
     /** Without an election. */
     public Options(
@@ -95,11 +101,45 @@ public final class ProvisionerApp implements AutoCloseable {
           healthPort,
           null,
           null,
-          DEFAULT_POOL_STATS);
+          DEFAULT_POOL_STATS,
+          null);
+    }
+
+    /** The same options with the clone check served. */
+    public Options withResolver(Resolver r) {
+      return new Options(
+          settings,
+          instance,
+          workers,
+          resync,
+          retry,
+          healthAddress,
+          healthPort,
+          election,
+          onLostLeadership,
+          poolStats,
+          r);
     }
 
     /** How often the pools' capacity is refreshed unless told otherwise. */
     public static final Duration DEFAULT_POOL_STATS = Duration.ofMinutes(1);
+  }
+
+  /**
+   * The clone check the webhook next to this replica calls ({@link ResolverServer}): served by
+   * every replica, leader or standby, because each webhook asks the provisioner of its own pod.
+   *
+   * @param host a loopback address: the check trusts whoever holds the token
+   * @param port its port (0: any free one)
+   * @param token the token the webhook sends, shared through a file
+   */
+  public record Resolver(String host, int port, String token) {
+
+    @Override
+    public String toString() {
+      // The token stays out of logs.
+      return "Resolver[" + host + ":" + port + "]";
+    }
   }
 
   /**
@@ -170,6 +210,34 @@ public final class ProvisionerApp implements AutoCloseable {
     LOG.info(
         "health on http://{}:{}/healthz, /readyz and /metrics", o.healthAddress(), health.port());
     pools.start(o.poolStats());
+    ResolverServer resolver = null;
+    if (o.resolver() != null) {
+      KubernetesClusterReader cluster = new KubernetesClusterReader(client, null);
+      resolver =
+          new ResolverServer(
+              vertx,
+              new CloneResolver(cluster, metered, settings.provisionerName()),
+              cluster,
+              o.resolver().token());
+      try {
+        resolver
+            .listen(o.resolver().host(), o.resolver().port())
+            .toCompletionStage()
+            .toCompletableFuture()
+            .get();
+      } catch (ExecutionException | RuntimeException e) {
+        health.close();
+        pools.close();
+        client.close();
+        vertx.close();
+        throw e;
+      }
+      LOG.info(
+          "clone check on http://{}:{}{}",
+          o.resolver().host(),
+          resolver.port(),
+          ResolverServer.PATH);
+    }
     LeaderElection election = null;
     java.util.concurrent.atomic.AtomicBoolean closing =
         new java.util.concurrent.atomic.AtomicBoolean();
@@ -199,7 +267,8 @@ public final class ProvisionerApp implements AutoCloseable {
     } else {
       controller.start();
     }
-    return new ProvisionerApp(vertx, client, cinder, controller, health, election, closing, pools);
+    return new ProvisionerApp(
+        vertx, client, cinder, controller, health, election, closing, pools, resolver);
   }
 
   /**
@@ -230,6 +299,11 @@ public final class ProvisionerApp implements AutoCloseable {
     return health.port();
   }
 
+  /** The clone check's port; -1 when it is not served. */
+  public int resolverPort() {
+    return resolver == null ? -1 : resolver.port();
+  }
+
   public boolean ready() {
     return controller.synced();
   }
@@ -243,6 +317,9 @@ public final class ProvisionerApp implements AutoCloseable {
   public void close() {
     LOG.info("stopping: finishing the items in progress");
     closing.set(true);
+    if (resolver != null) {
+      resolver.close();
+    }
     pools.close();
     controller.pause();
     controller.close();

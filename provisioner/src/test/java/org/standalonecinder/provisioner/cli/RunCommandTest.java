@@ -36,14 +36,22 @@ class RunCommandTest {
         "a cephx Secret that is no name | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cephx-secret=Ceph_X | cephx Secret 'Ceph_X' is not a Secret name",
         "a ceph-csi driver that is no name | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --ceph-csi-driver=rbd/csi | ceph-csi driver 'rbd/csi' is not a CSI driver name",
         "image features that are no list | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --rbd-image-features=layering;rm | RBD image features 'layering;rm' are not a comma-separated list",
-        "a lease shorter than its renewal | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --lease-duration-seconds=5 --renew-deadline-seconds=10 | leader election needs lease duration > renew deadline > retry period > 0, was 5 s, 10 s, 2 s"
+        "a lease shorter than its renewal | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --lease-duration-seconds=5 --renew-deadline-seconds=10 | leader election needs lease duration > renew deadline > retry period > 0, was 5 s, 10 s, 2 s",
+        "a clone check off loopback | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resolver-token-file=TOKEN --resolver-listen=0.0.0.0 | --resolver-listen must be a loopback address, was 0.0.0.0",
+        "a clone check token too short | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resolver-token-file=SHORT | --resolver-token-file SHORT: holds no token of at least 16 characters",
+        "a clone check token in no folder | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resolver-token-file=/nonexistent/token | --resolver-token-file /nonexistent/token: "
       })
   void refusesBadSettings(String name, String args, String message) throws Exception {
     Path conf = Files.writeString(dir.resolve("cloud.conf"), "[Global]\ntenant_id = x\n");
+    Path shortToken = Files.writeString(dir.resolve("short"), "abc\n");
     List<String> argv = new ArrayList<>();
     for (String a : args.trim().split(" ")) {
-      argv.add(a.replace("CONF", conf.toString()));
+      argv.add(
+          a.replace("CONF", conf.toString())
+              .replace("TOKEN", dir.resolve("token").toString())
+              .replace("SHORT", shortToken.toString()));
     }
+    message = message.replace("SHORT", shortToken.toString());
     StringWriter err = new StringWriter();
     ByteArrayOutputStream stderr = new ByteArrayOutputStream();
     PrintStream old = System.err;

@@ -49,10 +49,25 @@ class ProvisionerAppIT {
             client.getConfiguration(),
             OpenStackCinderClient.create(LocalCinder.config(Mode.NOAUTH)),
             new ProvisionerApp.Options(
-                settings, "app-0", 2, Duration.ofSeconds(60), RetryPolicy.DEFAULT, "127.0.0.1", 0));
+                    settings,
+                    "app-0",
+                    2,
+                    Duration.ofSeconds(60),
+                    RetryPolicy.DEFAULT,
+                    "127.0.0.1",
+                    0)
+                .withResolver(new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN)));
     int port = app.healthPort();
+    int resolver = app.resolverPort();
     try {
       assertThat(status(port, "/healthz")).isEqualTo(200);
+      // The webhook's clone check is served next to the controller, with its token.
+      assertThat(status(resolver, "/healthz")).isEqualTo(200);
+      assertThat(check(resolver, "Bearer not-the-token").statusCode()).isEqualTo(401);
+      HttpResponse<String> answer = check(resolver, "Bearer " + TOKEN);
+      assertThat(answer.statusCode()).isEqualTo(200);
+      assertThat(answer.body())
+          .contains("\"allowed\":false", "StorageClass no-such-class does not exist");
       await("ready", app::ready, Duration.ofSeconds(10));
       assertThat(status(port, "/readyz")).isEqualTo(200);
 
@@ -104,6 +119,25 @@ class ProvisionerAppIT {
       app.close();
     }
     assertThatThrownBy(() -> status(port, "/healthz")).isInstanceOf(java.io.IOException.class);
+    assertThatThrownBy(() -> status(resolver, "/healthz")).isInstanceOf(java.io.IOException.class);
+  }
+
+  private static final String TOKEN = "a-token-of-at-least-16-characters";
+
+  /** A clone check of a claim whose class does not exist. */
+  private static HttpResponse<String> check(int port, String authorization) throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + ResolverServer.PATH))
+                .header("Authorization", authorization)
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"source\": \"apps/src\", \"claim\": {\"metadata\": {\"name\": \"c\","
+                            + " \"namespace\": \"apps\"}, \"spec\": {\"storageClassName\":"
+                            + " \"no-such-class\"}}}"))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
   }
 
   private static String metrics(int port) {

@@ -121,7 +121,7 @@ final class ServeCommand implements Callable<Integer> {
       names = "--provisioner-user",
       description =
           "the provisioner's user, the only one who may set k8s.io/CloneOf (default"
-              + " system:serviceaccount:<namespace>:standalone-cinder-provisioner)")
+              + " system:serviceaccount:<namespace>:standalone-cinder)")
   String provisionerUser;
 
   @Option(
@@ -227,7 +227,7 @@ final class ServeCommand implements Callable<Integer> {
         provisionerName,
         provisionerUser != null
             ? provisionerUser
-            : "system:serviceaccount:" + namespace + ":standalone-cinder-provisioner",
+            : "system:serviceaccount:" + namespace + ":standalone-cinder",
         Duration.ofSeconds(refreshSeconds),
         resolver == null || resolver.isBlank() ? null : URI.create(resolver),
         resolverTokenFile,

@@ -84,7 +84,7 @@ class ServeCommandTest {
     assertThat(secret.certificates()).isEqualTo(Certificates.SECRET);
     assertThat(secret.host()).isEqualTo("0.0.0.0");
     assertThat(secret.provisionerUser())
-        .isEqualTo("system:serviceaccount:storage:standalone-cinder-provisioner");
+        .isEqualTo("system:serviceaccount:storage:standalone-cinder");
     Files.createDirectories(dir.resolve("tls"));
     assertThat(parse("--tls-dir DIR/tls").options().certificates()).isEqualTo(Certificates.FILES);
   }

@@ -23,12 +23,14 @@ import org.standalonecinder.webhook.policy.PolicyConfig;
 import picocli.CommandLine;
 
 /**
- * manifests/webhook agrees with the code: names the server defaults to, the paths it serves, the
- * entries whose caBundle it writes, the permissions it needs, and a policy that parses.
+ * manifests/base agrees with the webhook's code: names the server defaults to, the paths it serves,
+ * the entries whose caBundle it writes, the permissions it needs, the clone check it asks the
+ * provisioner container for, and a policy that parses. (That every call is granted, and no more, is
+ * RbacAuditE2EIT's, against the real API server.)
  */
 class WebhookManifestsTest {
 
-  private static final Path DIR = Path.of("..", "manifests", "webhook");
+  private static final Path DIR = Path.of("..", "manifests", "base");
   private static final List<HasMetadata> OBJECTS = new ArrayList<>();
   private static ServeCommand defaults;
 
@@ -36,7 +38,10 @@ class WebhookManifestsTest {
   static void load() throws Exception {
     KubernetesSerialization s = new KubernetesSerialization();
     try (var files = Files.list(DIR)) {
-      for (Path p : files.filter(f -> !f.endsWith("kustomization.yaml")).toList()) {
+      for (Path p : files.filter(f -> f.toString().endsWith(".yaml")).toList()) {
+        if (p.endsWith("kustomization.yaml")) {
+          continue;
+        }
         for (String doc : Files.readString(p).split("(?m)^---\\s*$")) {
           if (doc.lines().anyMatch(l -> !l.isBlank() && !l.startsWith("#"))) {
             OBJECTS.add(s.unmarshal(doc));
@@ -98,7 +103,11 @@ class WebhookManifestsTest {
   void theDeploymentRunsServeWithItsPolicyAndProbesOverHttps() {
     Deployment d = one(Deployment.class);
     assertThat(d.getSpec().getReplicas()).isGreaterThanOrEqualTo(2);
-    var c = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    var c =
+        d.getSpec().getTemplate().getSpec().getContainers().stream()
+            .filter(x -> x.getName().equals("webhook"))
+            .findFirst()
+            .orElseThrow();
     ServeCommand serve = new ServeCommand();
     new CommandLine(serve)
         .parseArgs(c.getArgs().subList(1, c.getArgs().size()).toArray(String[]::new));
@@ -111,23 +120,40 @@ class WebhookManifestsTest {
         c.getVolumeMounts().stream().filter(vm -> vm.getName().equals("policy")).findFirst();
     assertThat(serve.policyFile.getParent().toString()).isEqualTo(mount.get().getMountPath());
 
-    // The resolver sidecar: the URL the webhook asks, the token file both share.
+    // The provisioner container serves the clone check: on loopback at its default port, with
+    // the token file both containers share.
     var resolver =
         d.getSpec().getTemplate().getSpec().getContainers().stream()
-            .filter(x -> x.getName().equals("resolver"))
+            .filter(x -> x.getName().equals("provisioner"))
             .findFirst()
             .orElseThrow();
-    assertThat(resolver.getArgs())
-        .contains(
-            "resolver",
-            "--listen=127.0.0.1",
-            "--port=" + java.net.URI.create(serve.resolver).getPort(),
-            "--token-file=" + serve.resolverTokenFile);
+    assertThat(resolver.getArgs()).containsExactly("run");
+    assertThat(java.net.URI.create(serve.resolver).getHost()).isEqualTo("127.0.0.1");
+    assertThat(java.net.URI.create(serve.resolver).getPort()).isEqualTo(8090);
+    assertThat(resolver.getEnv())
+        .anySatisfy(
+            e -> {
+              assertThat(e.getName()).isEqualTo("RESOLVER_TOKEN_FILE");
+              assertThat(e.getValue()).isEqualTo(serve.resolverTokenFile.toString());
+            });
+    // The user the webhook lets write the provisioner's annotations: the Pod's own account.
+    assertThat(serve.options().provisionerUser())
+        .isEqualTo(
+            "system:serviceaccount:"
+                + d.getMetadata().getNamespace()
+                + ":"
+                + d.getSpec().getTemplate().getSpec().getServiceAccountName());
     String tokenDir = serve.resolverTokenFile.getParent().toString();
     assertThat(c.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals(tokenDir));
     assertThat(resolver.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals(tokenDir));
 
-    ConfigMap policy = one(ConfigMap.class);
+    ConfigMap policy =
+        OBJECTS.stream()
+            .filter(ConfigMap.class::isInstance)
+            .map(ConfigMap.class::cast)
+            .filter(m -> m.getMetadata().getName().equals("standalone-cinder-webhook-policy"))
+            .findFirst()
+            .orElseThrow();
     assertThat(PolicyConfig.parse(policy.getData().get(serve.policyFile.getFileName().toString())))
         .isEqualTo(PolicyConfig.DEFAULTS);
   }
@@ -147,15 +173,18 @@ class WebhookManifestsTest {
               assertThat(r.getResources()).contains("mutatingwebhookconfigurations");
               assertThat(r.getResourceNames()).containsExactly(defaults.webhookConfiguration);
             });
+    assertThat(cluster).allSatisfy(r -> assertThat(r.getVerbs()).doesNotContain("*"));
     assertThat(cluster)
-        .allSatisfy(r -> assertThat(r.getVerbs()).doesNotContain("*", "list", "delete"));
+        .as("no Secret outside the namespace")
+        .allSatisfy(r -> assertThat(r.getResources()).doesNotContain("secrets"));
     List<PolicyRule> own = one(Role.class).getRules();
     assertThat(own)
         .anySatisfy(
-            r ->
-                assertThat(r.getResourceNames())
-                    .containsExactlyInAnyOrder(
-                        defaults.caSecret, org.standalonecinder.api.CloneToken.KEY_SECRET));
-    assertThat(own).allSatisfy(r -> assertThat(r.getResources()).containsExactly("secrets"));
+            r -> {
+              assertThat(r.getResourceNames())
+                  .containsExactlyInAnyOrder(
+                      defaults.caSecret, org.standalonecinder.api.CloneToken.KEY_SECRET);
+              assertThat(r.getVerbs()).containsExactly("update");
+            });
   }
 }

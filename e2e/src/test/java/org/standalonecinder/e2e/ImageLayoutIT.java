@@ -1,0 +1,310 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.standalonecinder.demo.LocalInstall;
+
+/**
+ * images/Dockerfile without a container runtime (none runs here): the file is read as a builder
+ * would, the layout of each final stage is made from this build's jars exactly as its COPY lines
+ * say, and each stage's ENTRYPOINT is started from that layout with the stage's environment, on
+ * this machine's Java 17 standing in for the base image's. The webhook serves TLS from it; the
+ * provisioner's {@code cinder check} reaches the real local Cinder from it.
+ */
+@Order(0)
+class ImageLayoutIT {
+
+  private static final Path ROOT = Path.of(System.getProperty("project.root", "..")).normalize();
+  private static final Path DOCKERFILE = ROOT.resolve("images/Dockerfile");
+  private static Map<String, Stage> stages;
+
+  @TempDir static Path layouts;
+
+  /** One stage of the Dockerfile, as far as this test needs it. */
+  record Stage(
+      String name,
+      String from,
+      String workdir,
+      List<String[]> copies,
+      Map<String, String> env,
+      List<String> entrypoint,
+      List<String> cmd,
+      String user,
+      List<String> labels,
+      List<String> runs) {}
+
+  @BeforeAll
+  static void parse() throws IOException {
+    stages = parse(Files.readString(DOCKERFILE));
+  }
+
+  /** The stages of a Dockerfile: continuation lines joined, comments dropped. */
+  static Map<String, Stage> parse(String text) throws IOException {
+    ObjectMapper json = new ObjectMapper();
+    Map<String, Stage> out = new LinkedHashMap<>();
+    String joined = text.replaceAll("(?m)^\\s*#.*\\n", "").replaceAll("\\\\\\n\\s*", " ");
+    Stage s = null;
+    for (String raw : joined.split("\n")) {
+      String line = raw.strip();
+      if (line.isEmpty()) {
+        continue;
+      }
+      String[] w = line.split("\\s+", 2);
+      String arg = w.length > 1 ? w[1] : "";
+      switch (w[0]) {
+        case "FROM" -> {
+          String[] f = arg.split("\\s+");
+          assertThat(f).as("every stage is named: " + line).hasSize(3);
+          s =
+              new Stage(
+                  f[2],
+                  f[0],
+                  "/",
+                  new ArrayList<>(),
+                  new LinkedHashMap<>(),
+                  null,
+                  null,
+                  null,
+                  new ArrayList<>(),
+                  new ArrayList<>());
+          out.put(f[2], s);
+        }
+        case "WORKDIR" -> s = with(s, arg, s.entrypoint(), s.cmd(), s.user());
+        case "COPY" -> s.copies().add(arg.split("\\s+"));
+        case "ENV" -> {
+          int eq = arg.indexOf('=');
+          s.env().put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        case "ENTRYPOINT" ->
+            s =
+                with(
+                    s,
+                    s.workdir(),
+                    List.of(json.readValue(arg, String[].class)),
+                    s.cmd(),
+                    s.user());
+        case "CMD" ->
+            s =
+                with(
+                    s,
+                    s.workdir(),
+                    s.entrypoint(),
+                    List.of(json.readValue(arg, String[].class)),
+                    s.user());
+        case "USER" -> s = with(s, s.workdir(), s.entrypoint(), s.cmd(), arg);
+        case "LABEL" -> s.labels().add(arg);
+        case "RUN" -> s.runs().add(arg);
+        case "ARG", "EXPOSE" -> {}
+        default -> throw new AssertionError("an instruction this test does not know: " + line);
+      }
+      if (s != null) {
+        out.put(s.name(), s);
+      }
+    }
+    return out;
+  }
+
+  private static Stage with(
+      Stage s, String workdir, List<String> entrypoint, List<String> cmd, String user) {
+    return new Stage(
+        s.name(),
+        s.from(),
+        workdir,
+        s.copies(),
+        s.env(),
+        entrypoint,
+        cmd,
+        user,
+        s.labels(),
+        s.runs());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"webhook", "provisioner"})
+  void eachImageRunsAsNonRootWithNoShellAndIsLabelled(String name) {
+    Stage s = stages.get(name);
+    assertThat(s).as("a stage named " + name).isNotNull();
+    assertThat(s.user()).isEqualTo("65532:65532");
+    assertThat(s.runs()).as("nothing runs at build time in a final stage").isEmpty();
+    // JSON (exec) form: the entry point needs no shell; the base has none.
+    assertThat(s.entrypoint()).startsWith("java", "-jar");
+    assertThat(s.from()).isEqualTo("${RUN_IMAGE}");
+    assertThat(String.join(" ", s.labels()))
+        .contains(
+            "org.opencontainers.image.title=",
+            "org.opencontainers.image.version=",
+            "org.opencontainers.image.revision=",
+            "org.opencontainers.image.source=");
+    assertThat(s.env()).containsEntry("JDK_JAVA_OPTIONS", "@/app/jvm.options");
+  }
+
+  /**
+   * Lays a stage out under a folder as its COPY lines say: {@code --from=build} takes the build
+   * stage's path (its WORKDIR is this checkout), the others the build context (this checkout).
+   */
+  private static Path layout(Stage s) throws IOException {
+    Stage build = stages.get("build");
+    Path root = layouts.resolve(s.name());
+    for (String[] c : s.copies()) {
+      Path src;
+      String dst;
+      if (c[0].startsWith("--from=")) {
+        assertThat(c[0]).isEqualTo("--from=build");
+        String from = c[1];
+        assertThat(from).startsWith(build.workdir() + "/");
+        src = ROOT.resolve(from.substring(build.workdir().length() + 1));
+        dst = c[2];
+      } else {
+        src = ROOT.resolve(c[0]);
+        dst = c[1];
+      }
+      assertThat(src).as("built by this run: " + String.join(" ", c)).isRegularFile();
+      Path target = root.resolve(dst.substring(1));
+      Files.createDirectories(target.getParent());
+      Files.copy(src, target);
+    }
+    return root;
+  }
+
+  /** The stage's entry point and these arguments, with its paths under the layout. */
+  private static ProcessBuilder command(Stage s, Path root, List<String> args) {
+    List<String> cmd = new ArrayList<>();
+    for (String a : s.entrypoint()) {
+      cmd.add(a.startsWith("/") ? root + a : a);
+    }
+    cmd.set(0, ProcessHandle.current().info().command().orElseThrow());
+    cmd.addAll(args);
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
+    pb.environment().clear();
+    s.env().forEach((k, v) -> pb.environment().put(k, v.replace("@/", "@" + root + "/")));
+    return pb;
+  }
+
+  @Test
+  void theWebhookServesTlsFromTheImagesLayout() throws Exception {
+    Stage s = stages.get("webhook");
+    Path root = layout(s);
+    assertThat(s.cmd()).containsExactly("serve");
+    Path ca = root.resolve("ca.crt");
+    int port;
+    try (var socket = new java.net.ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    Path log = root.resolve("webhook.log");
+    Process p =
+        command(
+                s,
+                root,
+                List.of(
+                    "serve", "--local", "--port", String.valueOf(port), "--ca-out", ca.toString()))
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    try {
+      LocalInstall.await(
+          "the webhook from the layout", () -> readyz(ca, port), Duration.ofSeconds(60));
+      String out = Files.readString(log);
+      assertThat(out)
+          .as("the JVM options file was read")
+          .contains("Picked up JDK_JAVA_OPTIONS: @" + root + "/app/jvm.options")
+          .contains("TLS by OPENSSL");
+      long rssKib = rssKib(p.pid());
+      System.out.printf("image layout: webhook ready, RSS %d MiB%n", rssKib / 1024);
+    } finally {
+      p.destroy();
+      p.waitFor(20, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void theProvisionerChecksTheRealCinderFromTheImagesLayout() throws Exception {
+    Stage s = stages.get("provisioner");
+    Path root = layout(s);
+    assertThat(s.cmd()).containsExactly("run");
+    Map<String, String> cinder =
+        LocalInstall.env(
+            Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")));
+    Path conf = root.resolve("cloud.conf");
+    Files.writeString(
+        conf,
+        "[Global]\ncinder-endpoint = "
+            + cinder.get("CINDER_ENDPOINT")
+            + "\ntenant-id = "
+            + cinder.get("CINDER_PROJECT_ID")
+            + "\nusername = standalone-cinder\n");
+    Process p =
+        command(s, root, List.of("cinder", "check", "--cloud-config", conf.toString()))
+            .redirectErrorStream(true)
+            .start();
+    String out;
+    try (InputStream in = p.getInputStream()) {
+      out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(out).isZero();
+    assertThat(out).contains("Picked up JDK_JAVA_OPTIONS: @" + root + "/app/jvm.options");
+  }
+
+  private static boolean readyz(Path ca, int port) {
+    try {
+      KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+      trust.load(null, null);
+      try (InputStream in = Files.newInputStream(ca)) {
+        trust.setCertificateEntry(
+            "ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+      }
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(trust);
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return HttpClient.newBuilder()
+              .sslContext(ctx)
+              .build()
+              .send(
+                  HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + "/readyz"))
+                      .timeout(Duration.ofSeconds(2))
+                      .build(),
+                  HttpResponse.BodyHandlers.discarding())
+              .statusCode()
+          == 200;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  private static long rssKib(long pid) throws IOException {
+    for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+      if (l.startsWith("VmRSS:")) {
+        return Long.parseLong(l.replaceAll("[^0-9]", ""));
+      }
+    }
+    return -1;
+  }
+}
