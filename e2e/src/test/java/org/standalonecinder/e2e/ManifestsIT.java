@@ -1,0 +1,452 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.LintResult;
+import com.marcnuri.helm.TemplateCommand;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.config.CloudConfigLoader;
+
+/**
+ * Every way the project is installed, rendered as a user renders it — {@code kubectl kustomize} of
+ * each kustomization, {@code helm template} of the chart with its documented examples — and each
+ * object checked twice: it reads into fabric8's model with no field the model does not know (a
+ * misspelt field is silently dropped by the API server), and it passes the OpenAPI schemas of the
+ * npm package kubernetes-models (types, required fields, enums). The chart with the required values
+ * renders the objects manifests/base holds, and with cert-manager those of manifests/cert-manager.
+ */
+@Order(1)
+class ManifestsIT {
+
+  private static final Path ROOT = Path.of(System.getProperty("project.root", "..")).normalize();
+  private static final Path CHART = ROOT.resolve("charts/standalone-cinder");
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final YAMLMapper YAML = new YAMLMapper();
+
+  /** The values without which the chart refuses to render. */
+  static final Map<String, String> REQUIRED =
+      Map.of(
+          "clusterId", "my-cluster",
+          "initiatorName", "iqn.2026-11.org.example:my-cluster",
+          "cloudConfig.existingSecret", "standalone-cinder-cloud-config");
+
+  private static final Map<String, List<JsonNode>> RENDERS = new LinkedHashMap<>();
+
+  /** By render: what the schema check found, one line per object that failed it. */
+  private static final Map<String, List<String>> SCHEMA_PROBLEMS = new LinkedHashMap<>();
+
+  static String kubectl() throws IOException {
+    return LocalInstall.env(
+            Path.of(System.getProperty("kube.local.env", "/tmp/kube-local/kube-local.env")))
+        .get("KUBE_LOCAL_KUBECTL");
+  }
+
+  static String run(Path dir, List<String> cmd) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(300, TimeUnit.SECONDS)).as(String.join(" ", cmd)).isTrue();
+    assertThat(p.exitValue()).as(String.join(" ", cmd) + "\n" + out).isZero();
+    return out;
+  }
+
+  static List<JsonNode> objects(String yaml) throws IOException {
+    List<JsonNode> out = new ArrayList<>();
+    try (var it = YAML.readerFor(JsonNode.class).<JsonNode>readValues(yaml)) {
+      while (it.hasNext()) {
+        JsonNode n = it.next();
+        if (n != null && !n.isNull() && !n.isMissingNode() && n.size() > 0) {
+          out.add(n);
+        }
+      }
+    }
+    return out;
+  }
+
+  static String kustomize(String dir) throws Exception {
+    return run(ROOT, List.of(kubectl(), "kustomize", ROOT.resolve(dir).toString()));
+  }
+
+  /** {@code helm template standalone-cinder charts/standalone-cinder -n standalone-cinder ...}. */
+  static String template(Map<String, String> set, Path valuesFile) {
+    TemplateCommand t =
+        new Helm(CHART).template().withName("standalone-cinder").withNamespace(LocalInstall.NS);
+    if (valuesFile != null) {
+      t = t.withValuesFile(valuesFile);
+    }
+    for (var e : new TreeMap<>(set).entrySet()) {
+      t = t.set(e.getKey(), e.getValue());
+    }
+    return t.call();
+  }
+
+  @BeforeAll
+  static void render() throws Exception {
+    RENDERS.put("kustomize manifests/base", objects(kustomize("manifests/base")));
+    RENDERS.put("kustomize manifests/cert-manager", objects(kustomize("manifests/cert-manager")));
+    RENDERS.put(
+        "kustomize dev/kube-local/manifests", objects(kustomize("dev/kube-local/manifests")));
+    RENDERS.put(
+        "manifests/examples/storageclass.yaml",
+        objects(Files.readString(ROOT.resolve("manifests/examples/storageclass.yaml"))));
+    RENDERS.put("helm template (required values)", objects(template(REQUIRED, null)));
+    Map<String, String> cm = new LinkedHashMap<>(REQUIRED);
+    cm.put("certificates", "cert-manager");
+    RENDERS.put("helm template (cert-manager)", objects(template(cm, null)));
+    cm.put("certManager.issuerRef.name", "my-issuer");
+    cm.put("certManager.issuerRef.kind", "ClusterIssuer");
+    RENDERS.put("helm template (cert-manager, own issuer)", objects(template(cm, null)));
+    for (String example : List.of("noauth", "keystone")) {
+      RENDERS.put(
+          "helm template -f examples/" + example + ".yaml",
+          objects(template(Map.of(), CHART.resolve("examples/" + example + ".yaml"))));
+    }
+    schemas();
+  }
+
+  /** Runs validate.mjs over every object of every render (one node process). */
+  private static void schemas() throws Exception {
+    Path dir = Path.of("target/manifest-schemas").toAbsolutePath();
+    Files.createDirectories(dir);
+    for (String f : List.of("package.json", "package-lock.json", "validate.mjs")) {
+      Files.copy(
+          Path.of("src/test/node", f),
+          dir.resolve(f),
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    if (!Files.isDirectory(dir.resolve("node_modules/kubernetes-models"))) {
+      run(dir, List.of("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"));
+    }
+    ArrayNode all = JSON.createArrayNode();
+    RENDERS.values().forEach(all::addAll);
+    Path input = dir.resolve("objects.json");
+    JSON.writeValue(input.toFile(), all);
+    Process p =
+        new ProcessBuilder("node", "validate.mjs")
+            .directory(dir.toFile())
+            .redirectInput(input.toFile())
+            .start();
+    byte[] out = p.getInputStream().readAllBytes();
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(err).isZero();
+    JsonNode results = JSON.readTree(out);
+    assertThat(results.size()).isEqualTo(all.size());
+    int i = 0;
+    for (var render : RENDERS.entrySet()) {
+      List<String> problems = new ArrayList<>();
+      for (JsonNode o : render.getValue()) {
+        JsonNode r = results.get(i++);
+        if (!r.path("error").isNull()) {
+          problems.add(key(o) + " (" + r.path("model").asText() + "): " + r.path("error").asText());
+        }
+      }
+      SCHEMA_PROBLEMS.put(render.getKey(), problems);
+    }
+  }
+
+  static Stream<Arguments> renders() {
+    return RENDERS.keySet().stream().map(Arguments::of);
+  }
+
+  private static String key(JsonNode o) {
+    return o.path("kind").asText() + " " + o.path("metadata").path("name").asText();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("renders")
+  void everyObjectIsKnownToFabric8WithNoUnknownField(String render) {
+    List<String> problems = new ArrayList<>();
+    for (JsonNode o : RENDERS.get(render)) {
+      problems.addAll(unknownFields(o));
+    }
+    assertThat(problems).as(render).isEmpty();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("renders")
+  void everyObjectPassesTheOpenApiSchemas(String render) {
+    assertThat(RENDERS.get(render)).isNotEmpty();
+    assertThat(SCHEMA_PROBLEMS.get(render)).as(render).isEmpty();
+  }
+
+  /** The two checks catch what they are for (a check that cannot fail is no check). */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "a misspelt container field | apps/v1 | Deployment | {\"selector\": {}, \"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"imagePullPolicyy\": \"Always\"}]}}} | spec.template.spec.containers[0]: unknown [imagePullPolicyy]",
+        "a misspelt rule field | rbac.authorization.k8s.io/v1 | ClusterRole | null | : unknown [spec]",
+        "a kind fabric8 does not know | v1 | ConfigMapp | {} | not a kind of fabric8's model"
+      })
+  void aMisspeltFieldOrKindIsReported(
+      String name, String apiVersion, String kind, String spec, String expected) throws Exception {
+    ObjectNode o = JSON.createObjectNode().put("apiVersion", apiVersion).put("kind", kind);
+    o.putObject("metadata").put("name", "x");
+    o.set("spec", JSON.readTree(spec.equals("null") ? "{\"rulez\": []}" : spec));
+    assertThat(unknownFields(o)).singleElement().asString().contains(expected);
+  }
+
+  /** Fields of {@code o} that fabric8's model for its kind does not have. */
+  static List<String> unknownFields(JsonNode o) {
+    List<String> out = new ArrayList<>();
+    String where = o.path("apiVersion").asText() + " " + key(o);
+    if (o.path("apiVersion").asText().startsWith("cert-manager.io/")) {
+      // No model of cert-manager's kinds here: the schema check covers them.
+      return out;
+    }
+    HasMetadata typed;
+    try {
+      typed = new KubernetesSerialization().unmarshal(o.toString(), HasMetadata.class);
+    } catch (RuntimeException e) {
+      out.add(where + ": " + e.getMessage());
+      return out;
+    }
+    if (typed instanceof GenericKubernetesResource) {
+      out.add(where + ": not a kind of fabric8's model");
+      return out;
+    }
+    walk(typed, "", where, out);
+    return out;
+  }
+
+  private static void walk(Object o, String path, String where, List<String> out) {
+    if (o == null) {
+      return;
+    }
+    if (o instanceof List<?> l) {
+      for (int i = 0; i < l.size(); i++) {
+        walk(l.get(i), path + "[" + i + "]", where, out);
+      }
+      return;
+    }
+    if (o instanceof Map<?, ?> m) {
+      m.forEach((k, v) -> walk(v, path + "." + k, where, out));
+      return;
+    }
+    if (!o.getClass().getName().startsWith("io.fabric8.kubernetes.api.model")) {
+      return;
+    }
+    for (Method get : o.getClass().getMethods()) {
+      if (get.getParameterCount() != 0
+          || !get.getName().startsWith("get")
+          || get.getDeclaringClass() == Object.class) {
+        continue;
+      }
+      Object v;
+      try {
+        v = get.invoke(o);
+      } catch (ReflectiveOperationException e) {
+        throw new AssertionError(e);
+      }
+      if (get.getName().equals("getAdditionalProperties")) {
+        if (v instanceof Map<?, ?> extra && !extra.isEmpty()) {
+          out.add(where + " " + path + ": unknown " + new java.util.TreeSet<>(extra.keySet()));
+        }
+        continue;
+      }
+      String field = get.getName().substring(3);
+      walk(
+          v,
+          (path.isEmpty() ? "" : path + ".")
+              + Character.toLowerCase(field.charAt(0))
+              + field.substring(1),
+          where,
+          out);
+    }
+  }
+
+  @Test
+  void helmLintFindsNothingWrong() {
+    LintResult lint = new Helm(CHART).lint().strict().call();
+    // Lint renders with values.yaml alone, where the required values are empty: those are
+    // reported as information, as `helm lint` does; anything else is a finding.
+    List<String> findings =
+        lint.getMessages().stream()
+            .filter(m -> !m.contains("icon is recommended"))
+            .filter(m -> !m.startsWith("[INFO]"))
+            .toList();
+    assertThat(findings).isEmpty();
+    assertThat(lint.isFailed()).as(lint.getMessages().toString()).isFalse();
+  }
+
+  @Test
+  void theChartWithTheRequiredValuesRendersWhatManifestsBaseHolds() {
+    assertSameObjects(
+        RENDERS.get("kustomize manifests/base"), RENDERS.get("helm template (required values)"));
+  }
+
+  @Test
+  void theChartWithCertManagerRendersWhatManifestsCertManagerHolds() {
+    assertSameObjects(
+        RENDERS.get("kustomize manifests/cert-manager"),
+        RENDERS.get("helm template (cert-manager)"));
+  }
+
+  @Test
+  void theChartsOwnIssuerReplacesTheSelfSignedChain() {
+    List<JsonNode> objects = RENDERS.get("helm template (cert-manager, own issuer)");
+    assertThat(objects).noneMatch(o -> o.path("kind").asText().equals("Issuer"));
+    JsonNode cert =
+        objects.stream()
+            .filter(o -> key(o).equals("Certificate standalone-cinder-webhook"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(cert.at("/spec/issuerRef/name").asText()).isEqualTo("my-issuer");
+    assertThat(cert.at("/spec/issuerRef/kind").asText()).isEqualTo("ClusterIssuer");
+  }
+
+  /**
+   * The cloud.conf the chart writes from values is one the provisioner reads, values with INI's
+   * comment characters included.
+   */
+  @Test
+  void theCloudConfFromValuesIsReadByTheProvisioner() throws Exception {
+    Map<String, String> set = new LinkedHashMap<>(REQUIRED);
+    set.remove("cloudConfig.existingSecret");
+    set.put("cloudConfig.global.auth-url", "https://keystone.example:5000/v3");
+    set.put("cloudConfig.global.username", "standalone-cinder");
+    set.put("cloudConfig.global.password", "p4ss #not a comment; nor this");
+    set.put("cloudConfig.global.tenant-name", "kubernetes");
+    set.put("cloudConfig.global.domain-name", "Default");
+    set.put("cloudConfig.blockStorage.request-timeout", "60");
+    JsonNode secret =
+        objects(template(set, null)).stream()
+            .filter(o -> key(o).equals("Secret standalone-cinder-cloud-config"))
+            .findFirst()
+            .orElseThrow();
+    Path conf = Files.createTempFile("cloud", ".conf");
+    Files.writeString(conf, secret.at("/stringData/cloud.conf").asText());
+    CloudConfig c = CloudConfigLoader.load(conf, Map.of());
+    assertThat(c.describe())
+        .anyMatch(l -> l.contains("auth-url") && l.contains("https://keystone.example:5000/v3"))
+        .anyMatch(l -> l.contains("request-timeout") && l.contains("60"));
+    assertThat(String.join("\n", c.describe())).doesNotContain("p4ss");
+    assertThat(c.toString()).doesNotContain("p4ss");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "no cluster id | clusterId= | clusterId is required",
+        "no initiator | initiatorName= | initiatorName is required",
+        "no cloud config | cloudConfig.existingSecret= | cloudConfig: set existingSecret",
+        "an unknown certificate mode | certificates=vault | certificates must be own or cert-manager, was \"vault\"",
+        "a class without a name | storageClasses[0].default=true | every storageClasses entry needs a name"
+      })
+  void badValuesAreRefusedWithWhatToSet(String name, String setting, String message) {
+    Map<String, String> set = new LinkedHashMap<>(REQUIRED);
+    int eq = setting.indexOf('=');
+    set.put(setting.substring(0, eq), setting.substring(eq + 1));
+    assertThatThrownBy(() -> template(set, null)).hasMessageContaining(message);
+  }
+
+  /** The same objects, once what only Helm or kustomize add is taken away. */
+  private static void assertSameObjects(List<JsonNode> kustomize, List<JsonNode> chart) {
+    Map<String, JsonNode> k = normalised(kustomize);
+    Map<String, JsonNode> c = normalised(chart);
+    // The release's namespace is Helm's to make (helm install --create-namespace).
+    k.remove("Namespace standalone-cinder");
+    assertThat(c.keySet()).containsExactlyInAnyOrderElementsOf(k.keySet());
+    for (String name : k.keySet()) {
+      assertThat(c.get(name)).as(name).isEqualTo(k.get(name));
+    }
+  }
+
+  private static Map<String, JsonNode> normalised(List<JsonNode> objects) {
+    Map<String, JsonNode> out = new TreeMap<>();
+    for (JsonNode o : objects) {
+      ObjectNode n = o.deepCopy();
+      strip((ObjectNode) n.path("metadata"));
+      if (n.at("/spec/template/metadata") instanceof ObjectNode pod) {
+        strip(pod);
+      }
+      if (key(n).equals("ConfigMap standalone-cinder-webhook-policy")) {
+        // The same policy: comments and layout aside.
+        try {
+          ((ObjectNode) n.get("data"))
+              .set("policy.yaml", YAML.readTree(n.at("/data/policy.yaml").asText()));
+        } catch (IOException e) {
+          throw new AssertionError(e);
+        }
+      }
+      out.put(key(unhashed(n)), n);
+    }
+    return out;
+  }
+
+  private static final List<String> HELM_LABELS =
+      List.of(
+          "helm.sh/chart",
+          "app.kubernetes.io/managed-by",
+          "app.kubernetes.io/instance",
+          "app.kubernetes.io/version");
+
+  private static void strip(ObjectNode meta) {
+    if (meta.get("labels") instanceof ObjectNode labels) {
+      labels.remove(HELM_LABELS);
+      if (labels.isEmpty()) {
+        meta.remove("labels");
+      }
+    }
+    if (meta.get("annotations") instanceof ObjectNode annotations) {
+      annotations.remove("checksum/config");
+      if (annotations.isEmpty()) {
+        meta.remove("annotations");
+      }
+    }
+  }
+
+  /** kustomize's generated ConfigMap name ends in a hash of its data: dropped, everywhere. */
+  private static JsonNode unhashed(JsonNode n) {
+    if (n instanceof ObjectNode o) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = o.fields(); it.hasNext(); ) {
+        var e = it.next();
+        if (e.getValue().isTextual()) {
+          e.setValue(
+              new TextNode(
+                  e.getValue()
+                      .asText()
+                      .replaceAll("^(standalone-cinder-settings)-[a-z0-9]{10}$", "$1")));
+        } else {
+          unhashed(e.getValue());
+        }
+      }
+    } else if (n instanceof ArrayNode a) {
+      a.forEach(ManifestsIT::unhashed);
+    }
+    return n;
+  }
+}
