@@ -69,8 +69,8 @@ public final class Demo {
           2,
           "installed in "
               + ms(t0)
-              + ": kubectl apply -k dev/kube-local/manifests (manifests/base and"
-              + " manifests/webhook; the jars run as host processes, each with its"
+              + ": kubectl apply -k dev/kube-local/manifests (manifests/base without its"
+              + " Deployment; the jars run as host processes with the Pod's"
               + " ServiceAccount's token); the webhook wrote its CA into the webhook"
               + " configurations; Cinder "
               + it.cinderEnv.get("CINDER_ENDPOINT")
