@@ -5,7 +5,7 @@
 # RBD driver on a one-node Ceph), and the end-to-end suite (e2e/) on a real Kubernetes control
 # plane on loopback (dev/kube-local).
 #
-# It installs what is missing (JDK 17 and Maven, and Cinder's Debian packages through
+# It installs what is missing (JDK 17 and Maven, Node.js and npm, and Cinder's Debian packages through
 # dev/cinder-local/start.sh), starts the local Cinder unless one is already running,
 # runs `mvn verify`, and stops Cinder again if it started it. Extra arguments go to
 # Maven (e.g. dev/test.sh -pl provisioner -Dit.test=CinderClientIT).
@@ -19,6 +19,13 @@ export CINDER_LOCAL_STATE="$STATE"
 BACKEND="${CINDER_LOCAL_BACKEND:-file,rbd}"
 
 "$ROOT/dev/ensure-jdk.sh"
+
+# Node.js and npm for the manifests' schema check (e2e's ManifestsIT installs the
+# kubernetes-models package with npm ci).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "dev/test.sh: installing nodejs and npm"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
 
 KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 export KUBE_LOCAL_STATE="$KUBE_STATE"

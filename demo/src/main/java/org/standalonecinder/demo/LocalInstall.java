@@ -183,8 +183,10 @@ public final class LocalInstall implements AutoCloseable {
     start(
         "provisioner",
         List.of(
-            // The image's JVM options (images/Dockerfile passes the same file).
+            // The image's JVM options (images/Dockerfile passes the same file), sized as in the
+            // Pod: the JVM sees the container's memory limit (manifests/base) as the machine's.
             "@" + root.resolve("images/jvm/provisioner.options"),
+            "-XX:MaxRAM=384m",
             "-jar",
             provisionerJar,
             "run",
@@ -237,6 +239,7 @@ public final class LocalInstall implements AutoCloseable {
         "webhook",
         List.of(
             "@" + root.resolve("images/jvm/webhook.options"),
+            "-XX:MaxRAM=256m",
             "-jar",
             jar("webhook/target/standalone-cinder-webhook.jar"),
             "serve",

@@ -37,7 +37,7 @@ import org.standalonecinder.demo.LocalInstall;
  * this machine's Java 17 standing in for the base image's. The webhook serves TLS from it; the
  * provisioner's {@code cinder check} reaches the real local Cinder from it.
  */
-@Order(0)
+@Order(-3)
 class ImageLayoutIT {
 
   private static final Path ROOT = Path.of(System.getProperty("project.root", "..")).normalize();

@@ -31,7 +31,7 @@ import org.standalonecinder.demo.LocalInstall;
  * the one error let through. Runs before the suite's installation, which uses the same names, and
  * leaves the cluster as it found it.
  */
-@Order(1)
+@Order(-1)
 class InstallDocsE2EIT {
 
   private static final Path ROOT = Path.of(System.getProperty("project.root", "..")).normalize();

@@ -47,7 +47,7 @@ import org.standalonecinder.provisioner.config.CloudConfigLoader;
  * npm package kubernetes-models (types, required fields, enums). The chart with the required values
  * renders the objects manifests/base holds, and with cert-manager those of manifests/cert-manager.
  */
-@Order(1)
+@Order(-2)
 class ManifestsIT {
 
   private static final Path ROOT = Path.of(System.getProperty("project.root", "..")).normalize();
