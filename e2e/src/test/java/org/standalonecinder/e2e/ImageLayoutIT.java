@@ -46,18 +46,36 @@ class ImageLayoutIT {
 
   @TempDir static Path layouts;
 
-  /** One stage of the Dockerfile, as far as this test needs it. */
-  record Stage(
-      String name,
-      String from,
-      String workdir,
-      List<String[]> copies,
-      Map<String, String> env,
-      List<String> entrypoint,
-      List<String> cmd,
-      String user,
-      List<String> labels,
-      List<String> runs) {}
+  /**
+   * One stage of the Dockerfile, as far as this test needs it. A stage built {@code FROM} another
+   * starts with what that one set, as a builder's does.
+   */
+  static final class Stage {
+    final String name;
+    final String from;
+    String workdir = "/";
+    final List<String[]> copies = new ArrayList<>();
+    final Map<String, String> env = new LinkedHashMap<>();
+    List<String> entrypoint;
+    List<String> cmd;
+    String user;
+    final List<String> labels = new ArrayList<>();
+    final List<String> runs = new ArrayList<>();
+
+    Stage(String name, String from, Stage parent) {
+      this.name = name;
+      this.from = parent == null ? from : parent.from;
+      if (parent != null) {
+        workdir = parent.workdir;
+        copies.addAll(parent.copies);
+        env.putAll(parent.env);
+        entrypoint = parent.entrypoint;
+        cmd = parent.cmd;
+        user = parent.user;
+        labels.addAll(parent.labels);
+      }
+    }
+  }
 
   @BeforeAll
   static void parse() throws IOException {
@@ -81,68 +99,25 @@ class ImageLayoutIT {
         case "FROM" -> {
           String[] f = arg.split("\\s+");
           assertThat(f).as("every stage is named: " + line).hasSize(3);
-          s =
-              new Stage(
-                  f[2],
-                  f[0],
-                  "/",
-                  new ArrayList<>(),
-                  new LinkedHashMap<>(),
-                  null,
-                  null,
-                  null,
-                  new ArrayList<>(),
-                  new ArrayList<>());
+          s = new Stage(f[2], f[0], out.get(f[0]));
           out.put(f[2], s);
         }
-        case "WORKDIR" -> s = with(s, arg, s.entrypoint(), s.cmd(), s.user());
-        case "COPY" -> s.copies().add(arg.split("\\s+"));
+        case "WORKDIR" -> s.workdir = arg;
+        case "COPY" -> s.copies.add(arg.split("\\s+"));
         case "ENV" -> {
           int eq = arg.indexOf('=');
-          s.env().put(arg.substring(0, eq), arg.substring(eq + 1));
+          s.env.put(arg.substring(0, eq), arg.substring(eq + 1));
         }
-        case "ENTRYPOINT" ->
-            s =
-                with(
-                    s,
-                    s.workdir(),
-                    List.of(json.readValue(arg, String[].class)),
-                    s.cmd(),
-                    s.user());
-        case "CMD" ->
-            s =
-                with(
-                    s,
-                    s.workdir(),
-                    s.entrypoint(),
-                    List.of(json.readValue(arg, String[].class)),
-                    s.user());
-        case "USER" -> s = with(s, s.workdir(), s.entrypoint(), s.cmd(), arg);
-        case "LABEL" -> s.labels().add(arg);
-        case "RUN" -> s.runs().add(arg);
+        case "ENTRYPOINT" -> s.entrypoint = List.of(json.readValue(arg, String[].class));
+        case "CMD" -> s.cmd = List.of(json.readValue(arg, String[].class));
+        case "USER" -> s.user = arg;
+        case "LABEL" -> s.labels.add(arg);
+        case "RUN" -> s.runs.add(arg);
         case "ARG", "EXPOSE" -> {}
         default -> throw new AssertionError("an instruction this test does not know: " + line);
       }
-      if (s != null) {
-        out.put(s.name(), s);
-      }
     }
     return out;
-  }
-
-  private static Stage with(
-      Stage s, String workdir, List<String> entrypoint, List<String> cmd, String user) {
-    return new Stage(
-        s.name(),
-        s.from(),
-        workdir,
-        s.copies(),
-        s.env(),
-        entrypoint,
-        cmd,
-        user,
-        s.labels(),
-        s.runs());
   }
 
   @ParameterizedTest(name = "{0}")
@@ -150,18 +125,18 @@ class ImageLayoutIT {
   void eachImageRunsAsNonRootWithNoShellAndIsLabelled(String name) {
     Stage s = stages.get(name);
     assertThat(s).as("a stage named " + name).isNotNull();
-    assertThat(s.user()).isEqualTo("65532:65532");
-    assertThat(s.runs()).as("nothing runs at build time in a final stage").isEmpty();
+    assertThat(s.user).isEqualTo("65532:65532");
+    assertThat(s.runs).as("nothing runs at build time in a final stage").isEmpty();
     // JSON (exec) form: the entry point needs no shell; the base has none.
-    assertThat(s.entrypoint()).startsWith("java", "-jar");
-    assertThat(s.from()).isEqualTo("${RUN_IMAGE}");
-    assertThat(String.join(" ", s.labels()))
+    assertThat(s.entrypoint).startsWith("java", "-jar");
+    assertThat(s.from).isEqualTo("${RUN_IMAGE}");
+    assertThat(String.join(" ", s.labels))
         .contains(
             "org.opencontainers.image.title=",
             "org.opencontainers.image.version=",
             "org.opencontainers.image.revision=",
             "org.opencontainers.image.source=");
-    assertThat(s.env()).containsEntry("JDK_JAVA_OPTIONS", "@/app/jvm.options");
+    assertThat(s.env).containsEntry("JDK_JAVA_OPTIONS", "@/app/jvm.options");
   }
 
   /**
@@ -170,15 +145,15 @@ class ImageLayoutIT {
    */
   private static Path layout(Stage s) throws IOException {
     Stage build = stages.get("build");
-    Path root = layouts.resolve(s.name());
-    for (String[] c : s.copies()) {
+    Path root = layouts.resolve(s.name);
+    for (String[] c : s.copies) {
       Path src;
       String dst;
       if (c[0].startsWith("--from=")) {
         assertThat(c[0]).isEqualTo("--from=build");
         String from = c[1];
-        assertThat(from).startsWith(build.workdir() + "/");
-        src = ROOT.resolve(from.substring(build.workdir().length() + 1));
+        assertThat(from).startsWith(build.workdir + "/");
+        src = ROOT.resolve(from.substring(build.workdir.length() + 1));
         dst = c[2];
       } else {
         src = ROOT.resolve(c[0]);
@@ -195,14 +170,14 @@ class ImageLayoutIT {
   /** The stage's entry point and these arguments, with its paths under the layout. */
   private static ProcessBuilder command(Stage s, Path root, List<String> args) {
     List<String> cmd = new ArrayList<>();
-    for (String a : s.entrypoint()) {
+    for (String a : s.entrypoint) {
       cmd.add(a.startsWith("/") ? root + a : a);
     }
     cmd.set(0, ProcessHandle.current().info().command().orElseThrow());
     cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
     pb.environment().clear();
-    s.env().forEach((k, v) -> pb.environment().put(k, v.replace("@/", "@" + root + "/")));
+    s.env.forEach((k, v) -> pb.environment().put(k, v.replace("@/", "@" + root + "/")));
     return pb;
   }
 
@@ -210,7 +185,7 @@ class ImageLayoutIT {
   void theWebhookServesTlsFromTheImagesLayout() throws Exception {
     Stage s = stages.get("webhook");
     Path root = layout(s);
-    assertThat(s.cmd()).containsExactly("serve");
+    assertThat(s.cmd).containsExactly("serve");
     Path ca = root.resolve("ca.crt");
     int port;
     try (var socket = new java.net.ServerSocket(0)) {
@@ -246,7 +221,7 @@ class ImageLayoutIT {
   void theProvisionerChecksTheRealCinderFromTheImagesLayout() throws Exception {
     Stage s = stages.get("provisioner");
     Path root = layout(s);
-    assertThat(s.cmd()).containsExactly("run");
+    assertThat(s.cmd).containsExactly("run");
     Map<String, String> cinder =
         LocalInstall.env(
             Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")));

@@ -105,22 +105,6 @@ public final class ProvisionerApp implements AutoCloseable {
           null);
     }
 
-    /** The same options with the clone check served. */
-    public Options withResolver(Resolver r) {
-      return new Options(
-          settings,
-          instance,
-          workers,
-          resync,
-          retry,
-          healthAddress,
-          healthPort,
-          election,
-          onLostLeadership,
-          poolStats,
-          r);
-    }
-
     /** How often the pools' capacity is refreshed unless told otherwise. */
     public static final Duration DEFAULT_POOL_STATS = Duration.ofMinutes(1);
   }

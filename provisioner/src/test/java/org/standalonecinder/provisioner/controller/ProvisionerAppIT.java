@@ -49,14 +49,17 @@ class ProvisionerAppIT {
             client.getConfiguration(),
             OpenStackCinderClient.create(LocalCinder.config(Mode.NOAUTH)),
             new ProvisionerApp.Options(
-                    settings,
-                    "app-0",
-                    2,
-                    Duration.ofSeconds(60),
-                    RetryPolicy.DEFAULT,
-                    "127.0.0.1",
-                    0)
-                .withResolver(new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN)));
+                settings,
+                "app-0",
+                2,
+                Duration.ofSeconds(60),
+                RetryPolicy.DEFAULT,
+                "127.0.0.1",
+                0,
+                null,
+                null,
+                ProvisionerApp.Options.DEFAULT_POOL_STATS,
+                new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN)));
     int port = app.healthPort();
     int resolver = app.resolverPort();
     try {
