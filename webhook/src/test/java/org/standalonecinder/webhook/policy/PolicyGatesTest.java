@@ -22,7 +22,7 @@ class PolicyGatesTest {
         "a cluster-scoped object is never exempt | '' | false"
       })
   void exemptNamespaces(String name, String namespace, boolean allowed) {
-    ClonePolicyTest.Cluster cluster = new ClonePolicyTest.Cluster();
+    ClaimRuleTable.Cluster cluster = new ClaimRuleTable.Cluster();
     LabelSelector exempt =
         PolicyConfig.parse("exemptNamespaces: {matchLabels: {exempt: \"true\"}}")
             .exemptNamespaces();

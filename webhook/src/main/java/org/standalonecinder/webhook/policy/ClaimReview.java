@@ -1,0 +1,301 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.standalonecinder.api.AccessModes;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
+
+/**
+ * One claim request as the claim rules see it: what the request says, read without any lookup, and
+ * what the cluster says, looked up at most once per request and only when a rule asks. A lookup
+ * that fails throws {@link LookupFailedException} to every rule that asks again.
+ */
+final class ClaimReview {
+
+  final ClonePolicy.Settings settings;
+  final AdmissionRequest request;
+  final PersistentVolumeClaim claim;
+
+  /** The claim before an update; null on create. */
+  final PersistentVolumeClaim old;
+
+  final boolean mutating;
+
+  /** The claim's namespace. */
+  final String namespace;
+
+  /** Whether the requester is the provisioner's service account. */
+  final boolean byProvisioner;
+
+  private final ClusterView cluster;
+  private final Lookup<Optional<StorageClass>> storageClass;
+  private final Lookup<Optional<PersistentVolumeClaim>> sourceClaim;
+  private final Lookup<Boolean> crossNamespaceAllowed;
+  private final ClaimRef annotatedSource;
+  private final String syntaxError;
+
+  ClaimReview(
+      ClonePolicy.Settings settings,
+      ClusterView cluster,
+      AdmissionRequest request,
+      PersistentVolumeClaim claim,
+      boolean mutating) {
+    this.settings = settings;
+    this.cluster = cluster;
+    this.request = request;
+    this.claim = claim;
+    this.old = request.getOldObject() instanceof PersistentVolumeClaim o ? o : null;
+    this.mutating = mutating;
+    this.namespace =
+        request.getNamespace() != null
+            ? request.getNamespace()
+            : claim.getMetadata() == null ? null : claim.getMetadata().getNamespace();
+    String user = request.getUserInfo() == null ? null : request.getUserInfo().getUsername();
+    this.byProvisioner = settings.provisionerUser().equals(user);
+    String value = annotation(ClonePolicy.CLONE_REQUEST);
+    ClaimRef parsed = null;
+    String error = null;
+    if (value != null) {
+      try {
+        parsed = ClaimRef.parseCloneRequest(value, namespace);
+      } catch (IllegalArgumentException e) {
+        error = e.getMessage();
+      }
+    }
+    this.annotatedSource = parsed;
+    this.syntaxError = error;
+    String className = className();
+    this.storageClass =
+        new Lookup<>(
+            () ->
+                className == null || className.isEmpty()
+                    ? Optional.empty()
+                    : cluster.storageClass(className));
+    this.sourceClaim =
+        new Lookup<>(
+            () -> {
+              ClaimRef src = source();
+              return src == null ? Optional.empty() : cluster.claim(src.namespace(), src.name());
+            });
+    this.crossNamespaceAllowed = new Lookup<>(this::decideCrossNamespace);
+  }
+
+  boolean isUpdate() {
+    return old != null;
+  }
+
+  String annotation(String key) {
+    return annotation(claim, key);
+  }
+
+  String oldAnnotation(String key) {
+    return old == null ? null : annotation(old, key);
+  }
+
+  String className() {
+    return claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
+  }
+
+  /** The volumeMode, with the API's default. */
+  static String mode(PersistentVolumeClaim c) {
+    return c.getSpec() == null || c.getSpec().getVolumeMode() == null
+        ? "Filesystem"
+        : c.getSpec().getVolumeMode();
+  }
+
+  /** Why the claim's access modes cannot be served by our volumes, if they cannot. */
+  Optional<String> sharedFilesystem() {
+    PersistentVolumeClaimSpec spec = claim.getSpec();
+    return AccessModes.refusal(
+        spec == null ? null : spec.getAccessModes(), spec == null ? null : spec.getVolumeMode());
+  }
+
+  private boolean hasDataSource() {
+    return claim.getSpec() != null
+        && (claim.getSpec().getDataSource() != null || claim.getSpec().getDataSourceRef() != null);
+  }
+
+  /** A claim that says nothing about clones: no rule needs a lookup for it. */
+  boolean plain() {
+    return annotation(ClonePolicy.CLONE_REQUEST) == null
+        && annotation(ClonePolicy.CLONE_OF) == null
+        && annotation(CloneToken.ANNOTATION) == null
+        && !hasDataSource()
+        && sharedFilesystem().isEmpty();
+  }
+
+  /** The source {@code k8s.io/CloneRequest} names; null when there is none or it is malformed. */
+  ClaimRef annotatedSource() {
+    return annotatedSource;
+  }
+
+  /** Why {@code k8s.io/CloneRequest} is malformed; null when it is absent or well-formed. */
+  String syntaxError() {
+    return syntaxError;
+  }
+
+  // ---- lookups: each may throw LookupFailedException ----
+
+  /** The claim's class; empty when the claim names none or it does not exist (yet). */
+  Optional<StorageClass> storageClass() {
+    return storageClass.get();
+  }
+
+  /** Whether the claim's class exists and is ours. */
+  boolean ourClass() {
+    return storageClass().isPresent();
+  }
+
+  /**
+   * Whether the claim is ours to judge: its class is ours, or names a class that does not exist
+   * yet. Another provisioner's claims (KubeVirt's CDI uses the same clone annotations for its own
+   * clones), and claims bound statically without a class, are not.
+   */
+  boolean inScope() {
+    Optional<StorageClass> sc = storageClass();
+    if (sc.isPresent()) {
+      return settings.provisionerName().equals(sc.get().getProvisioner());
+    }
+    String className = className();
+    return className != null && !className.isEmpty();
+  }
+
+  /**
+   * The claim a native {@code dataSourceRef} (which the API server fills from {@code dataSource}
+   * when only that is given) or {@code dataSource} names, into our class; null when there is none
+   * or it is not a claim (see {@link #dataSourceError()}). Native clones into other provisioners'
+   * classes are theirs to judge.
+   */
+  ClaimRef nativeSource() {
+    return ourClass() ? nativeRef().source() : null;
+  }
+
+  /** Why the native data source cannot fill our volume; null when it can or there is none. */
+  String dataSourceError() {
+    return ourClass() ? nativeRef().error() : null;
+  }
+
+  private record NativeRef(ClaimRef source, String error) {}
+
+  private NativeRef nativeRef() {
+    PersistentVolumeClaimSpec spec = claim.getSpec();
+    if (spec == null || (spec.getDataSourceRef() == null && spec.getDataSource() == null)) {
+      return new NativeRef(null, null);
+    }
+    try {
+      return new NativeRef(
+          spec.getDataSourceRef() != null
+              ? ClaimRef.fromDataSource(
+                  spec.getDataSourceRef().getApiGroup(),
+                  spec.getDataSourceRef().getKind(),
+                  spec.getDataSourceRef().getName(),
+                  spec.getDataSourceRef().getNamespace(),
+                  namespace)
+              : ClaimRef.fromDataSource(
+                  spec.getDataSource().getApiGroup(),
+                  spec.getDataSource().getKind(),
+                  spec.getDataSource().getName(),
+                  null,
+                  namespace),
+          null);
+    } catch (IllegalArgumentException e) {
+      return new NativeRef(null, e.getMessage());
+    }
+  }
+
+  /**
+   * The source to clone: the native one, else the annotated one; null when there is none, or when
+   * {@code k8s.io/CloneRequest} is malformed (nothing is checked against a source the user did not
+   * manage to name).
+   */
+  ClaimRef source() {
+    if (syntaxError != null) {
+      return null;
+    }
+    ClaimRef nativeSource = nativeSource();
+    return nativeSource != null ? nativeSource : annotatedSource;
+  }
+
+  /** Whether the source lives in another namespace. */
+  boolean crossNamespace() {
+    ClaimRef src = source();
+    return src != null && !src.namespace().equals(namespace);
+  }
+
+  /** The source claim as the cluster has it. */
+  Optional<PersistentVolumeClaim> sourceClaim() {
+    return sourceClaim.get();
+  }
+
+  /** Whether the requester may clone across namespaces from the source (true when not across). */
+  boolean crossNamespaceAllowed() {
+    return crossNamespaceAllowed.get();
+  }
+
+  /**
+   * The source claim when the requester may see it: an unauthorized requester learns nothing of
+   * another namespace's claims, not even whether they exist.
+   */
+  Optional<PersistentVolumeClaim> visibleSourceClaim() {
+    return source() != null && crossNamespaceAllowed() ? sourceClaim() : Optional.empty();
+  }
+
+  private boolean decideCrossNamespace() {
+    if (!crossNamespace()) {
+      return true;
+    }
+    return switch (settings.crossNamespace()) {
+      case ALLOW -> true;
+      case DENY -> false;
+      case AUTHORIZED ->
+          sourceClaim().map(this::grantsTarget).orElse(false)
+              || (request.getUserInfo() != null
+                  && cluster.canCreatePods(request.getUserInfo(), source().namespace()));
+    };
+  }
+
+  private boolean grantsTarget(PersistentVolumeClaim source) {
+    String grant = annotation(source, ClonePolicy.CLONE_GRANT);
+    return grant != null
+        && Arrays.stream(grant.split(",")).map(String::trim).anyMatch(namespace::equals);
+  }
+
+  static String annotation(PersistentVolumeClaim c, String key) {
+    Map<String, String> a = c.getMetadata() == null ? null : c.getMetadata().getAnnotations();
+    return a == null ? null : a.get(key);
+  }
+
+  /** A value looked up once: later calls get the same value, or the same failure. */
+  private static final class Lookup<T> {
+    private final Supplier<T> supplier;
+    private T value;
+    private RuntimeException failure;
+    private boolean done;
+
+    Lookup(Supplier<T> supplier) {
+      this.supplier = supplier;
+    }
+
+    T get() {
+      if (!done) {
+        try {
+          value = supplier.get();
+        } catch (RuntimeException e) {
+          failure = e;
+        }
+        done = true;
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      return value;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+package org.standalonecinder.webhook.policy;
+
+import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.InvalidClassParametersException;
+
+/**
+ * A clone needs a class of ours that allows cloning: the provisioner would otherwise refuse it, and
+ * the claim would stay Pending instead of being refused now with the reason.
+ */
+final class CloneClassRule implements ClaimRule {
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (r.isUpdate() || r.source() == null) {
+      return;
+    }
+    if (r.storageClass().isEmpty()) {
+      f.deny(
+          ClonePolicy.RULE_CLASS,
+          "a clone needs a StorageClass of "
+              + r.settings.provisionerName()
+              + " with smartclone \"true\"; StorageClass "
+              + r.className()
+              + " does not exist");
+      return;
+    }
+    boolean smartclone;
+    try {
+      smartclone = ClassParameters.parse(r.storageClass().get().getParameters()).smartclone();
+    } catch (InvalidClassParametersException e) {
+      smartclone = false;
+    }
+    if (!smartclone) {
+      f.deny(
+          ClonePolicy.RULE_CLASS,
+          "StorageClass "
+              + r.className()
+              + " does not allow cloning: its smartclone parameter is not \"true\"");
+    }
+  }
+}

@@ -1,0 +1,34 @@
+package org.standalonecinder.webhook.policy;
+
+import java.util.Objects;
+
+/**
+ * {@code k8s.io/CloneOf} says which claim a volume was cloned from; only the provisioner, which
+ * made the clone, may set or change it, or anyone could claim a volume is a copy of another.
+ */
+final class CloneOfRule implements ClaimRule {
+
+  @Override
+  public boolean readsRequestOnly() {
+    return true;
+  }
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (r.byProvisioner) {
+      return;
+    }
+    String cloneOf = r.annotation(ClonePolicy.CLONE_OF);
+    if (r.isUpdate()) {
+      if (!Objects.equals(cloneOf, r.oldAnnotation(ClonePolicy.CLONE_OF))) {
+        f.deny(
+            ClonePolicy.RULE_CLONE_OF,
+            ClonePolicy.CLONE_OF + " is set by the provisioner only; do not change it");
+      }
+    } else if (cloneOf != null) {
+      f.deny(
+          ClonePolicy.RULE_CLONE_OF,
+          ClonePolicy.CLONE_OF + " is set by the provisioner only; remove it");
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package org.standalonecinder.webhook.policy;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.util.Map;
+import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
+
+/**
+ * A clone holds at least what its source holds: Cinder refuses a smaller one. By policy the
+ * mutating endpoint raises the request instead. A larger Filesystem clone gets a warning, as its
+ * filesystem keeps the source's size until it is grown.
+ */
+final class CloneSizeRule implements ClaimRule {
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (r.isUpdate()) {
+      return;
+    }
+    r.visibleSourceClaim().ifPresent(source -> compare(r, source, f));
+  }
+
+  private static void compare(ClaimReview r, PersistentVolumeClaim source, Findings f) {
+    Quantity held =
+        source.getStatus() == null || source.getStatus().getCapacity() == null
+            ? null
+            : source.getStatus().getCapacity().get("storage");
+    Map<String, Quantity> requests =
+        r.claim.getSpec() == null || r.claim.getSpec().getResources() == null
+            ? null
+            : r.claim.getSpec().getResources().getRequests();
+    Quantity wanted = requests == null ? null : requests.get("storage");
+    if (held == null || wanted == null) {
+      return;
+    }
+    int cmp = Quantity.getAmountInBytes(held).compareTo(Quantity.getAmountInBytes(wanted));
+    if (cmp > 0) {
+      if (r.settings.undersized() == Undersized.RAISE && r.mutating) {
+        f.replace(ClonePolicy.RULE_SIZE, "/spec/resources/requests/storage", held.toString());
+        f.warnPatched(
+            ClonePolicy.RULE_SIZE,
+            "the request was raised from "
+                + wanted
+                + " to "
+                + held
+                + ", the size of source claim "
+                + r.source()
+                + ": a clone cannot be smaller than its source");
+      } else {
+        f.deny(
+            ClonePolicy.RULE_SIZE,
+            "source claim "
+                + r.source()
+                + " holds "
+                + held
+                + ", more than this claim requests ("
+                + wanted
+                + "); request at least "
+                + held);
+      }
+    } else if (cmp < 0 && "Filesystem".equals(ClaimReview.mode(r.claim))) {
+      f.warn(
+          ClonePolicy.RULE_SIZE,
+          "this claim ("
+              + wanted
+              + ") is larger than its source claim "
+              + r.source()
+              + " ("
+              + held
+              + "): the cloned filesystem keeps the source's size until it is grown");
+    }
+  }
+}

@@ -1,0 +1,25 @@
+package org.standalonecinder.webhook.policy;
+
+/**
+ * Only a claim can fill one of our volumes: a VolumeSnapshot or a populator would be ignored, and
+ * the user would get a blank volume where they expect data.
+ */
+final class DataSourceKindRule implements ClaimRule {
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (r.isUpdate()) {
+      return;
+    }
+    String error = r.dataSourceError();
+    if (error != null) {
+      f.deny(
+          ClonePolicy.RULE_DATA_SOURCE_KIND,
+          "StorageClass "
+              + r.className()
+              + ": "
+              + error
+              + "; remove the data source or use another class");
+    }
+  }
+}

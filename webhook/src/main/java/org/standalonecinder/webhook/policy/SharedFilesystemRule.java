@@ -1,0 +1,15 @@
+package org.standalonecinder.webhook.policy;
+
+/**
+ * Access modes our volumes can serve: a filesystem mounted read-write on several nodes at once is
+ * corrupted, so ReadWriteMany needs volumeMode Block. Any claim of our classes, not only clones.
+ */
+final class SharedFilesystemRule implements ClaimRule {
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (!r.isUpdate() && r.ourClass()) {
+      r.sharedFilesystem().ifPresent(reason -> f.deny(ClonePolicy.RULE_ACCESS_MODE, reason));
+    }
+  }
+}

@@ -1,0 +1,33 @@
+package org.standalonecinder.webhook.policy;
+
+import org.standalonecinder.api.ClaimRef;
+
+/** The annotation and {@code spec.dataSource} must not name two different sources. */
+final class TwoSourcesRule implements ClaimRule {
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (r.isUpdate()) {
+      return;
+    }
+    ClaimRef annotated = r.annotatedSource();
+    ClaimRef nativeSource = annotated == null ? null : r.nativeSource();
+    if (nativeSource == null) {
+      return;
+    }
+    if (annotated.equals(nativeSource)) {
+      f.warn(
+          ClonePolicy.RULE_TWO_SOURCES,
+          ClonePolicy.CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
+    } else {
+      f.deny(
+          ClonePolicy.RULE_TWO_SOURCES,
+          ClonePolicy.CLONE_REQUEST
+              + " names "
+              + annotated
+              + " but spec.dataSource names "
+              + nativeSource
+              + "; name one source");
+    }
+  }
+}

@@ -1,0 +1,29 @@
+package org.standalonecinder.webhook.policy;
+
+/** A Block source cannot become a filesystem clone, nor the other way round. */
+final class VolumeModeRule implements ClaimRule {
+
+  @Override
+  public void check(ClaimReview r, Findings f) {
+    if (r.isUpdate()) {
+      return;
+    }
+    r.visibleSourceClaim()
+        .ifPresent(
+            source -> {
+              String sourceMode = ClaimReview.mode(source);
+              String targetMode = ClaimReview.mode(r.claim);
+              if (!sourceMode.equals(targetMode)) {
+                f.deny(
+                    ClonePolicy.RULE_VOLUME_MODE,
+                    "source claim "
+                        + r.source()
+                        + " has volumeMode "
+                        + sourceMode
+                        + " and this claim "
+                        + targetMode
+                        + "; they must match");
+              }
+            });
+  }
+}

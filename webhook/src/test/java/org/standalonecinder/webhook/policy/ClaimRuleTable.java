@@ -1,0 +1,497 @@
+package org.standalonecinder.webhook.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.flipkart.zjsonpatch.JsonPatch;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
+import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
+import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
+
+/**
+ * The tables of the claim rules: one class a rule, each with its {@code rows()}, all run through
+ * {@link ClonePolicy} as the API server calls it (mutating, the patch applied, then validating).
+ */
+abstract class ClaimRuleTable {
+
+  static final String OURS = "openstack.org/standalone-cinder";
+  static final String SA = "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  static final byte[] KEY =
+      "the webhook's clone token key 32".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  static final Instant NOW = Instant.parse("2026-11-22T10:00:00Z");
+
+  /** The cluster a row sees: classes, claims, and who may create pods where. */
+  static final class Cluster implements ClusterView {
+    final Map<String, StorageClass> classes = new HashMap<>();
+    final Map<String, PersistentVolumeClaim> claims = new HashMap<>();
+    final Map<String, Set<String>> podCreators = new HashMap<>();
+    boolean unreachable;
+
+    /** Only claim lookups fail (an API server that times out on some calls). */
+    boolean failingClaims;
+
+    /** As {@link KubernetesClusterView} fails: one typed error that names the lookup. */
+    private void reach(String what) {
+      if (unreachable) {
+        throw new LookupFailedException(what, new java.net.ConnectException("Connection refused"));
+      }
+    }
+
+    Cluster() {
+      classes.put("clone", sc("clone", OURS, Map.of("smartclone", "true")));
+      classes.put("plain", sc("plain", OURS, Map.of()));
+      classes.put("other", sc("other", "example.com/other", Map.of("smartclone", "true")));
+      claims.put("apps/src", source("apps", "src", "2Gi", null));
+      claims.put("team-b/shared", source("team-b", "shared", "1Gi", null));
+      podCreators.put("team-b", Set.of("bob"));
+    }
+
+    @Override
+    public Optional<StorageClass> storageClass(String name) {
+      reach("storageclass " + name);
+      return Optional.ofNullable(classes.get(name));
+    }
+
+    @Override
+    public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
+      if (failingClaims) {
+        unreachable = true;
+      }
+      reach("persistentvolumeclaim " + namespace + "/" + name);
+      return Optional.ofNullable(claims.get(namespace + "/" + name));
+    }
+
+    @Override
+    public Map<String, String> namespaceLabels(String namespace) {
+      return namespace.equals("sandbox") ? Map.of("exempt", "true") : Map.of();
+    }
+
+    @Override
+    public boolean canCreatePods(UserInfo user, String namespace) {
+      reach("whether " + user.getUsername() + " may create pods in " + namespace);
+      return podCreators.getOrDefault(namespace, Set.of()).contains(user.getUsername());
+    }
+  }
+
+  static StorageClass sc(String name, String provisioner, Map<String, String> params) {
+    return new StorageClassBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withProvisioner(provisioner)
+        .withParameters(params)
+        .build();
+  }
+
+  static PersistentVolumeClaim source(String ns, String name, String size, String mode) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withNamespace(ns)
+        .withName(name)
+        .addToAnnotations(ClonePolicy.STORAGE_PROVISIONER, OURS)
+        .addToAnnotations(ClonePolicy.VOLUME_ID, "vol-" + name)
+        .endMetadata()
+        .withNewSpec()
+        .withStorageClassName("clone")
+        .withVolumeMode(mode)
+        .withNewResources()
+        .addToRequests("storage", new Quantity(size))
+        .endResources()
+        .endSpec()
+        .withNewStatus()
+        .withPhase("Bound")
+        .addToCapacity("storage", new Quantity(size))
+        .endStatus()
+        .build();
+  }
+
+  static PersistentVolumeClaim target(
+      Map<String, String> annotations, String className, String size, String mode) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withNamespace("apps")
+        .withName("copy")
+        .withAnnotations(annotations)
+        .endMetadata()
+        .withNewSpec()
+        .withStorageClassName(className)
+        .withVolumeMode(mode)
+        .withAccessModes("ReadWriteOnce")
+        .withNewResources()
+        .addToRequests("storage", new Quantity(size))
+        .endResources()
+        .endSpec()
+        .build();
+  }
+
+  static PersistentVolumeClaim modes(PersistentVolumeClaim c, String... modes) {
+    c.getSpec().setAccessModes(List.of(modes));
+    return c;
+  }
+
+  static PersistentVolumeClaim created(PersistentVolumeClaim c, Instant at) {
+    c.getMetadata().setCreationTimestamp(at.toString());
+    return c;
+  }
+
+  static Map<String, String> clone(String value) {
+    return Map.of(ClonePolicy.CLONE_REQUEST, value);
+  }
+
+  static PersistentVolumeClaim withDataSource(
+      PersistentVolumeClaim c, String apiGroup, String kind, String name, String namespace) {
+    if (namespace == null) {
+      c.getSpec()
+          .setDataSource(
+              new io.fabric8.kubernetes.api.model.TypedLocalObjectReference(apiGroup, kind, name));
+    }
+    // The API server copies dataSource into dataSourceRef before admission.
+    c.getSpec()
+        .setDataSourceRef(
+            new io.fabric8.kubernetes.api.model.TypedObjectReference(
+                apiGroup, kind, name, namespace));
+    return c;
+  }
+
+  static PersistentVolumeClaim nativeClone(String name, String className, String size) {
+    return withDataSource(
+        target(Map.of(), className, size, null), null, "PersistentVolumeClaim", name, null);
+  }
+
+  /**
+   * One case: the cluster and settings it runs with, the request, and the exact outcome (allowed
+   * with this patch and these warnings, or denied with a message containing this text).
+   */
+  record Row(
+      String name,
+      Consumer<Cluster> setup,
+      PersistentVolumeClaim object,
+      PersistentVolumeClaim old,
+      String user,
+      CrossNamespace mode,
+      Undersized undersized,
+      CloneCheck cinder,
+      CheckUnavailable unavailable,
+      boolean validatingOnly,
+      boolean allowed,
+      String patchOrMessage,
+      List<String> warnings) {
+    @Override
+    public String toString() {
+      return name;
+    }
+
+    Row given(Consumer<Cluster> s) {
+      return new Row(
+          name,
+          s,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row updating(PersistentVolumeClaim o) {
+      return new Row(
+          name,
+          setup,
+          object,
+          o,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row by(String u) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          u,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row crossNamespace(CrossNamespace m) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          m,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row undersized(Undersized u) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          u,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    /** What the resolver answers (by default: the clone can be made). */
+    Row cinder(CloneCheck c) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          c,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row whenCinderCannotBeAsked(CheckUnavailable u) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          u,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    /** Only the validating endpoint: as when the mutating webhook is not installed. */
+    Row withoutMutatingWebhook() {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          true,
+          allowed,
+          patchOrMessage,
+          warnings);
+    }
+
+    Row warns(String... w) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          List.of(w));
+    }
+  }
+
+  static Row allow(String name, PersistentVolumeClaim object, String patch) {
+    return new Row(
+        name,
+        c -> {},
+        object,
+        null,
+        "alice",
+        CrossNamespace.AUTHORIZED,
+        Undersized.DENY,
+        CloneCheck.NONE,
+        CheckUnavailable.DENY,
+        false,
+        true,
+        patch,
+        List.of());
+  }
+
+  static Row deny(String name, PersistentVolumeClaim object, String message) {
+    return new Row(
+        name,
+        c -> {},
+        object,
+        null,
+        "alice",
+        CrossNamespace.AUTHORIZED,
+        Undersized.DENY,
+        CloneCheck.NONE,
+        CheckUnavailable.DENY,
+        false,
+        false,
+        message,
+        List.of());
+  }
+
+  /** The start of a denial that says only that a lookup failed. */
+  static final String LOOKUP_FAILED = "the webhook could not check this request, try again: ";
+
+  /** What a violation found while the API server is unreachable is followed by. */
+  static final String REST_UNCHECKED =
+      "; the webhook could not check the rest of this request: cannot look up storageclass ";
+
+  static final String DEFAULTED =
+      "[{\"op\":\"replace\",\"path\":\"/metadata/annotations/k8s.io~1CloneRequest\",\"value\":\"apps/src\"}]";
+  static final String RAISED =
+      "[{\"op\":\"replace\",\"path\":\"/spec/resources/requests/storage\",\"value\":\"2Gi\"}]";
+  static final String LARGER =
+      "this claim (5Gi) is larger than its source claim apps/src (2Gi): the cloned filesystem"
+          + " keeps the source's size until it is grown";
+
+  /** The token the webhook signs at {@link #NOW} with {@link #KEY}. */
+  static String token(String source, String target) {
+    String[] src = source.split("/");
+    String[] dst = target.split("/");
+    return CloneToken.sign(
+        new CloneToken.Claims(
+            new ClaimRef(src[0], src[1]),
+            new ClaimRef(dst[0], dst[1]),
+            NOW,
+            NOW.plus(CloneToken.VALIDITY)),
+        KEY);
+  }
+
+  /** The patch that stamps an accepted cross-namespace clone with its token. */
+  static String stamped(String source) {
+    return "[{\"op\":\"add\",\"path\":\"/metadata/annotations/standalone-cinder.io~1clone-token\",\"value\":\""
+        + token(source, "apps/copy")
+        + "\"}]";
+  }
+
+  /** The same for a claim without annotations: the whole map is added. */
+  static String stampedIntoNoAnnotations(String source) {
+    return "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"standalone-cinder.io/clone-token\":\""
+        + token(source, "apps/copy")
+        + "\"}}]";
+  }
+
+  /**
+   * As the API server does it: the mutating endpoint, its patch applied, then the validating
+   * endpoint on the result. The row states the outcome: allowed (with the mutating patch) or the
+   * first denial, and the warnings of both endpoints, as kubectl shows them.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rows")
+  void review(Row row) throws Exception {
+    Cluster cluster = new Cluster();
+    row.setup().accept(cluster);
+    ClonePolicy policy =
+        new ClonePolicy(
+            new ClonePolicy.Settings(OURS, SA, row.mode(), row.undersized(), row.unavailable()),
+            cluster,
+            row.cinder(),
+            KEY,
+            Clock.fixed(NOW, ZoneOffset.UTC));
+    AdmissionRequest r = new AdmissionRequest();
+    r.setUid("u");
+    r.setNamespace("apps");
+    r.setOperation(row.old() == null ? "CREATE" : "UPDATE");
+    r.setObject(row.object());
+    r.setOldObject(row.old());
+    r.setUserInfo(new UserInfoBuilder().withUsername(row.user()).build());
+    Decision m = row.validatingOnly() ? Decision.allow() : policy.review(r, true);
+    List<String> warnings = new java.util.ArrayList<>(m.warnings());
+    Decision outcome = m;
+    if (m.allowed()) {
+      if (row.allowed()) {
+        if (row.patchOrMessage() == null) {
+          assertThat(m.jsonPatch()).isNull();
+        } else {
+          assertThat(JSON.readTree(m.jsonPatch())).isEqualTo(JSON.readTree(row.patchOrMessage()));
+        }
+      }
+      if (m.jsonPatch() != null) {
+        r.setObject(
+            JSON.treeToValue(
+                JsonPatch.apply(JSON.readTree(m.jsonPatch()), JSON.valueToTree(row.object())),
+                PersistentVolumeClaim.class));
+      }
+      Decision v = policy.review(r, false);
+      assertThat(v.jsonPatch()).as("the validating endpoint never patches").isNull();
+      warnings.addAll(v.warnings());
+      outcome = v;
+    } else {
+      assertThat(m.jsonPatch()).isNull();
+    }
+    assertThat(outcome.allowed()).as(String.valueOf(outcome.message())).isEqualTo(row.allowed());
+    if (!row.allowed()) {
+      // A denial that says only that a lookup failed is the webhook's fault (500); one that has
+      // violations to report is the user's (403), whatever else could not be checked.
+      assertThat(outcome.code())
+          .isEqualTo(row.patchOrMessage().startsWith(LOOKUP_FAILED) ? 500 : 403);
+      assertThat(outcome.message()).contains(row.patchOrMessage());
+    }
+    assertThat(warnings).isEqualTo(row.warnings());
+  }
+}

@@ -1,0 +1,25 @@
+package org.standalonecinder.webhook.policy;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.Arguments;
+
+/** A class of ours that allows cloning (clone-class): one named row a case. */
+class CloneClassRuleTest extends ClaimRuleTable {
+
+  static Stream<Arguments> rows() {
+    return Stream.of(
+            deny(
+                "a class without smartclone is denied",
+                target(clone("apps/src"), "plain", "2Gi", null),
+                "StorageClass plain does not allow cloning: its smartclone parameter is not \"true\""),
+            deny(
+                "a missing class is denied",
+                target(clone("apps/src"), "nope", "2Gi", null),
+                "StorageClass nope does not exist"),
+            deny(
+                "a native clone into a class without smartclone is denied",
+                nativeClone("src", "plain", "2Gi"),
+                "StorageClass plain does not allow cloning"))
+        .map(Arguments::of);
+  }
+}

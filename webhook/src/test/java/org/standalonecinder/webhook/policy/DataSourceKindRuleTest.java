@@ -1,0 +1,42 @@
+package org.standalonecinder.webhook.policy;
+
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.Arguments;
+
+/** Native data sources (clone-data-source-kind): one named row a case. */
+class DataSourceKindRuleTest extends ClaimRuleTable {
+
+  static Stream<Arguments> rows() {
+    return Stream.of(
+            allow("a native clone of a claim is allowed", nativeClone("src", "clone", "2Gi"), null),
+            allow(
+                "a native clone into another provisioner's class is not ours to judge",
+                nativeClone("ghost", "other", "1Gi"),
+                null),
+            deny(
+                "a snapshot data source cannot fill our volume",
+                withDataSource(
+                    target(Map.of(), "plain", "1Gi", null),
+                    "snapshot.storage.k8s.io",
+                    "VolumeSnapshot",
+                    "snap",
+                    null),
+                "StorageClass plain: the data source snapshot.storage.k8s.io/VolumeSnapshot snap cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); remove the data source or use another class"),
+            deny(
+                "a populator data source cannot fill our volume",
+                withDataSource(
+                    target(Map.of(), "plain", "1Gi", null), "example.com", "Seed", "s", null),
+                "the data source example.com/Seed s cannot fill a Cinder volume"),
+            allow(
+                "a snapshot into another provisioner's class is not ours to judge",
+                withDataSource(
+                    target(Map.of(), "other", "1Gi", null),
+                    "snapshot.storage.k8s.io",
+                    "VolumeSnapshot",
+                    "snap",
+                    null),
+                null))
+        .map(Arguments::of);
+  }
+}

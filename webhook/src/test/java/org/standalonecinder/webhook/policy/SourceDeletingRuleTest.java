@@ -1,0 +1,23 @@
+package org.standalonecinder.webhook.policy;
+
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.Arguments;
+
+/** A source not being deleted (clone-source-deleting): one named row a case. */
+class SourceDeletingRuleTest extends ClaimRuleTable {
+
+  static Stream<Arguments> rows() {
+    return Stream.of(
+            deny(
+                    "a deleting source is denied",
+                    target(clone("apps/src"), "clone", "2Gi", null),
+                    "source claim apps/src is being deleted")
+                .given(
+                    c ->
+                        c.claims
+                            .get("apps/src")
+                            .getMetadata()
+                            .setDeletionTimestamp("2026-11-22T00:00:00Z")))
+        .map(Arguments::of);
+  }
+}
