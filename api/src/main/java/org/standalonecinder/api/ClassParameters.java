@@ -15,7 +15,8 @@ import java.util.regex.Pattern;
  * @param volumeType the Cinder volume type, or null for the cloud's default
  * @param availabilityZone the Cinder availability zone, or null
  * @param fsType the filesystem for Filesystem-mode PVs, or null for the node's default
- * @param smartclone whether claims of this class may be clones of other claims
+ * @param smartclone whether claims of this class may be clones of other claims: {@code "true"}, or
+ *     an empty value (the Go standalone-cinder's form, where the key's presence enabled cloning)
  * @param rbdForm for volumes Cinder exports over RBD: {@code rbd} (the in-tree plugin, Kubernetes
  *     up to 1.30) or {@code csi} (a static ceph-csi PV), or null for the provisioner's default
  * @param cephClusterId the ceph-csi {@code clusterID} of the Ceph cluster behind this class, or
@@ -105,7 +106,9 @@ public record ClassParameters(
         }
         case "smartclone" -> {
           switch (value.toLowerCase(Locale.ROOT)) {
-            case "true" -> smartclone = true;
+              // The Go standalone-cinder enabled cloning by the key's presence, and documented
+              // `smartclone: ""`: its classes keep their meaning here.
+            case "true", "" -> smartclone = true;
             case "false" -> smartclone = false;
             default ->
                 problems.add("parameter " + key + "='" + value + "' must be \"true\" or \"false\"");

@@ -29,6 +29,14 @@ class ClassParametersTest {
             Map.of("type", " fast ", "smartclone", " True"),
             new ClassParameters("fast", null, null, true)),
         Arguments.of(
+            "smartclone empty: the Go provisioner's form, enabled by the key's presence",
+            Map.of("smartclone", ""),
+            new ClassParameters(null, null, null, true)),
+        Arguments.of(
+            "smartclone blank is empty",
+            Map.of("SmartClone", "  "),
+            new ClassParameters(null, null, null, true)),
+        Arguments.of(
             "ceph, documented spelling",
             Map.of("rbdForm", "csi", "cephClusterID", "b2f1-ceph.1", "cephxSecret", "cephx"),
             new ClassParameters(null, null, null, false, "csi", "b2f1-ceph.1", "cephx")),
@@ -53,7 +61,6 @@ class ClassParametersTest {
             "smartclone yes",
             Map.of("smartclone", "yes"),
             "smartclone='yes' must be \"true\" or \"false\""),
-        Arguments.of("smartclone empty", Map.of("smartclone", ""), "must be \"true\" or \"false\""),
         Arguments.of("misspelt key", Map.of("smartClne", "true"), "did you mean 'smartclone'?"),
         Arguments.of("fs_type", Map.of("fs_type", "xfs"), "did you mean 'fsType'?"),
         Arguments.of(

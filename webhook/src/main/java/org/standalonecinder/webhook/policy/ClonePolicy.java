@@ -16,6 +16,11 @@ import org.standalonecinder.webhook.admission.Decision;
  * message says what to change. Default-deny where data could cross namespaces: a cross-namespace
  * source needs the requester to be allowed to create pods there (or an explicit grant on the
  * source), unless the admin chose otherwise.
+ *
+ * <p>Each rule is one {@link ClaimRule}; this class only runs them. The rules that read the request
+ * alone run first, so that their violations are reported even when a lookup fails. Then, for claims
+ * that are ours to judge ({@link ClaimReview#inScope()}), the rules that look things up, the Cinder
+ * check last. A failed lookup denies the request (fail closed) after every rule has had its say.
  */
 public final class ClonePolicy implements AdmissionController {
 

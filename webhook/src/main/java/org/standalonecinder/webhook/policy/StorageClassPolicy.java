@@ -18,8 +18,9 @@ import org.standalonecinder.webhook.admission.Decision;
  * StorageClasses of our provisioner: every parameter problem is a denial that lists them all (with
  * a suggestion for a misspelt key), and the mutating endpoint normalises {@code smartclone} to its
  * documented spelling and {@code "true"}/{@code "false"}, so that nobody is misled by {@code
- * smartClone: "TRUE"} looking unlike what the provisioner reads. Other provisioners' classes pass
- * untouched.
+ * smartClone: "TRUE"} looking unlike what the provisioner reads; an empty {@code smartclone} (the
+ * Go standalone-cinder's form) is stored as {@code "true"}, with a warning that says why. Other
+ * provisioners' classes pass untouched.
  */
 public final class StorageClassPolicy implements AdmissionController {
 
@@ -28,6 +29,14 @@ public final class StorageClassPolicy implements AdmissionController {
 
   public static final String RULE_SMARTCLONE_CLASSES = "storageclass-smartclone-classes";
   public static final String RULE_NORMALISE = "storageclass-normalise";
+
+  /**
+   * Why an empty smartclone becomes "true": users coming from the Go standalone-cinder, where the
+   * key's presence enabled cloning, keep their classes' meaning and learn the spelling stored.
+   */
+  static final String LEGACY_EMPTY =
+      " (an empty smartclone enabled cloning in the Go standalone-cinder and does here too;"
+          + " write \"true\", or remove the key to disable cloning)";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -109,7 +118,8 @@ public final class StorageClassPolicy implements AdmissionController {
                     + e.getValue()
                     + "\" is stored as smartclone: \""
                     + normal
-                    + "\"");
+                    + "\""
+                    + (e.getValue().isBlank() ? LEGACY_EMPTY : ""));
           }
         }
       }

@@ -685,6 +685,25 @@ class WebhookAppTest {
                 .path("allowed")
                 .asBoolean())
         .isTrue();
+    // What needs no lookup is reported whatever the lookups do: the user fixes the syntax first.
+    JsonNode malformed =
+        post(
+            "/mutate",
+            claimReview(
+                "x3",
+                "apps",
+                "alice",
+                Map.of("k8s.io/CloneRequest", "a/src/x", "k8s.io/CloneOf", "apps/src"),
+                "2Gi",
+                false));
+    assertThat(malformed.path("allowed").asBoolean()).isFalse();
+    assertThat(malformed.at("/status/code").asInt()).isEqualTo(403);
+    assertThat(malformed.at("/status/message").asText())
+        .startsWith(
+            "k8s.io/CloneOf is set by the provisioner only; remove it; k8s.io/CloneRequest"
+                + " 'a/src/x' must be <claim> or <namespace>/<claim>, each a valid Kubernetes"
+                + " name; the webhook could not check the rest of this request: cannot look up"
+                + " StorageClass clone: ");
   }
 
   @Test

@@ -1,5 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
 
@@ -8,6 +9,11 @@ class CloneClassRuleTest extends ClaimRuleTable {
 
   static Stream<Arguments> rows() {
     return Stream.of(
+            allow(
+                    "a class with the Go provisioner's empty smartclone allows cloning",
+                    target(clone("apps/src"), "legacy", "2Gi", null),
+                    null)
+                .given(c -> c.classes.put("legacy", sc("legacy", OURS, Map.of("smartclone", "")))),
             deny(
                 "a class without smartclone is denied",
                 target(clone("apps/src"), "plain", "2Gi", null),

@@ -17,6 +17,18 @@ class SourceDeletingRuleTest extends ClaimRuleTable {
                         c.claims
                             .get("apps/src")
                             .getMetadata()
+                            .setDeletionTimestamp("2026-11-22T00:00:00Z")),
+            deny(
+                    "a deleting source in another namespace is not revealed to an outsider",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared into namespace apps is not allowed: you may not create"
+                        + " pods in team-b and the source grants no clone to apps (annotation"
+                        + " standalone-cinder.io/clone-grant)")
+                .given(
+                    c ->
+                        c.claims
+                            .get("team-b/shared")
+                            .getMetadata()
                             .setDeletionTimestamp("2026-11-22T00:00:00Z")))
         .map(Arguments::of);
   }

@@ -107,6 +107,22 @@ class StorageClassPolicyTest {
             true,
             "[{\"op\":\"replace\",\"path\":\"/parameters/smartclone\",\"value\":\"true\"}]"),
         row(
+            "smartclone empty (the Go provisioner's form) becomes true, with why",
+            "CREATE",
+            OURS,
+            params("smartclone", ""),
+            true,
+            true,
+            "[{\"op\":\"replace\",\"path\":\"/parameters/smartclone\",\"value\":\"true\"}]"),
+        row(
+            "the validating endpoint lets an empty smartclone through unpatched",
+            "CREATE",
+            OURS,
+            params("smartclone", ""),
+            false,
+            true,
+            null),
+        row(
             "the validating endpoint never patches",
             "CREATE",
             OURS,
@@ -215,8 +231,9 @@ class StorageClassPolicyTest {
                     + ": \""
                     + params.get(key)
                     + "\" is stored as smartclone: \""
-                    + params.get(key).toLowerCase(java.util.Locale.ROOT)
-                    + "\"");
+                    + (params.get(key).isEmpty()
+                        ? "true\"" + StorageClassPolicy.LEGACY_EMPTY
+                        : params.get(key).toLowerCase(java.util.Locale.ROOT) + "\""));
       }
       assertThat(d.message()).isNull();
     } else {
