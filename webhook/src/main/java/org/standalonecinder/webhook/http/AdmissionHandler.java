@@ -24,6 +24,9 @@ import org.standalonecinder.webhook.admission.Decision;
  */
 final class AdmissionHandler implements Handler<RoutingContext> {
 
+  /** How deep a review's JSON may nest (documented in docs/webhook.md). */
+  static final int MAX_NESTING = 64;
+
   private static final Logger LOG = LoggerFactory.getLogger(AdmissionHandler.class);
 
   /**
@@ -31,7 +34,18 @@ final class AdmissionHandler implements Handler<RoutingContext> {
    * what kubectl sends.
    */
   private static final ObjectMapper JSON =
-      new ObjectMapper().addMixIn(ObjectMeta.class, WithoutManagedFields.class);
+      new ObjectMapper(
+              com.fasterxml.jackson.core.JsonFactory.builder()
+                  // A claim or a class nests about ten deep; deeper is an attack on the parser.
+                  .streamReadConstraints(
+                      com.fasterxml.jackson.core.StreamReadConstraints.builder()
+                          .maxNestingDepth(MAX_NESTING)
+                          .build())
+                  // A key given twice means what each reader chooses (Jackson and Go keep the
+                  // last, others the first): a review that reads two ways is refused, not judged.
+                  .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                  .build())
+          .addMixIn(ObjectMeta.class, WithoutManagedFields.class);
 
   /** What an AdmissionReview of v1 or v1beta1 holds for us; the rest is skipped. */
   @JsonIgnoreProperties(ignoreUnknown = true)

@@ -11,6 +11,7 @@ import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.OpenSSLEngineOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
@@ -80,6 +81,20 @@ public final class WebhookServer {
   /** Concurrent requests on one HTTP/2 connection. */
   public static final int MAX_STREAMS = 256;
 
+  /**
+   * How long clients may hold the server: a connection with no request in flight (idle, or still
+   * sending headers), and a request from its headers to its answer (a trickling body). See {@link
+   * ClientDeadlines}.
+   *
+   * @param idle a connection without a request in flight is closed after this
+   * @param request a request not answered after this is cut off
+   */
+  public record ClientLimits(Duration idle, Duration request) {
+    /** 60 s idle (longer than a review's worst case), 30 s a request (the API server's maximum). */
+    public static final ClientLimits DEFAULT =
+        new ClientLimits(Duration.ofSeconds(60), Duration.ofSeconds(30));
+  }
+
   private static final Logger LOG = LoggerFactory.getLogger(WebhookServer.class);
 
   private final Vertx vertx;
@@ -88,6 +103,7 @@ public final class WebhookServer {
   private final BooleanSupplier ready;
   private final Supplier<String> metrics;
   private final TlsEngine engine;
+  private final ClientLimits limits;
   private HttpServer server;
 
   public WebhookServer(
@@ -121,6 +137,21 @@ public final class WebhookServer {
       BooleanSupplier ready,
       Supplier<String> metrics,
       TlsEngine engine) {
+    this(vertx, certificates, controller, ready, metrics, engine, ClientLimits.DEFAULT);
+  }
+
+  /**
+   * @param limits how long slow and idle clients may hold the server
+   */
+  public WebhookServer(
+      Vertx vertx,
+      CertificateSource certificates,
+      AdmissionController controller,
+      BooleanSupplier ready,
+      Supplier<String> metrics,
+      TlsEngine engine,
+      ClientLimits limits) {
+    this.limits = limits;
     this.vertx = vertx;
     this.certificates = certificates;
     this.controller = controller;
@@ -136,6 +167,8 @@ public final class WebhookServer {
 
   public Future<HttpServer> listen(String host, int port) {
     Router router = Router.router(vertx);
+    ClientDeadlines deadlines = new ClientDeadlines(vertx, limits.idle(), limits.request());
+    router.route().handler(deadlines);
     router.get("/healthz").handler(ctx -> ctx.response().end("ok\n"));
     router
         .get("/readyz")
@@ -164,6 +197,16 @@ public final class WebhookServer {
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
     router.post("/mutate").handler(body).handler(new AdmissionHandler(vertx, controller, true));
     router.post("/validate").handler(body).handler(new AdmissionHandler(vertx, controller, false));
+    // Vert.x answers these with an empty body; every refusal says why.
+    router.errorHandler(
+        413, ctx -> refuse(ctx, 413, "the body is larger than " + MAX_BODY + " bytes"));
+    router.errorHandler(
+        404, ctx -> refuse(ctx, 404, "no such path: POST /mutate or /validate, GET /healthz"));
+    router.errorHandler(
+        405,
+        ctx ->
+            refuse(
+                ctx, 405, ctx.request().method() + " is not allowed on " + ctx.request().path()));
 
     RotatingKeyManager keyManager = new RotatingKeyManager(certificates.current());
     HttpServerOptions options =
@@ -187,9 +230,19 @@ public final class WebhookServer {
         });
     return vertx
         .createHttpServer(options)
+        .connectionHandler(deadlines::connected)
         .requestHandler(router)
         .listen(port, host)
         .onSuccess(s -> server = s);
+  }
+
+  private static void refuse(io.vertx.ext.web.RoutingContext ctx, int status, String reason) {
+    if (!ctx.response().ended()) {
+      ctx.response()
+          .setStatusCode(status)
+          .putHeader("Content-Type", "text/plain")
+          .end(reason + "\n");
+    }
   }
 
   public int port() {

@@ -151,7 +151,10 @@ class WebhookServerTest {
         HttpRequest.newBuilder(URI.create("https://localhost:" + server.port() + path))
             .header("Content-Type", contentType)
             .timeout(Duration.ofSeconds(10))
-            .POST(HttpRequest.BodyPublishers.ofString(body))
+            // Latin-1: every char one byte, so a row can send bytes that are not UTF-8.
+            .POST(
+                HttpRequest.BodyPublishers.ofByteArray(
+                    body.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)))
             .build(),
         HttpResponse.BodyHandlers.ofString());
   }
@@ -283,7 +286,33 @@ class WebhookServerTest {
             "application/json",
             "{\"pad\":\"" + "x".repeat(3 * 1024 * 1024) + "\"}",
             413,
-            ""));
+            "the body is larger than 3145728 bytes"),
+        Arguments.of(
+            "a key given twice (read two ways by two parsers)",
+            "application/json",
+            review("admission.k8s.io/v1", "u", "x")
+                .replace(
+                    "\"kind\":\"AdmissionReview\",",
+                    "\"kind\":\"AdmissionReview\",\"kind\":\"X\","),
+            400,
+            "Duplicate field 'kind'"),
+        Arguments.of(
+            "nesting 5000 deep",
+            "application/json",
+            "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"x\":"
+                + "[".repeat(5000)
+                + "]".repeat(5000)
+                + "}",
+            400,
+            "Document nesting depth (65) exceeds the maximum allowed (64"),
+        Arguments.of(
+            "invalid UTF-8",
+            "application/json",
+            new String(
+                new byte[] {'{', '"', (byte) 0xC3, (byte) 0x28, '"', ':', '1', '}'},
+                java.nio.charset.StandardCharsets.ISO_8859_1),
+            400,
+            "the body is not JSON"));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -293,6 +322,86 @@ class WebhookServerTest {
     HttpResponse<String> r = post(client(HttpClient.Version.HTTP_1_1), "/validate", type, body);
     assertThat(r.statusCode()).isEqualTo(status);
     assertThat(r.body()).contains(reason);
+  }
+
+  /** What a slow client sends, and how long the server takes to cut it off. */
+  static Stream<Arguments> slowClients() {
+    String headers =
+        "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n";
+    return Stream.of(
+        // The idle deadline (400 ms here): headers a byte at a time never finish a request.
+        Arguments.of("headers a byte at a time", headers + "X-Pad: " + "a".repeat(200), 100),
+        // The request deadline (800 ms here): a body that trickles in.
+        Arguments.of(
+            "a body a byte at a time",
+            headers + "Content-Length: 1000\r\n\r\n{\"pad\":\"" + "a".repeat(200),
+            100),
+        Arguments.of("a connection that says nothing", "", 0),
+        Arguments.of(
+            "a kept-alive connection that says nothing after its answer",
+            headers
+                + "Content-Length: "
+                + review("admission.k8s.io/v1", "u", "x").length()
+                + "\r\n\r\n"
+                + review("admission.k8s.io/v1", "u", "x"),
+            0));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("slowClients")
+  void slowAndIdleClientsAreCutOff(String name, String send, long byteEveryMillis)
+      throws Exception {
+    WebhookServer strict =
+        new WebhookServer(
+            vertx,
+            certs,
+            CONTROLLER,
+            () -> true,
+            null,
+            engine(),
+            new WebhookServer.ClientLimits(Duration.ofMillis(400), Duration.ofMillis(800)));
+    strict.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    try (javax.net.ssl.SSLSocket socket =
+        (javax.net.ssl.SSLSocket)
+            trust.getSocketFactory().createSocket("127.0.0.1", strict.port())) {
+      socket.setSoTimeout(5000);
+      socket.startHandshake();
+      long start = System.nanoTime();
+      java.io.OutputStream out = socket.getOutputStream();
+      boolean cut = false;
+      if (byteEveryMillis == 0) {
+        out.write(send.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        out.flush();
+      } else {
+        try {
+          for (byte b : send.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)) {
+            out.write(b);
+            out.flush();
+            Thread.sleep(byteEveryMillis);
+          }
+        } catch (java.io.IOException e) {
+          cut = true;
+        }
+      }
+      // Whatever answer came, the server then closes: the read ends (or fails) well before the
+      // sender would have finished (20 s and more) or the socket's own 5 s timeout.
+      try {
+        java.io.InputStream in = socket.getInputStream();
+        while (in.read() >= 0) {
+          // drain
+        }
+        cut = true;
+      } catch (java.net.SocketTimeoutException e) {
+        // not cut off: asserted below
+      } catch (java.io.IOException e) {
+        cut = true;
+      }
+      long millis = (System.nanoTime() - start) / 1_000_000;
+      assertThat(cut).as("cut off").isTrue();
+      assertThat(millis).isBetween(300L, 4000L);
+    } finally {
+      strict.close().toCompletionStage().toCompletableFuture().get();
+    }
   }
 
   @Test
