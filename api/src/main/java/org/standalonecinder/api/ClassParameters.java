@@ -86,8 +86,9 @@ public record ClassParameters(
     String cephClusterId = null;
     String cephxSecret = null;
     List<String> problems = new ArrayList<>();
+    // In key order, so that the problems are listed the same way whatever order the map has.
     for (Map.Entry<String, String> e :
-        (params == null ? Map.<String, String>of() : params).entrySet()) {
+        new java.util.TreeMap<>(params == null ? Map.<String, String>of() : params).entrySet()) {
       String key = e.getKey();
       String value = e.getValue() == null ? "" : e.getValue().trim();
       switch (key.toLowerCase(Locale.ROOT)) {

@@ -378,6 +378,13 @@ public final class LocalInstall implements AutoCloseable {
     start(name, args);
   }
 
+  /**
+   * The operating system's id of a process this installation started (for its memory, its life).
+   */
+  public long pid(String name) {
+    return byName.get(name).pid();
+  }
+
   /** Kills a process at once (SIGKILL), as a crashed node would: no clean-up, no Lease release. */
   public void kill(String name) throws InterruptedException {
     byName.get(name).destroyForcibly().waitFor();
