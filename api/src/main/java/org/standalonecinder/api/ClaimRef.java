@@ -34,6 +34,7 @@ public record ClaimRef(String namespace, String name) {
     String ns = parts.length == 2 ? parts[0] : targetNamespace;
     String name = parts.length == 2 ? parts[1] : parts[0];
     if (parts.length > 2
+        || ns == null
         || !NAMESPACE.matcher(ns).matches()
         || !NAME.matcher(name).matches()
         || name.length() > 253) {
@@ -68,8 +69,20 @@ public record ClaimRef(String namespace, String name) {
               + " cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source"
               + " (a clone)");
     }
-    return new ClaimRef(
-        namespace == null || namespace.isEmpty() ? targetNamespace : namespace, name);
+    String ns = namespace == null || namespace.isEmpty() ? targetNamespace : namespace;
+    if (name == null
+        || !NAME.matcher(name).matches()
+        || name.length() > 253
+        || ns == null
+        || !NAMESPACE.matcher(ns).matches()) {
+      throw new IllegalArgumentException(
+          "the data source PersistentVolumeClaim "
+              + ns
+              + "/"
+              + name
+              + " does not name a claim: each must be a valid Kubernetes name");
+    }
+    return new ClaimRef(ns, name);
   }
 
   @Override

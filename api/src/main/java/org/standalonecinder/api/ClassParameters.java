@@ -86,10 +86,17 @@ public record ClassParameters(
     String cephClusterId = null;
     String cephxSecret = null;
     List<String> problems = new ArrayList<>();
+    Map<String, String> spellings = new java.util.TreeMap<>();
     // In key order, so that the problems are listed the same way whatever order the map has.
     for (Map.Entry<String, String> e :
         new java.util.TreeMap<>(params == null ? Map.<String, String>of() : params).entrySet()) {
       String key = e.getKey();
+      String earlier = spellings.put(key.toLowerCase(Locale.ROOT), key);
+      if (earlier != null) {
+        // SmartClone: "false" and smartclone: "true" in one class: neither can be meant.
+        problems.add("parameter " + key + " is given twice (" + earlier + ", " + key + ")");
+        continue;
+      }
       String value = e.getValue() == null ? "" : e.getValue().trim();
       switch (key.toLowerCase(Locale.ROOT)) {
         case "type" -> type = nonEmpty(key, value, problems);

@@ -50,6 +50,7 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_CHECK_UNAVAILABLE = "clone-check-unavailable";
   public static final String RULE_TOKEN = "clone-token";
   public static final String RULE_ACCESS_MODE = "shared-filesystem";
+  public static final String RULE_NAMESPACE = "claim-namespace";
 
   static final String VOLUME_ID = ClaimAnnotations.VOLUME_ID;
   static final String STORAGE_PROVISIONER = ClaimAnnotations.STORAGE_PROVISIONER;
@@ -160,6 +161,13 @@ public final class ClonePolicy implements AdmissionController {
     if (!review.isUpdate() && review.plain()) {
       // A plain claim needs no lookup: an API server hiccup must not block ordinary claims.
       return Decision.allow();
+    }
+    if (review.namespace == null || review.namespace.isEmpty()) {
+      // The API server always names it; without it no source can be resolved nor judged.
+      return Decision.deny(
+          400,
+          RULE_NAMESPACE,
+          "the request names no namespace for this claim; it cannot be judged");
     }
     Findings findings = new Findings(mutating);
     run(rules.stream().filter(ClaimRule::readsRequestOnly).toList(), review, findings);

@@ -1,9 +1,11 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
 import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
 import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 
 /** The chain of claim rules as a whole: scope, lookups, every violation at once. */
@@ -157,5 +159,25 @@ class ClonePolicyTest extends ClaimRuleTable {
                     "Block"),
                 "k8s.io/CloneOf is set by the provisioner only; remove it; StorageClass plain does not allow cloning: its smartclone parameter is not \"true\"; source claim apps/src has volumeMode Filesystem and this claim Block; they must match; source claim apps/src holds 2Gi, more than this claim requests (1Gi); request at least 2Gi"))
         .map(Arguments::of);
+  }
+
+  /** Found by the fuzzer: a review whose claim has no namespace anywhere. */
+  @org.junit.jupiter.api.Test
+  void aClaimWithoutANamespaceIsRefusedNotCrashedOn() {
+    PersistentVolumeClaim claim = target(clone("src"), "clone", "2Gi", null);
+    claim.getMetadata().setNamespace(null);
+    io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest r =
+        new io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest();
+    r.setUid("u");
+    r.setOperation("CREATE");
+    r.setObject(claim);
+    var d =
+        new ClonePolicy(
+                new ClonePolicy.Settings(OURS, SA, CrossNamespace.AUTHORIZED), new Cluster())
+            .review(r, true);
+    org.assertj.core.api.Assertions.assertThat(d.allowed()).isFalse();
+    org.assertj.core.api.Assertions.assertThat(d.code()).isEqualTo(400);
+    org.assertj.core.api.Assertions.assertThat(d.message())
+        .isEqualTo("the request names no namespace for this claim; it cannot be judged");
   }
 }

@@ -9,6 +9,15 @@ class DataSourceKindRuleTest extends ClaimRuleTable {
 
   static Stream<Arguments> rows() {
     return Stream.of(
+            deny(
+                "a claim data source without a name is denied",
+                withDataSource(
+                    target(Map.of(), "clone", "2Gi", null),
+                    null,
+                    "PersistentVolumeClaim",
+                    null,
+                    null),
+                "the data source PersistentVolumeClaim apps/null does not name a claim"),
             allow("a native clone of a claim is allowed", nativeClone("src", "clone", "2Gi"), null),
             allow(
                 "a native clone into another provisioner's class is not ours to judge",
