@@ -23,6 +23,7 @@ import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.demo.LocalInstall;
 
 /**
@@ -80,7 +81,7 @@ class CaRotationE2EIT {
               () -> {
                 java.util.ArrayDeque<List<X509Certificate>> seen = new java.util.ArrayDeque<>();
                 while (running.get()) {
-                  seen.addLast(bundle(it));
+                  seen.addLast(bundle(it).certificates());
                   // The view of five polls ago: half a second old.
                   List<X509Certificate> view =
                       seen.size() > 5 ? seen.removeFirst() : seen.getFirst();
@@ -163,46 +164,29 @@ class CaRotationE2EIT {
     return parse(Base64.getDecoder().decode(s.getData().get("tls.crt")));
   }
 
-  /** The CA certificates of our mutating claims webhook's caBundle, as the API server reads it. */
-  private static List<X509Certificate> bundle(LocalInstall it) {
-    String b64 =
-        it.admin
-            .admissionRegistration()
-            .v1()
-            .mutatingWebhookConfigurations()
-            .withName("standalone-cinder")
-            .get()
-            .getWebhooks()
-            .get(0)
-            .getClientConfig()
-            .getCaBundle();
-    try {
-      List<X509Certificate> certs = new ArrayList<>();
-      for (var c :
-          CertificateFactory.getInstance("X.509")
-              .generateCertificates(new ByteArrayInputStream(Base64.getDecoder().decode(b64)))) {
-        certs.add((X509Certificate) c);
-      }
-      return certs;
-    } catch (java.security.cert.CertificateException e) {
-      throw new AssertionError(e);
-    }
+  /** Our mutating claims webhook's caBundle, as the API server reads it. */
+  static CaBundle bundle(LocalInstall it) {
+    return CaBundle.fromPem(
+        new String(
+            Base64.getDecoder()
+                .decode(
+                    it.admin
+                        .admissionRegistration()
+                        .v1()
+                        .mutatingWebhookConfigurations()
+                        .withName("standalone-cinder")
+                        .get()
+                        .getWebhooks()
+                        .get(0)
+                        .getClientConfig()
+                        .getCaBundle()),
+            java.nio.charset.StandardCharsets.US_ASCII));
   }
 
   /** A new handshake trusting only {@code cas}: null when the served chain verifies. */
   private static String handshake(List<X509Certificate> cas) {
     try {
-      java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
-      trust.load(null, null);
-      for (int i = 0; i < cas.size(); i++) {
-        trust.setCertificateEntry("ca" + i, cas.get(i));
-      }
-      javax.net.ssl.TrustManagerFactory tmf =
-          javax.net.ssl.TrustManagerFactory.getInstance(
-              javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-      tmf.init(trust);
-      SSLContext tls = SSLContext.getInstance("TLS");
-      tls.init(null, tmf.getTrustManagers(), null);
+      SSLContext tls = CaBundle.of(cas).clientContext();
       try (SSLSocket s =
           (SSLSocket) tls.getSocketFactory().createSocket("127.0.0.1", LocalInstall.WEBHOOK_PORT)) {
         s.startHandshake();

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
@@ -14,8 +13,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -31,7 +28,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -428,32 +424,8 @@ class WebhookFuzzE2EIT {
   }
 
   /** Trusts what the API server trusts: the caBundle the webhook wrote into its configuration. */
-  private static SSLContext trustingTheWebhook(LocalInstall it) throws Exception {
-    String bundle =
-        it.admin
-            .admissionRegistration()
-            .v1()
-            .mutatingWebhookConfigurations()
-            .withName("standalone-cinder")
-            .get()
-            .getWebhooks()
-            .get(0)
-            .getClientConfig()
-            .getCaBundle();
-    KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
-    store.load(null, null);
-    int i = 0;
-    for (var cert :
-        CertificateFactory.getInstance("X.509")
-            .generateCertificates(new ByteArrayInputStream(Base64.getDecoder().decode(bundle)))) {
-      store.setCertificateEntry("ca" + i++, cert);
-    }
-    TrustManagerFactory tmf =
-        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(store);
-    SSLContext tls = SSLContext.getInstance("TLS");
-    tls.init(null, tmf.getTrustManagers(), null);
-    return tls;
+  private static SSLContext trustingTheWebhook(LocalInstall it) {
+    return CaRotationE2EIT.bundle(it).clientContext();
   }
 
   private static HttpClient client(SSLContext tls, HttpClient.Version version) {

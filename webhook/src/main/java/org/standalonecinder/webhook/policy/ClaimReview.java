@@ -40,6 +40,7 @@ final class ClaimReview {
   private final Lookup<Boolean> crossNamespaceAllowed;
   private final ClaimRef annotatedSource;
   private final String syntaxError;
+  private final NativeRef nativeRef;
 
   ClaimReview(
       ClonePolicy.Settings settings,
@@ -71,6 +72,7 @@ final class ClaimReview {
     }
     this.annotatedSource = parsed;
     this.syntaxError = error;
+    this.nativeRef = readNativeRef(claim.getSpec(), namespace);
     String className = className();
     this.storageClass =
         new Lookup<>(
@@ -150,7 +152,9 @@ final class ClaimReview {
 
   /** Whether the claim's class exists and is ours. */
   boolean ourClass() {
-    return storageClass().isPresent();
+    return storageClass()
+        .filter(sc -> settings.provisionerName().equals(sc.getProvisioner()))
+        .isPresent();
   }
 
   /**
@@ -174,18 +178,17 @@ final class ClaimReview {
    * classes are theirs to judge.
    */
   ClaimRef nativeSource() {
-    return ourClass() ? nativeRef().source() : null;
+    return ourClass() ? nativeRef.source() : null;
   }
 
   /** Why the native data source cannot fill our volume; null when it can or there is none. */
   String dataSourceError() {
-    return ourClass() ? nativeRef().error() : null;
+    return ourClass() ? nativeRef.error() : null;
   }
 
   private record NativeRef(ClaimRef source, String error) {}
 
-  private NativeRef nativeRef() {
-    PersistentVolumeClaimSpec spec = claim.getSpec();
+  private static NativeRef readNativeRef(PersistentVolumeClaimSpec spec, String namespace) {
     if (spec == null || (spec.getDataSourceRef() == null && spec.getDataSource() == null)) {
       return new NativeRef(null, null);
     }

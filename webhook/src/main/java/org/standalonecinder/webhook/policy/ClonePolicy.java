@@ -111,7 +111,8 @@ public final class ClonePolicy implements AdmissionController {
 
   private final Settings settings;
   private final ClusterView cluster;
-  private final List<ClaimRule> rules;
+  private final List<ClaimRule> readingRequest;
+  private final List<ClaimRule> lookingUp;
 
   /** Without a Cinder check and without clone tokens. */
   public ClonePolicy(Settings settings, ClusterView cluster) {
@@ -130,7 +131,7 @@ public final class ClonePolicy implements AdmissionController {
     this.cluster = cluster;
     // The order is the order of the violations in a denial, and the rules that act only on a
     // clean request (namespace default, token, Cinder) come after every rule that can deny.
-    this.rules =
+    List<ClaimRule> rules =
         List.of(
             new CloneOfRule(),
             new CloneRequestImmutableRule(),
@@ -149,6 +150,8 @@ public final class ClonePolicy implements AdmissionController {
             new DefaultNamespaceRule(),
             new CloneTokenRule(tokenKey, clock),
             new CinderCheckRule(check));
+    this.readingRequest = rules.stream().filter(ClaimRule::readsRequestOnly).toList();
+    this.lookingUp = rules.stream().filter(r -> !r.readsRequestOnly()).toList();
   }
 
   @Override
@@ -170,7 +173,7 @@ public final class ClonePolicy implements AdmissionController {
           "the request names no namespace for this claim; it cannot be judged");
     }
     Findings findings = new Findings(mutating);
-    run(rules.stream().filter(ClaimRule::readsRequestOnly).toList(), review, findings);
+    run(readingRequest, review, findings);
     // An update only costs a lookup when it would be denied: most updates touch none of this.
     if (review.isUpdate() && findings.isEmpty()) {
       return Decision.allow();
@@ -183,7 +186,7 @@ public final class ClonePolicy implements AdmissionController {
       findings.lookupFailed(e);
       return findings.decision();
     }
-    run(rules.stream().filter(r -> !r.readsRequestOnly()).toList(), review, findings);
+    run(lookingUp, review, findings);
     return findings.decision();
   }
 

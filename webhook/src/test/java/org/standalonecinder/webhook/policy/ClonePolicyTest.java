@@ -1,8 +1,12 @@
 package org.standalonecinder.webhook.policy;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.Arguments;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
@@ -162,12 +166,11 @@ class ClonePolicyTest extends ClaimRuleTable {
   }
 
   /** Found by the fuzzer: a review whose claim has no namespace anywhere. */
-  @org.junit.jupiter.api.Test
+  @Test
   void aClaimWithoutANamespaceIsRefusedNotCrashedOn() {
     PersistentVolumeClaim claim = target(clone("src"), "clone", "2Gi", null);
     claim.getMetadata().setNamespace(null);
-    io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest r =
-        new io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest();
+    AdmissionRequest r = new AdmissionRequest();
     r.setUid("u");
     r.setOperation("CREATE");
     r.setObject(claim);
@@ -175,9 +178,9 @@ class ClonePolicyTest extends ClaimRuleTable {
         new ClonePolicy(
                 new ClonePolicy.Settings(OURS, SA, CrossNamespace.AUTHORIZED), new Cluster())
             .review(r, true);
-    org.assertj.core.api.Assertions.assertThat(d.allowed()).isFalse();
-    org.assertj.core.api.Assertions.assertThat(d.code()).isEqualTo(400);
-    org.assertj.core.api.Assertions.assertThat(d.message())
+    assertThat(d.allowed()).isFalse();
+    assertThat(d.code()).isEqualTo(400);
+    assertThat(d.message())
         .isEqualTo("the request names no namespace for this claim; it cannot be judged");
   }
 }
