@@ -23,6 +23,16 @@ public record ClaimRef(String namespace, String name) {
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
 
+  /** Whether {@code s} can name a claim or a class (a DNS subdomain, RFC 1123). */
+  public static boolean isName(String s) {
+    return s != null && s.length() <= 253 && NAME.matcher(s).matches();
+  }
+
+  /** Whether {@code s} can name a namespace (a DNS label). */
+  public static boolean isNamespace(String s) {
+    return s != null && NAMESPACE.matcher(s).matches();
+  }
+
   /**
    * Parses a {@code k8s.io/CloneRequest} value.
    *

@@ -10,11 +10,15 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimRef;
 
 /**
  * The cluster as the API server answers now: no cache, since a stale answer could let a clone
  * through that should be denied. Every failure to ask counts as "no": the webhook fails closed (a
  * failed lookup is a {@link LookupFailedException}, a failed SubjectAccessReview a "no").
+ *
+ * <p>A name that cannot be a Kubernetes name names nothing, and is never asked for: it would go
+ * into the URL's path, where {@code ..} or a {@code /} reaches another resource than the one meant.
  */
 public final class KubernetesClusterView implements ClusterView {
 
@@ -28,6 +32,9 @@ public final class KubernetesClusterView implements ClusterView {
 
   @Override
   public Optional<StorageClass> storageClass(String name) {
+    if (!ClaimRef.isName(name)) {
+      return Optional.empty();
+    }
     try {
       return Optional.ofNullable(client.storage().v1().storageClasses().withName(name).get());
     } catch (KubernetesClientException e) {
@@ -37,6 +44,9 @@ public final class KubernetesClusterView implements ClusterView {
 
   @Override
   public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
+    if (!ClaimRef.isNamespace(namespace) || !ClaimRef.isName(name)) {
+      return Optional.empty();
+    }
     try {
       return Optional.ofNullable(
           client.persistentVolumeClaims().inNamespace(namespace).withName(name).get());
@@ -47,6 +57,9 @@ public final class KubernetesClusterView implements ClusterView {
 
   @Override
   public java.util.Map<String, String> namespaceLabels(String namespace) {
+    if (!ClaimRef.isNamespace(namespace)) {
+      return java.util.Map.of();
+    }
     io.fabric8.kubernetes.api.model.Namespace ns;
     try {
       ns = client.namespaces().withName(namespace).get();
@@ -60,6 +73,9 @@ public final class KubernetesClusterView implements ClusterView {
 
   @Override
   public boolean canCreatePods(UserInfo user, String namespace) {
+    if (!ClaimRef.isNamespace(namespace)) {
+      return false;
+    }
     SubjectAccessReview review =
         new SubjectAccessReviewBuilder()
             .withNewSpec()

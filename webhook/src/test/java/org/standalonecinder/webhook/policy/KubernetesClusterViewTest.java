@@ -58,4 +58,18 @@ class KubernetesClusterViewTest {
     server.expect().post().withPath(SAR).andReturn(500, "boom").once();
     assertThat(view.canCreatePods(bob, "team-b")).isFalse();
   }
+
+  /** Found by the fuzzer: a class named ".." was asked for, and the path went elsewhere. */
+  @org.junit.jupiter.params.ParameterizedTest(name = "name ''{0}''")
+  @org.junit.jupiter.params.provider.ValueSource(
+      strings = {"..", ".", "../x", "a/b", "", "A", "a b", "%2e%2e"})
+  void aNameThatCannotBeOneIsNeverAskedFor(String bad) {
+    int before = server.getRequestCount();
+    assertThat(view.storageClass(bad)).isEmpty();
+    assertThat(view.claim(bad, "data")).isEmpty();
+    assertThat(view.claim("apps", bad)).isEmpty();
+    assertThat(view.namespaceLabels(bad)).isEmpty();
+    assertThat(view.canCreatePods(bob, bad)).isFalse();
+    assertThat(server.getRequestCount()).as("requests sent").isEqualTo(before);
+  }
 }
