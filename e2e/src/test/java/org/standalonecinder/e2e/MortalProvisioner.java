@@ -1,0 +1,192 @@
+package org.standalonecinder.e2e;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.http.AsyncBody;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.HttpResponse;
+import io.fabric8.kubernetes.client.http.Interceptor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
+import org.standalonecinder.provisioner.controller.ProvisionController;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
+import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * A provisioner, in this JVM, that dies right after its n-th step: the n-th call that changes
+ * Cinder or the cluster completes, and from then on nothing it sends gets out, as after a SIGKILL
+ * (no rollback and no clean-up reaches Cinder or the API server). A provisioner that never dies
+ * ({@code dieAfter} 0) lists the steps an operation takes, which is how a test finds every point to
+ * die at.
+ *
+ * <p>Steps are what a kill can separate: Cinder calls that change something, and writes to the API
+ * server other than Events (an Event lost with the process changes nothing).
+ */
+final class MortalProvisioner implements AutoCloseable {
+
+  private static final Set<String> CINDER_WRITES =
+      Set.of(
+          "createVolume",
+          "updateVolumeMetadata",
+          "deleteVolume",
+          "extendVolume",
+          "reserve",
+          "unreserve",
+          "initializeConnection",
+          "terminateConnection",
+          "createAttachment",
+          "completeAttachment",
+          "deleteAttachment",
+          "createSnapshot",
+          "deleteSnapshot");
+
+  private static final Set<String> KUBE_WRITES = Set.of("POST", "PUT", "PATCH", "DELETE");
+
+  private final int dieAfter;
+  private final List<String> steps = new ArrayList<>();
+  private final CountDownLatch died = new CountDownLatch(1);
+  private volatile boolean dead;
+  private final KubernetesClient client;
+  private final ProvisionController controller;
+
+  /**
+   * Starts a provisioner and returns once its caches are synced.
+   *
+   * @param cinder the Cinder to use; it stays open
+   * @param dieAfter the step after which it dies; 0 for never
+   */
+  MortalProvisioner(Config kube, CinderClient cinder, ProvisionerSettings settings, int dieAfter) {
+    this.dieAfter = dieAfter;
+    client =
+        new KubernetesClientBuilder()
+            .withConfig(kube)
+            .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("mortal", kubeSide()))
+            .build();
+    controller =
+        new ProvisionController(
+            client,
+            new VolumeProvisioner(
+                cinderSide(cinder),
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                settings,
+                VolumeProvisioner.defaultBackoff()),
+            settings,
+            new EventRecorder(
+                client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 100),
+            2,
+            Duration.ofSeconds(30));
+    controller.start();
+  }
+
+  /** The steps taken so far, in order. */
+  synchronized List<String> steps() {
+    return List.copyOf(steps);
+  }
+
+  /** Whether it died within the timeout. */
+  boolean awaitDeath(Duration timeout) throws InterruptedException {
+    return died.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private synchronized void step(String name) {
+    steps.add(name);
+    if (steps.size() == dieAfter) {
+      dead = true;
+      died.countDown();
+    }
+  }
+
+  private CinderClient cinderSide(CinderClient cinder) {
+    return (CinderClient)
+        Proxy.newProxyInstance(
+            CinderClient.class.getClassLoader(),
+            new Class<?>[] {CinderClient.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("close")) {
+                return null;
+              }
+              if (dead) {
+                throw new CinderException.Unavailable("the provisioner is dead", 0, null, null);
+              }
+              Object result;
+              try {
+                result = method.invoke(cinder, args);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+              if (CINDER_WRITES.contains(method.getName())) {
+                step("cinder " + method.getName());
+              }
+              return result;
+            });
+  }
+
+  private Interceptor kubeSide() {
+    return new Interceptor() {
+      @Override
+      public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
+        if (dead) {
+          throw new KubernetesClientException("the provisioner is dead");
+        }
+      }
+
+      @Override
+      public void after(
+          HttpRequest request,
+          HttpResponse<?> response,
+          AsyncBody.Consumer<List<ByteBuffer>> consumer) {
+        String path = request.uri().getPath();
+        if (KUBE_WRITES.contains(request.method())
+            && response.code() < 300
+            && !path.contains("/events")) {
+          step("kube " + request.method() + " " + resource(path));
+        }
+      }
+    };
+  }
+
+  /**
+   * {@code /api/v1/namespaces/ns/persistentvolumeclaims/x/status} → {@code
+   * persistentvolumeclaims/status}.
+   */
+  private static String resource(String path) {
+    List<String> parts = new ArrayList<>(List.of(path.split("/")));
+    int v = parts.indexOf("v1");
+    if (v < 0) {
+      return path;
+    }
+    List<String> rest = parts.subList(v + 1, parts.size());
+    if (rest.size() >= 2 && rest.get(0).equals("namespaces")) {
+      rest = rest.subList(2, rest.size());
+    }
+    if (rest.isEmpty()) {
+      return path;
+    }
+    return rest.size() == 3 ? rest.get(0) + "/" + rest.get(2) : rest.get(0);
+  }
+
+  @Override
+  public void close() {
+    controller.close();
+    client.close();
+  }
+}
