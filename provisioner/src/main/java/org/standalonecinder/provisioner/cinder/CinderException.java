@@ -74,7 +74,11 @@ public abstract sealed class CinderException extends RuntimeException
     }
   }
 
-  /** 413: the project's quota (volumes, snapshots or gigabytes) would be exceeded. */
+  /**
+   * 413: the project's quota (volumes, snapshots or gigabytes) would be exceeded. Retryable: the
+   * same call succeeds once an admin raises the quota or other volumes are deleted, and users
+   * expect their pending claims to be provisioned then without being made anew.
+   */
   public static final class QuotaExceeded extends CinderException {
     public QuotaExceeded(String message, String requestId) {
       super(message, 413, requestId, null);
@@ -82,7 +86,7 @@ public abstract sealed class CinderException extends RuntimeException
 
     @Override
     public boolean retryable() {
-      return false;
+      return true;
     }
   }
 

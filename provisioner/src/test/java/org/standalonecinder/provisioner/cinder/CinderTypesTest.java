@@ -130,7 +130,7 @@ class CinderTypesTest {
     assertThat(new CinderException.Unavailable("x", 503, null, null).retryable()).isTrue();
     assertThat(new CinderException.Conflict("x", null).retryable()).isTrue();
     assertThat(new CinderException.BadRequest("x", 400, null).retryable()).isFalse();
-    assertThat(new CinderException.QuotaExceeded("x", null).retryable()).isFalse();
+    assertThat(new CinderException.QuotaExceeded("x", null).retryable()).isTrue();
     assertThat(new CinderException.UnexpectedState("x", "creating", true).retryable()).isTrue();
     assertThat(new CinderException.UnexpectedState("x", "error", false).retryable()).isFalse();
     assertThat(new CinderException.NotFound("gone", "req-1").getMessage())

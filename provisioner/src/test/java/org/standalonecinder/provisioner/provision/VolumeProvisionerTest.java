@@ -74,11 +74,11 @@ class VolumeProvisionerTest {
             false,
             FIND),
         fails(
-            "create over quota: final, nothing to undo",
+            "create over quota: tried again later, nothing to undo",
             t ->
                 t.cinder.failNext(
                     "createVolume", () -> new CinderException.QuotaExceeded("quota", "req-q")),
-            true,
+            false,
             FIND,
             CREATE),
         fails(

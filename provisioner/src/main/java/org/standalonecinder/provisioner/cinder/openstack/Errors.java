@@ -77,7 +77,29 @@ final class Errors {
               + "); set ca-file to the CA that signed the server's certificate",
           e);
     }
-    String detail = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-    return new CinderException.Unavailable(what + ": no answer (" + detail + ")", 0, null, e);
+    return new CinderException.Unavailable(
+        what + ": no answer from Cinder: " + whyNoAnswer(root), 0, null, e);
+  }
+
+  /**
+   * What went wrong, in words an admin can act on; the libraries' own texts (okio's "\n not found:
+   * limit=0 content=…" for a connection closed mid-answer) say little.
+   */
+  private static String whyNoAnswer(Throwable root) {
+    String message = root.getMessage() == null ? "" : root.getMessage().strip();
+    if (root instanceof java.net.ConnectException) {
+      return "connection refused (is cinder-api running and is the endpoint right?)";
+    }
+    if (root instanceof java.net.SocketTimeoutException
+        || (root instanceof java.io.InterruptedIOException && message.equals("timeout"))) {
+      return "timed out";
+    }
+    if (root instanceof java.net.UnknownHostException) {
+      return "unknown host " + message;
+    }
+    if (root instanceof java.io.EOFException || root instanceof java.net.SocketException) {
+      return "the connection was closed before the answer came";
+    }
+    return message.isEmpty() ? root.getClass().getSimpleName() : message;
   }
 }

@@ -750,7 +750,7 @@ public final class OpenStackCinderClient implements CinderClient {
     } catch (TimeoutException e) {
       f.cancel(true);
       throw new CinderException.Unavailable(
-          what + ": no answer within " + callTimeout.toSeconds() + "s", 0, null, e);
+          what + ": no answer from Cinder within " + callTimeout.toSeconds() + " s", 0, null, e);
     } catch (InterruptedException e) {
       f.cancel(true);
       Thread.currentThread().interrupt();

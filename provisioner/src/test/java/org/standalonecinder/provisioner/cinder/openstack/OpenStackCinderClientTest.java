@@ -363,7 +363,7 @@ class OpenStackCinderClientTest {
         r -> new MockResponse().setSocketPolicy(SocketPolicy.DISCONNECT_AFTER_REQUEST));
     assertThatThrownBy(() -> client(noauth()).getVolume(VOLUME))
         .isInstanceOf(CinderException.Unavailable.class)
-        .hasMessageContaining("no answer");
+        .hasMessageContaining("no answer from Cinder: the connection was closed");
     assertThat(cloud.cinderRequests).hasSize(OpenStackCinderClient.IDEMPOTENT_ATTEMPTS);
   }
 

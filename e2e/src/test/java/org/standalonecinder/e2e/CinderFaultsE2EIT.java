@@ -1,0 +1,270 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+
+/**
+ * The real local Cinder misbehaving under a provisioner at work (in-process, on the real API
+ * server): its API killed or frozen in the middle of a burst of claims and started again, a volume
+ * that goes to {@code error}, a quota that runs out and is raised. Each ends with every claim bound
+ * once or refused with a clear event, and nothing of the claims left in Cinder or the cluster once
+ * they are deleted.
+ */
+@ExtendWith(Installed.class)
+@Order(8)
+class CinderFaultsE2EIT {
+
+  private static final Duration SETTLE = Duration.ofMinutes(4);
+  private static final int BURST = 12;
+  private static final Duration OUTAGE = Duration.ofSeconds(20);
+
+  /** How the API goes away. */
+  enum Outage {
+    /** SIGKILL: connections refused until it is started again. */
+    KILLED("stop", "start"),
+    /** SIGSTOP: connections accepted and never answered, so every call times out. */
+    FROZEN("pause", "resume");
+
+    final String down;
+    final String up;
+
+    Outage(String down, String up) {
+      this.down = down;
+      this.up = up;
+    }
+  }
+
+  @ParameterizedTest(name = "cinder-api {0} for 20 s in a burst of 12 claims")
+  @EnumSource(Outage.class)
+  void everyClaimIsBoundOnceWhenCinderComesBack(Outage outage, LocalInstall it) throws Exception {
+    IsolatedClaims claims =
+        new IsolatedClaims(it, "cinder-" + outage.name().toLowerCase(), Map.of());
+    Set<String> names =
+        IntStream.range(0, BURST).mapToObj(i -> "c" + i).collect(Collectors.toSet());
+    long back;
+    try (CinderClient cinder = client(it, 5);
+        MortalProvisioner p = claims.provisioner(0, cinder)) {
+      StringBuilder burst = new StringBuilder();
+      for (String n : new TreeSet<>(names)) {
+        burst.append(LocalInstall.claimYaml(claims.ns, n, claims.className, "")).append("---\n");
+      }
+      it.kubectl.ok(burst.toString(), "apply", "-f", "-");
+      LocalInstall.await("the first PVs", () -> bound(claims) >= 2, Duration.ofSeconds(90));
+      int before = bound(claims);
+      service(it, outage.down);
+      try {
+        Thread.sleep(OUTAGE.toMillis());
+      } finally {
+        service(it, outage.up);
+      }
+      back = System.nanoTime();
+      claims.settle(names, SETTLE);
+      long ms = (System.nanoTime() - back) / 1_000_000;
+      List<String> failed = claims.events(EventRecorder.PROVISIONING_FAILED);
+      report(
+          "cinder-api %s for %d s: %d of %d claims bound before, all %d bound once %d ms after it"
+              + " came back; %d ProvisioningFailed events, e.g. \"%s\"",
+          outage,
+          OUTAGE.toSeconds(),
+          before,
+          BURST,
+          BURST,
+          ms,
+          failed.size(),
+          failed.isEmpty() ? "" : failed.get(0));
+      assertThat(failed).as("the outage is told on the claims").isNotEmpty();
+      assertThat(failed).allMatch(m -> m.contains("Cinder") || m.contains("cinder"));
+    }
+    claims.cleanUp(SETTLE);
+  }
+
+  @Test
+  void aVolumeThatGoesToErrorIsDeletedAndTheClaimIsToldWhy(LocalInstall it) throws Exception {
+    String type = "e2e-nowhere-" + UUID.randomUUID().toString().substring(0, 6);
+    admin(it, "POST", "/types", typeBody(type, "nowhere"));
+    try {
+      IsolatedClaims claims = new IsolatedClaims(it, "cinder-error", Map.of("type", type));
+      try (MortalProvisioner p = claims.provisioner(0)) {
+        claims.claim("data", "");
+        LocalInstall.await(
+            "a ProvisioningFailed event",
+            () -> !claims.events(EventRecorder.PROVISIONING_FAILED).isEmpty(),
+            Duration.ofSeconds(90));
+        LocalInstall.await(
+            "the volume in error deleted",
+            () ->
+                it.cinder
+                    .findVolumes(
+                        null,
+                        Map.of(
+                            org.standalonecinder.provisioner.provision.Names.META_CLUSTER,
+                            claims.settings.clusterId()))
+                    .isEmpty(),
+            Duration.ofSeconds(60));
+        String why = claims.events(EventRecorder.PROVISIONING_FAILED).get(0);
+        report("a volume of type %s (no backend): \"%s\"", type, why);
+        assertThat(why).contains("error");
+        assertThat(
+                it.admin
+                    .persistentVolumeClaims()
+                    .inNamespace(claims.ns)
+                    .withName("data")
+                    .get()
+                    .getStatus()
+                    .getPhase())
+            .isEqualTo("Pending");
+      }
+      claims.cleanUp(SETTLE);
+    } finally {
+      admin(it, "DELETE", "/types/" + typeId(it, type), null);
+    }
+  }
+
+  @Test
+  void claimsOverQuotaWaitAndAreBoundOnceTheQuotaIsRaised(LocalInstall it) throws Exception {
+    String type = "e2e-quota-" + UUID.randomUUID().toString().substring(0, 6);
+    admin(it, "POST", "/types", typeBody(type, "file"));
+    String project = it.cinderEnv.get("CINDER_PROJECT_ID");
+    String quota = "/os-quota-sets/" + project;
+    try {
+      admin(it, "PUT", quota, "{\"quota_set\": {\"volumes_" + type + "\": 2}}");
+      IsolatedClaims claims = new IsolatedClaims(it, "cinder-quota", Map.of("type", type));
+      Set<String> names = Set.of("q0", "q1", "q2", "q3");
+      try (MortalProvisioner p = claims.provisioner(0)) {
+        names.forEach(n -> claims.claim(n, ""));
+        LocalInstall.await(
+            "two claims bound and the others told of the quota",
+            () ->
+                bound(claims) == 2
+                    && claims.events(EventRecorder.PROVISIONING_FAILED).stream()
+                        .anyMatch(m -> m.contains("quota")),
+            Duration.ofSeconds(90));
+        String why =
+            claims.events(EventRecorder.PROVISIONING_FAILED).stream()
+                .filter(m -> m.contains("quota"))
+                .findFirst()
+                .orElseThrow();
+        admin(it, "PUT", quota, "{\"quota_set\": {\"volumes_" + type + "\": -1}}");
+        long raised = System.nanoTime();
+        claims.settle(names, SETTLE);
+        report(
+            "quota of 2 volumes for 4 claims: 2 bound, the others told \"%s\"; all 4 bound once"
+                + " %d ms after the quota was raised",
+            why, (System.nanoTime() - raised) / 1_000_000);
+      }
+      claims.cleanUp(SETTLE);
+    } finally {
+      admin(it, "PUT", quota, "{\"quota_set\": {\"volumes_" + type + "\": -1}}");
+      admin(it, "DELETE", "/types/" + typeId(it, type), null);
+    }
+  }
+
+  private static int bound(IsolatedClaims claims) {
+    return (int)
+        claims.it.admin.persistentVolumeClaims().inNamespace(claims.ns).list().getItems().stream()
+            .filter(c -> c.getStatus() != null && "Bound".equals(c.getStatus().getPhase()))
+            .count();
+  }
+
+  /** A Cinder client of its own whose calls time out after {@code seconds}. */
+  private static CinderClient client(LocalInstall it, int seconds) throws IOException {
+    Path conf = it.work.resolve("cloud-timeout-" + seconds + ".conf");
+    Files.writeString(
+        conf,
+        Files.readString(it.cloudConfig())
+            + "\n[BlockStorage]\nrequest-timeout = "
+            + seconds
+            + "\n");
+    return OpenStackCinderClient.create(CloudConfigLoader.load(conf, Map.of()));
+  }
+
+  /** dev/cinder-local/service.sh on cinder-api. */
+  private static void service(LocalInstall it, String action) throws Exception {
+    Process p =
+        new ProcessBuilder(
+                "bash",
+                it.root.resolve("dev/cinder-local/service.sh").toString(),
+                action,
+                "cinder-api",
+                "--state-dir",
+                it.cinderEnv.get("CINDER_LOCAL_STATE"))
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor()).as("service.sh " + action + ": " + out).isZero();
+  }
+
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  private static String typeBody(String name, String backend) {
+    return "{\"volume_type\": {\"name\": \""
+        + name
+        + "\", \"extra_specs\": {\"volume_backend_name\": \""
+        + backend
+        + "\"}}}";
+  }
+
+  /** An admin call through the noauth API (noauth makes every caller an admin). */
+  private static String admin(LocalInstall it, String method, String path, String body)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(it.cinderEnv.get("CINDER_PROJECT_ENDPOINT") + path))
+            .header("X-Auth-Token", it.cinderEnv.get("CINDER_NOAUTH_TOKEN"))
+            .header("Content-Type", "application/json")
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body));
+    HttpResponse<String> r = HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(method + " " + path + ": " + r.body()).isLessThan(300);
+    return r.body();
+  }
+
+  private static String typeId(LocalInstall it, String name) throws Exception {
+    var types =
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(admin(it, "GET", "/types", null))
+            .get("volume_types");
+    for (var t : types) {
+      if (name.equals(t.get("name").asText())) {
+        return t.get("id").asText();
+      }
+    }
+    throw new AssertionError("no volume type " + name);
+  }
+
+  private static void report(String format, Object... args) throws IOException {
+    String line = String.format(format, args);
+    System.out.println(line);
+    Path out = Path.of("target", "reliability", "cinder-faults.txt");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  }
+}
