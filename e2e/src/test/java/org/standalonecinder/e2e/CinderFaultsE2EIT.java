@@ -185,7 +185,8 @@ class CinderFaultsE2EIT {
     }
   }
 
-  private static int bound(IsolatedClaims claims) {
+  /** How many of the claims are Bound. */
+  static int bound(IsolatedClaims claims) {
     return (int)
         claims.it.admin.persistentVolumeClaims().inNamespace(claims.ns).list().getItems().stream()
             .filter(c -> c.getStatus() != null && "Bound".equals(c.getStatus().getPhase()))

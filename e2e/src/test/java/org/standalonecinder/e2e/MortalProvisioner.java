@@ -62,6 +62,8 @@ final class MortalProvisioner implements AutoCloseable {
   private final int dieAfter;
   private final List<String> steps = new ArrayList<>();
   private final CountDownLatch died = new CountDownLatch(1);
+  private final java.util.concurrent.atomic.AtomicInteger conflicts =
+      new java.util.concurrent.atomic.AtomicInteger();
   private volatile boolean dead;
   private final KubernetesClient client;
   private final ProvisionController controller;
@@ -100,6 +102,11 @@ final class MortalProvisioner implements AutoCloseable {
   /** The steps taken so far, in order. */
   synchronized List<String> steps() {
     return List.copyOf(steps);
+  }
+
+  /** How many of its calls the API server refused with 409 Conflict. */
+  int conflicts() {
+    return conflicts.get();
   }
 
   /** Whether it died within the timeout. */
@@ -155,6 +162,9 @@ final class MortalProvisioner implements AutoCloseable {
           HttpResponse<?> response,
           AsyncBody.Consumer<List<ByteBuffer>> consumer) {
         String path = request.uri().getPath();
+        if (response.code() == 409) {
+          conflicts.incrementAndGet();
+        }
         if (KUBE_WRITES.contains(request.method())
             && response.code() < 300
             && !path.contains("/events")) {

@@ -1,0 +1,162 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.demo.LocalInstall;
+
+/**
+ * The real API server misbehaving under a provisioner at work (in-process, real Cinder): killed in
+ * the middle of a burst of claims and started again (every watch dropped, every call refused for a
+ * while), and claims changed by someone else all the time while they are cloned (the provisioner's
+ * updates meet 409 Conflict). Each ends with every claim bound exactly once and nothing left once
+ * the claims are deleted.
+ */
+@ExtendWith(Installed.class)
+@Order(9)
+class KubeFaultsE2EIT {
+
+  private static final Duration SETTLE = Duration.ofMinutes(4);
+  private static final int BURST = 12;
+  private static final Duration OUTAGE = Duration.ofSeconds(15);
+
+  @Test
+  void everyClaimIsBoundOnceAfterTheApiServerWasKilledMidBurst(LocalInstall it) throws Exception {
+    IsolatedClaims claims = new IsolatedClaims(it, "kube-down", Map.of());
+    Set<String> names =
+        IntStream.range(0, BURST).mapToObj(i -> "c" + i).collect(Collectors.toSet());
+    try (MortalProvisioner p = claims.provisioner(0)) {
+      StringBuilder burst = new StringBuilder();
+      for (String n : new TreeSet<>(names)) {
+        burst.append(LocalInstall.claimYaml(claims.ns, n, claims.className, "")).append("---\n");
+      }
+      it.kubectl.ok(burst.toString(), "apply", "-f", "-");
+      LocalInstall.await(
+          "the first PVs", () -> CinderFaultsE2EIT.bound(claims) >= 2, Duration.ofSeconds(90));
+      int before = CinderFaultsE2EIT.bound(claims);
+      Path state = Path.of(it.kubeEnv.get("KUBE_LOCAL_KUBECONFIG")).getParent();
+      long pid = Long.parseLong(Files.readString(state.resolve("run/kube-apiserver.pid")).strip());
+      ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+      long killed = System.nanoTime();
+      try {
+        Thread.sleep(OUTAGE.toMillis());
+      } finally {
+        // start.sh starts again only what is not running: the API server, on the same etcd.
+        Process start =
+            new ProcessBuilder(
+                    "bash",
+                    it.root.resolve("dev/kube-local/start.sh").toString(),
+                    "--state-dir",
+                    state.toString())
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(start.getInputStream().readAllBytes());
+        assertThat(start.waitFor()).as("kube-local start.sh: " + out).isZero();
+      }
+      long back = System.nanoTime();
+      claims.settle(names, SETTLE);
+      report(
+          "kube-apiserver killed for %d s (back after %d ms): %d of %d claims bound before, all"
+              + " %d bound once %d ms after it came back",
+          OUTAGE.toSeconds(),
+          (back - killed) / 1_000_000,
+          before,
+          BURST,
+          BURST,
+          (System.nanoTime() - back) / 1_000_000);
+    }
+    claims.cleanUp(SETTLE);
+  }
+
+  @Test
+  void clonesAreMadeOnceWhileSomeoneElseKeepsChangingTheClaims(LocalInstall it) throws Exception {
+    IsolatedClaims claims = new IsolatedClaims(it, "kube-conflict", Map.of());
+    int clones = 6;
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicInteger changes = new AtomicInteger();
+    // Another controller labelling every claim of the namespace, as fast as it can.
+    Thread meddler =
+        new Thread(
+            () -> {
+              while (!stop.get()) {
+                for (var c :
+                    it.admin.persistentVolumeClaims().inNamespace(claims.ns).list().getItems()) {
+                  try {
+                    it.admin
+                        .persistentVolumeClaims()
+                        .inNamespace(claims.ns)
+                        .withName(c.getMetadata().getName())
+                        .edit(
+                            x -> {
+                              Map<String, String> labels =
+                                  new java.util.HashMap<>(
+                                      x.getMetadata().getLabels() == null
+                                          ? Map.of()
+                                          : x.getMetadata().getLabels());
+                              labels.put("meddled", Integer.toString(changes.incrementAndGet()));
+                              x.getMetadata().setLabels(labels);
+                              return x;
+                            });
+                  } catch (RuntimeException e) {
+                    // gone or changed meanwhile: the next round takes it again
+                  }
+                }
+              }
+            },
+            "meddler");
+    Set<String> names = new java.util.HashSet<>(Set.of("src"));
+    try (MortalProvisioner p = claims.provisioner(0)) {
+      claims.claim("src", "");
+      claims.settle(Set.of("src"), SETTLE);
+      meddler.start();
+      StringBuilder burst = new StringBuilder();
+      for (int i = 0; i < clones; i++) {
+        names.add("copy" + i);
+        burst
+            .append(
+                LocalInstall.claimYaml(
+                    claims.ns,
+                    "copy" + i,
+                    claims.className,
+                    "\"" + ClaimRef.CLONE_REQUEST + "\": src"))
+            .append("---\n");
+      }
+      it.kubectl.ok(burst.toString(), "apply", "-f", "-");
+      claims.settle(names, SETTLE);
+      stop.set(true);
+      meddler.join();
+      report(
+          "%d clones while another client changed the claims %d times: all bound once, no"
+              + " finalizer left; the provisioner met %d 409 Conflicts",
+          clones, changes.get(), p.conflicts());
+      assertThat(p.conflicts()).as("the provisioner met conflicts").isPositive();
+    } finally {
+      stop.set(true);
+      meddler.join();
+    }
+    claims.cleanUp(SETTLE);
+  }
+
+  private static void report(String format, Object... args) throws IOException {
+    String line = String.format(format, args);
+    System.out.println(line);
+    Path out = Path.of("target", "reliability", "kube-faults.txt");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  }
+}
