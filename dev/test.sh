@@ -55,5 +55,9 @@ else
 fi
 
 cd "$ROOT"
+# The console goes to target/test-output.log too: with the processes' logs under */target, it is
+# every log line of the run, and none may hold a password, token, cephx key or CHAP secret.
+mkdir -p "$ROOT/target"
 mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" \
-  -Dkube.local.env="$KUBE_STATE/kube-local.env" "$@"
+  -Dkube.local.env="$KUBE_STATE/kube-local.env" "$@" 2>&1 | tee "$ROOT/target/test-output.log"
+bash "$ROOT/dev/scan-secrets.sh" --self-test "$ROOT/target" "$ROOT"/*/target

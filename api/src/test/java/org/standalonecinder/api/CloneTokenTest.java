@@ -111,6 +111,22 @@ class CloneTokenTest {
                 T0,
                 "is for claim apps/copy, not apps/other"),
             new Row(
+                "replayed on a claim of the same name in another namespace",
+                t -> t,
+                KEY,
+                SOURCE,
+                new ClaimRef("team-c", "copy"),
+                T0,
+                "is for claim apps/copy, not team-c/copy"),
+            new Row(
+                "replayed later on a claim made again with its name",
+                t -> t,
+                KEY,
+                SOURCE,
+                TARGET,
+                T0.plus(CloneToken.VALIDITY).plus(CloneToken.SKEW).plusSeconds(1),
+                "expired"),
+            new Row(
                 "created after it expired",
                 t -> t,
                 KEY,

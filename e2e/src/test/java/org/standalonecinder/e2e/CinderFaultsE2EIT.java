@@ -41,7 +41,7 @@ import org.standalonecinder.provisioner.controller.EventRecorder;
 class CinderFaultsE2EIT {
 
   private static final Duration SETTLE = Duration.ofMinutes(4);
-  private static final int BURST = 12;
+  private static final int BURST = Integer.getInteger("faults.burst", 12);
   private static final Duration OUTAGE = Duration.ofSeconds(20);
 
   /** How the API goes away. */
@@ -60,7 +60,7 @@ class CinderFaultsE2EIT {
     }
   }
 
-  @ParameterizedTest(name = "cinder-api {0} for 20 s in a burst of 12 claims")
+  @ParameterizedTest(name = "cinder-api {0} for 20 s in a burst of claims")
   @EnumSource(Outage.class)
   void everyClaimIsBoundOnceWhenCinderComesBack(Outage outage, LocalInstall it) throws Exception {
     IsolatedClaims claims =

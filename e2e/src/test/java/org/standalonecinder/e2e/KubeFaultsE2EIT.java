@@ -32,7 +32,7 @@ import org.standalonecinder.demo.LocalInstall;
 class KubeFaultsE2EIT {
 
   private static final Duration SETTLE = Duration.ofMinutes(4);
-  private static final int BURST = 12;
+  private static final int BURST = Integer.getInteger("faults.burst", 12);
   private static final Duration OUTAGE = Duration.ofSeconds(15);
 
   @Test
