@@ -661,7 +661,14 @@ public final class VolumeProvisioner {
       // A timeout or outage may still succeed; a refusal of our parameters will not, except
       // while the volume is busy (snapshots, attached) which the user may change.
       boolean busy = c instanceof CinderException.BadRequest;
-      return new ProvisioningException(c.getMessage(), !c.retryable() && !busy, c);
+      // A volume that went to error has been rolled back (deleted); a new one may well succeed
+      // once the scheduler finds room or the backend is back, so the claim is tried again with
+      // backoff, as Kubernetes' external provisioners do.
+      boolean failedVolume =
+          c instanceof CinderException.UnexpectedState u
+              && u.status() != null
+              && u.status().startsWith("error");
+      return new ProvisioningException(c.getMessage(), !c.retryable() && !busy && !failedVolume, c);
     }
     return new ProvisioningException(e.toString(), false, e);
   }

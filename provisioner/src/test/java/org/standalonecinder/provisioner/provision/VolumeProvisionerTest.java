@@ -82,7 +82,7 @@ class VolumeProvisionerTest {
             FIND,
             CREATE),
         fails(
-            "volume goes to error: deleted",
+            "volume goes to error: deleted, tried again later",
             t ->
                 t.cinder.failNext(
                     "awaitVolumeStatus",
@@ -90,7 +90,7 @@ class VolumeProvisionerTest {
                       t.cinder.setStatus("vol-1", "error");
                       return new CinderException.UnexpectedState("error", "error", false);
                     }),
-            true,
+            false,
             FIND,
             CREATE,
             AWAIT,
