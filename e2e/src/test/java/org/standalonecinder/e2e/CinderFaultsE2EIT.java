@@ -270,6 +270,11 @@ class CinderFaultsE2EIT {
     throw new AssertionError("no volume type " + name);
   }
 
+  @org.junit.jupiter.api.BeforeAll
+  static void newReport() throws IOException {
+    Files.deleteIfExists(Path.of("target", "reliability", "cinder-faults.txt"));
+  }
+
   private static void report(String format, Object... args) throws IOException {
     String line = String.format(format, args);
     System.out.println(line);

@@ -152,6 +152,11 @@ class KubeFaultsE2EIT {
     claims.cleanUp(SETTLE);
   }
 
+  @org.junit.jupiter.api.BeforeAll
+  static void newReport() throws IOException {
+    Files.deleteIfExists(Path.of("target", "reliability", "kube-faults.txt"));
+  }
+
   private static void report(String format, Object... args) throws IOException {
     String line = String.format(format, args);
     System.out.println(line);
