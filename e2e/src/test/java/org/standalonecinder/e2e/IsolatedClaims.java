@@ -180,14 +180,23 @@ final class IsolatedClaims {
   /** Waits until {@link #problems} finds none; fails with the last ones it found. */
   void settle(Set<String> expected, Duration timeout) throws InterruptedException {
     long end = System.nanoTime() + timeout.toNanos();
-    List<String> last = problems(expected);
+    List<String> last = look(expected);
     while (!last.isEmpty()) {
       if (System.nanoTime() > end) {
         throw new AssertionError(
             tag + ": still wrong after " + timeout.toSeconds() + " s: " + last);
       }
       Thread.sleep(250);
-      last = problems(expected);
+      last = look(expected);
+    }
+  }
+
+  /** {@link #problems}, or why it could not look (a Cinder that just restarted, say). */
+  private List<String> look(Set<String> expected) {
+    try {
+      return problems(expected);
+    } catch (RuntimeException e) {
+      return List.of("cannot look: " + e.getMessage());
     }
   }
 

@@ -614,6 +614,10 @@ public final class OpenStackCinderClient implements CinderClient {
     try {
       res = new Api().send(method, path, body == null ? null : body.toString(), query);
     } catch (ConnectionException e) {
+      // Cinder may have restarted: every idle pooled connection is then dead, and with
+      // retryOnConnectionFailure off (a POST must not be sent twice) each retry would take the
+      // next dead one. Dropping the idle ones makes the next call connect anew.
+      http.connectionPool().evictAll();
       throw Errors.fromTransport(what, e.getCause() == null ? e : e.getCause());
     }
     return parse(what, res);
