@@ -9,12 +9,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -42,6 +40,7 @@ import org.standalonecinder.provisioner.provision.Names;
 class CinderFaultsE2EIT {
 
   private static final Duration SETTLE = Duration.ofMinutes(4);
+  private static final ReliabilityReport REPORT = ReliabilityReport.fresh("cinder-faults.txt");
   private static final int BURST = Integer.getInteger("faults.burst", 12);
   private static final Duration OUTAGE = Duration.ofSeconds(20);
 
@@ -71,13 +70,9 @@ class CinderFaultsE2EIT {
     long back;
     try (CinderClient cinder = client(it, 5);
         MortalProvisioner p = claims.provisioner(0, cinder)) {
-      StringBuilder burst = new StringBuilder();
-      for (String n : new TreeSet<>(names)) {
-        burst.append(LocalInstall.claimYaml(claims.ns, n, claims.className, "")).append("---\n");
-      }
-      it.kubectl.ok(burst.toString(), "apply", "-f", "-");
-      LocalInstall.await("the first PVs", () -> bound(claims) >= 2, Duration.ofSeconds(90));
-      int before = bound(claims);
+      claims.claims(names, "");
+      LocalInstall.await("the first PVs", () -> claims.bound() >= 2, Duration.ofSeconds(90));
+      int before = claims.bound();
       service(it, outage.down);
       try {
         Thread.sleep(OUTAGE.toMillis());
@@ -92,7 +87,7 @@ class CinderFaultsE2EIT {
       List<String> stuck = settleOrUnstick(it, claims, names);
       long ms = (System.nanoTime() - back) / 1_000_000;
       List<String> failed = claims.events(EventRecorder.PROVISIONING_FAILED);
-      report(
+      REPORT.line(
           "cinder-api %s for %d s: %d of %d claims bound before, all %d bound once %d ms after it"
               + " came back; %d ProvisioningFailed events, e.g. \"%s\"; volumes Cinder left"
               + " reserved without an attachment: %s",
@@ -129,7 +124,7 @@ class CinderFaultsE2EIT {
           Thread.sleep(100);
         }
         List<String> failed = claims.events(EventRecorder.PROVISIONING_FAILED);
-        report(
+        REPORT.line(
             "volumes of type %s (no backend) for 20 s: %d attempts, at most %d volume at a time;"
                 + " the claim told \"%s\"",
             type, failed.size(), most, failed.isEmpty() ? "" : failed.get(0));
@@ -208,7 +203,7 @@ class CinderFaultsE2EIT {
         LocalInstall.await(
             "two claims bound and the others told of the quota",
             () ->
-                bound(claims) == 2
+                claims.bound() == 2
                     && claims.events(EventRecorder.PROVISIONING_FAILED).stream()
                         .anyMatch(m -> m.contains("quota")),
             Duration.ofSeconds(90));
@@ -220,7 +215,7 @@ class CinderFaultsE2EIT {
         admin(it, "PUT", quota, "{\"quota_set\": {\"volumes_" + type + "\": -1}}");
         long raised = System.nanoTime();
         claims.settle(names, SETTLE);
-        report(
+        REPORT.line(
             "quota of 2 volumes for 4 claims: 2 bound, the others told \"%s\"; all 4 bound once"
                 + " %d ms after the quota was raised",
             why, (System.nanoTime() - raised) / 1_000_000);
@@ -230,14 +225,6 @@ class CinderFaultsE2EIT {
       admin(it, "PUT", quota, "{\"quota_set\": {\"volumes_" + type + "\": -1}}");
       admin(it, "DELETE", "/types/" + typeId(it, type), null);
     }
-  }
-
-  /** How many of the claims are Bound. */
-  static int bound(IsolatedClaims claims) {
-    return (int)
-        claims.it.admin.persistentVolumeClaims().inNamespace(claims.ns).list().getItems().stream()
-            .filter(c -> c.getStatus() != null && "Bound".equals(c.getStatus().getPhase()))
-            .count();
   }
 
   /** A Cinder client of its own whose calls time out after {@code seconds}. */
@@ -306,18 +293,5 @@ class CinderFaultsE2EIT {
       }
     }
     throw new AssertionError("no volume type " + name);
-  }
-
-  @org.junit.jupiter.api.BeforeAll
-  static void newReport() throws IOException {
-    Files.deleteIfExists(Path.of("target", "reliability", "cinder-faults.txt"));
-  }
-
-  private static void report(String format, Object... args) throws IOException {
-    String line = String.format(format, args);
-    System.out.println(line);
-    Path out = Path.of("target", "reliability", "cinder-faults.txt");
-    Files.createDirectories(out.getParent());
-    Files.writeString(out, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
   }
 }

@@ -2,9 +2,6 @@ package org.standalonecinder.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -163,17 +160,11 @@ class CrashEveryStepE2EIT {
           failed.add(e.getKey() + ": " + result);
         }
       }
-      write();
+      ReliabilityReport out = ReliabilityReport.fresh("crash-every-step.txt");
+      report.forEach(l -> out.line("%s", l));
       assertThat(failed).as("runs that did not end as they must").isEmpty();
     } finally {
       pool.shutdownNow();
     }
-  }
-
-  private void write() throws IOException {
-    Path out = Path.of("target", "reliability", "crash-every-step.txt");
-    Files.createDirectories(out.getParent());
-    Files.write(out, report);
-    report.forEach(System.out::println);
   }
 }

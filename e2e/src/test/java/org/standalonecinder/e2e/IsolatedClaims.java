@@ -87,6 +87,23 @@ final class IsolatedClaims {
     it.kubectl.ok(LocalInstall.claimYaml(ns, name, className, annotations), "apply", "-f", "-");
   }
 
+  /** Applies the claims at once, as one {@code kubectl apply} of a burst. */
+  void claims(Set<String> names, String annotations) {
+    StringBuilder burst = new StringBuilder();
+    for (String n : new TreeSet<>(names)) {
+      burst.append(LocalInstall.claimYaml(ns, n, className, annotations)).append("---\n");
+    }
+    it.kubectl.ok(burst.toString(), "apply", "-f", "-");
+  }
+
+  /** How many of the namespace's claims are Bound. */
+  int bound() {
+    return (int)
+        it.admin.persistentVolumeClaims().inNamespace(ns).list().getItems().stream()
+            .filter(c -> c.getStatus() != null && "Bound".equals(c.getStatus().getPhase()))
+            .count();
+  }
+
   /**
    * What is wrong with the claims, which must be exactly {@code expected}, and with everything made
    * for them; empty when every claim is bound to one PV of its own, every Cinder volume of these

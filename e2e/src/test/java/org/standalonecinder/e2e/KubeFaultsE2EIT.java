@@ -2,14 +2,11 @@ package org.standalonecinder.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -32,6 +29,7 @@ import org.standalonecinder.demo.LocalInstall;
 class KubeFaultsE2EIT {
 
   private static final Duration SETTLE = Duration.ofMinutes(4);
+  private static final ReliabilityReport REPORT = ReliabilityReport.fresh("kube-faults.txt");
   private static final int BURST = Integer.getInteger("faults.burst", 12);
   private static final Duration OUTAGE = Duration.ofSeconds(15);
 
@@ -41,14 +39,9 @@ class KubeFaultsE2EIT {
     Set<String> names =
         IntStream.range(0, BURST).mapToObj(i -> "c" + i).collect(Collectors.toSet());
     try (MortalProvisioner p = claims.provisioner(0)) {
-      StringBuilder burst = new StringBuilder();
-      for (String n : new TreeSet<>(names)) {
-        burst.append(LocalInstall.claimYaml(claims.ns, n, claims.className, "")).append("---\n");
-      }
-      it.kubectl.ok(burst.toString(), "apply", "-f", "-");
-      LocalInstall.await(
-          "the first PVs", () -> CinderFaultsE2EIT.bound(claims) >= 2, Duration.ofSeconds(90));
-      int before = CinderFaultsE2EIT.bound(claims);
+      claims.claims(names, "");
+      LocalInstall.await("the first PVs", () -> claims.bound() >= 2, Duration.ofSeconds(90));
+      int before = claims.bound();
       Path state = Path.of(it.kubeEnv.get("KUBE_LOCAL_KUBECONFIG")).getParent();
       long pid = Long.parseLong(Files.readString(state.resolve("run/kube-apiserver.pid")).strip());
       ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
@@ -70,7 +63,7 @@ class KubeFaultsE2EIT {
       }
       long back = System.nanoTime();
       claims.settle(names, SETTLE);
-      report(
+      REPORT.line(
           "kube-apiserver killed for %d s (back after %d ms): %d of %d claims bound before, all"
               + " %d bound once %d ms after it came back",
           OUTAGE.toSeconds(),
@@ -124,23 +117,14 @@ class KubeFaultsE2EIT {
       claims.claim("src", "");
       claims.settle(Set.of("src"), SETTLE);
       meddler.start();
-      StringBuilder burst = new StringBuilder();
-      for (int i = 0; i < clones; i++) {
-        names.add("copy" + i);
-        burst
-            .append(
-                LocalInstall.claimYaml(
-                    claims.ns,
-                    "copy" + i,
-                    claims.className,
-                    "\"" + ClaimRef.CLONE_REQUEST + "\": src"))
-            .append("---\n");
-      }
-      it.kubectl.ok(burst.toString(), "apply", "-f", "-");
+      Set<String> copies =
+          IntStream.range(0, clones).mapToObj(i -> "copy" + i).collect(Collectors.toSet());
+      names.addAll(copies);
+      claims.claims(copies, "\"" + ClaimRef.CLONE_REQUEST + "\": src");
       claims.settle(names, SETTLE);
       stop.set(true);
       meddler.join();
-      report(
+      REPORT.line(
           "%d clones while another client changed the claims %d times: all bound once, no"
               + " finalizer left; the provisioner met %d 409 Conflicts",
           clones, changes.get(), p.conflicts());
@@ -150,18 +134,5 @@ class KubeFaultsE2EIT {
       meddler.join();
     }
     claims.cleanUp(SETTLE);
-  }
-
-  @org.junit.jupiter.api.BeforeAll
-  static void newReport() throws IOException {
-    Files.deleteIfExists(Path.of("target", "reliability", "kube-faults.txt"));
-  }
-
-  private static void report(String format, Object... args) throws IOException {
-    String line = String.format(format, args);
-    System.out.println(line);
-    Path out = Path.of("target", "reliability", "kube-faults.txt");
-    Files.createDirectories(out.getParent());
-    Files.writeString(out, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
   }
 }
