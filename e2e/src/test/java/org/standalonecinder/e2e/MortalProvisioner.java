@@ -49,6 +49,7 @@ final class MortalProvisioner implements AutoCloseable {
           "extendVolume",
           "reserve",
           "unreserve",
+          "resetToAvailable",
           "initializeConnection",
           "terminateConnection",
           "createAttachment",

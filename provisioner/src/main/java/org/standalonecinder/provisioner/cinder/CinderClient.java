@@ -65,6 +65,15 @@ public interface CinderClient extends AutoCloseable {
   /** Undoes {@link #reserve}: back to {@code available} (os-unreserve). */
   void unreserve(String volumeId);
 
+  /**
+   * Sets the volume {@code available} and {@code detached} whatever its state (os-reset_status).
+   * Only for a volume Cinder itself left stuck: it changes Cinder's records, not the backend, so a
+   * volume still exported stays exported. Cinder's default policy allows it to admins only.
+   *
+   * @throws CinderException.Forbidden when the policy does not allow it
+   */
+  void resetToAvailable(String volumeId);
+
   /** Exports the volume to the connector and returns how to reach it. */
   ConnectionInfo initializeConnection(String volumeId, Connector connector);
 

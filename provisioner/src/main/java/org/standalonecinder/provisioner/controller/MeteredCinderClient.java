@@ -134,6 +134,11 @@ final class MeteredCinderClient implements CinderClient {
   }
 
   @Override
+  public void resetToAvailable(String volumeId) {
+    timed("resetToAvailable", () -> cinder.resetToAvailable(volumeId));
+  }
+
+  @Override
   public ConnectionInfo initializeConnection(String volumeId, Connector connector) {
     return timed("initializeConnection", () -> cinder.initializeConnection(volumeId, connector));
   }

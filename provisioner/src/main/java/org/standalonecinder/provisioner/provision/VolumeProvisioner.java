@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClassParameters;
@@ -63,6 +65,19 @@ public final class VolumeProvisioner {
   static final long MAX_GIB = 64L * 1024;
 
   private static final Set<String> AVAILABLE = Set.of("available");
+
+  /** Every status a reserved volume moves to while its reservation is carried on or undone. */
+  private static final Set<String> NOT_RESERVED =
+      Set.of("available", "attaching", "in-use", "detaching");
+
+  /**
+   * How long a volume must stay reserved with no attachment to count as left so. A reservation's
+   * two statements run within one API request, milliseconds apart; a request still running after
+   * this long is not one the API will finish.
+   */
+  static final Duration RESERVATION_GRACE = Duration.ofSeconds(15);
+
+  private static final Logger log = LoggerFactory.getLogger(VolumeProvisioner.class);
   private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
   private final CinderClient cinder;
@@ -272,11 +287,64 @@ public final class VolumeProvisioner {
     if (v.status().equals("creating")) {
       return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
     }
-    if (!detachAll(v) && (v.status().equals("attaching") || v.status().equals("reserved"))) {
+    boolean detached = detachAll(v);
+    if (!detached && v.status().equals("reserved")) {
+      return releaseReservation(v);
+    }
+    if (!detached && v.status().equals("attaching")) {
       // os-reserve (+ initialize) of an older Cinder, or of a crashed attempt
       cinder.terminateConnection(v.id(), connector());
       cinder.unreserve(v.id());
     }
+    return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+  }
+
+  /**
+   * Releases a volume that is {@code reserved} with no attachment. Cinder's attachment create sets
+   * the volume {@code reserved} and then writes the attachment, in two statements: a cinder-api
+   * killed between them leaves the volume so for good, and only os-reset_status brings it back
+   * (os-unreserve wants {@code attaching}, a new attachment and a delete want {@code available}).
+   * The reservation may also be live, the request of a failed attempt that the API is still
+   * finishing, so the volume is reset only when it stays reserved with no attachment for {@link
+   * #RESERVATION_GRACE}.
+   */
+  private Volume releaseReservation(Volume v) {
+    Backoff grace =
+        backoff.withDeadline(
+            backoff.deadline().compareTo(RESERVATION_GRACE) < 0
+                ? backoff.deadline()
+                : RESERVATION_GRACE);
+    try {
+      Volume moved = cinder.awaitVolumeStatus(v.id(), NOT_RESERVED, grace);
+      return makeAvailable(moved); // live after all: undo what it made like any other attempt's
+    } catch (CinderException.UnexpectedState e) {
+      if (!e.timedOut()) {
+        throw e;
+      }
+    }
+    List<Attachment> late = cinder.listAttachments(v.id());
+    if (!late.isEmpty()) {
+      late.forEach(a -> cinder.deleteAttachment(a.id()));
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+    }
+    try {
+      cinder.resetToAvailable(v.id());
+    } catch (CinderException.Forbidden e) {
+      throw new ProvisioningException(
+          "Cinder left volume "
+              + v.id()
+              + " reserved with no attachment (its API stopped while reserving it) and only an"
+              + " admin may reset it: cinder reset-state --state available --attach-status detached "
+              + v.id()
+              + "; the claim is tried again",
+          false,
+          e);
+    }
+    log.warn(
+        "Cinder left volume {} reserved with no attachment for {} s; its status was reset to"
+            + " available",
+        v.id(),
+        grace.deadline().toSeconds());
     return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
   }
 

@@ -79,6 +79,18 @@ public final class FakeCinderClient implements CinderClient {
     status(volumeId, status);
   }
 
+  /**
+   * Adds an attachment as a request of an earlier attempt that Cinder was still carrying out would
+   * (not logged: the test did not make this call).
+   */
+  public synchronized void lateAttachment(String volumeId, String attachmentId) {
+    Volume v = existing(volumeId);
+    attachments.put(attachmentId, volumeId);
+    List<String> ids = new ArrayList<>(v.attachmentIds());
+    ids.add(attachmentId);
+    volumes.put(volumeId, copy(v, "attaching", ids));
+  }
+
   /** Adds a line to the call log, for fakes of other systems that share it. */
   public void note(String line) {
     log.add(line);
@@ -213,8 +225,9 @@ public final class FakeCinderClient implements CinderClient {
     }
     v = existing(volumeId);
     if (!wanted.contains(v.status())) {
+      // as the real one: an error status ends the wait, any other runs into the deadline
       throw new CinderException.UnexpectedState(
-          "volume " + volumeId + " is " + v.status(), v.status(), false);
+          "volume " + volumeId + " is " + v.status(), v.status(), !v.status().startsWith("error"));
     }
     return v;
   }
@@ -282,6 +295,15 @@ public final class FakeCinderClient implements CinderClient {
     if (existing(volumeId).status().equals("attaching")) {
       status(volumeId, "available");
     }
+  }
+
+  @Override
+  public synchronized void resetToAvailable(String volumeId) {
+    call("resetToAvailable", volumeId);
+    existing(volumeId);
+    // attach_status detached: Cinder deletes the volume's attachment records
+    attachments.values().removeIf(volumeId::equals);
+    volumes.put(volumeId, copy(existing(volumeId), "available", List.of()));
   }
 
   @Override

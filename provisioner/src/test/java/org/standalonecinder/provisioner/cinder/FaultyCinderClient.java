@@ -114,6 +114,11 @@ public final class FaultyCinderClient implements CinderClient {
   }
 
   @Override
+  public void resetToAvailable(String volumeId) {
+    maybeRun("resetToAvailable", () -> delegate.resetToAvailable(volumeId));
+  }
+
+  @Override
   public ConnectionInfo initializeConnection(String volumeId, Connector connector) {
     return maybe(
         "initializeConnection", true, () -> delegate.initializeConnection(volumeId, connector));

@@ -361,6 +361,13 @@ public final class OpenStackCinderClient implements CinderClient {
   }
 
   @Override
+  public void resetToAvailable(String volumeId) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putObject("os-reset_status").put("status", "available").put("attach_status", "detached");
+    action(volumeId, "reset the status of volume " + volumeId + " to available", body);
+  }
+
+  @Override
   public ConnectionInfo initializeConnection(String volumeId, Connector connector) {
     ObjectNode body = JSON.createObjectNode();
     body.putObject("os-initialize_connection")

@@ -247,6 +247,39 @@ class OpenStackCinderClientTest {
         .isEqualTo(MockCloud.JSON.readTree("{\"metadata\":{\"a/b\":\"c\"}}"));
   }
 
+  /**
+   * The reset an admin would make of a volume Cinder left reserved: status and attach status in one
+   * action; without the admin role, Cinder's policy answer as a typed error.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "allowed | 202 |",
+        "policy refuses | 403 | {\"forbidden\": {\"code\": 403, \"message\": \"Policy doesn't"
+            + " allow volume_extension:volume_admin_actions:reset_status to be performed.\"}}"
+      })
+  void aResetSetsAvailableAndDetachedInOneAction(String name, int status, String body)
+      throws Exception {
+    cloud.thenCinder(MockCloud.status(status, body == null ? "" : body));
+    OpenStackCinderClient c = client(noauth());
+    if (status == 403) {
+      assertThatThrownBy(() -> c.resetToAvailable(VOLUME))
+          .isInstanceOf(CinderException.Forbidden.class)
+          .hasMessageContaining("reset the status of volume " + VOLUME)
+          .hasMessageContaining("reset_status to be performed");
+    } else {
+      c.resetToAvailable(VOLUME);
+    }
+    RecordedRequest r = lastCinder();
+    assertThat(r.getMethod()).isEqualTo("POST");
+    assertThat(r.getPath()).endsWith("/volumes/" + VOLUME + "/action");
+    assertThat(MockCloud.JSON.readTree(r.getBody().readUtf8()))
+        .isEqualTo(
+            MockCloud.JSON.readTree(
+                "{\"os-reset_status\":{\"status\":\"available\",\"attach_status\":\"detached\"}}"));
+  }
+
   static Stream<Arguments> pools() {
     return Stream.of(
         Arguments.of("file backend: numbers", "get-pools-detail.json", Capacity.Gib.class),
