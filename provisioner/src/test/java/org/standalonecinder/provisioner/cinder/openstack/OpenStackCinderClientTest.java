@@ -379,7 +379,7 @@ class OpenStackCinderClientTest {
     assertThatThrownBy(() -> client(noauth()).getVolume(VOLUME))
         .isInstanceOf(CinderException.Unavailable.class)
         .satisfies(e -> assertThat(((CinderException) e).httpStatus()).isEqualTo(502));
-    assertThat(cloud.cinderRequests).hasSize(OpenStackCinderClient.IDEMPOTENT_ATTEMPTS);
+    assertThat(cloud.cinderRequests).hasSize(CinderHttp.IDEMPOTENT_ATTEMPTS);
   }
 
   @Test
@@ -397,7 +397,7 @@ class OpenStackCinderClientTest {
     assertThatThrownBy(() -> client(noauth()).getVolume(VOLUME))
         .isInstanceOf(CinderException.Unavailable.class)
         .hasMessageContaining("no answer from Cinder: the connection was closed");
-    assertThat(cloud.cinderRequests).hasSize(OpenStackCinderClient.IDEMPOTENT_ATTEMPTS);
+    assertThat(cloud.cinderRequests).hasSize(CinderHttp.IDEMPOTENT_ATTEMPTS);
   }
 
   @Test

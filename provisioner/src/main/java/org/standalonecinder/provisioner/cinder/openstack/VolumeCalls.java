@@ -1,0 +1,165 @@
+package org.standalonecinder.provisioner.cinder.openstack;
+
+import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.JSON;
+import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.id;
+import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.putIfSet;
+import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.required;
+import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.volume;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.openstack4j.core.transport.HttpMethod;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.cinder.VolumeSpec;
+
+/** Volumes: create, find, wait for, change and delete. */
+final class VolumeCalls {
+
+  /** A bound on listing pages (1000 volumes each): a server that links forever cannot hang us. */
+  private static final int MAX_PAGES = 1000;
+
+  private final CinderHttp http;
+
+  VolumeCalls(CinderHttp http) {
+    this.http = http;
+  }
+
+  Volume createVolume(VolumeSpec spec) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode vol = body.putObject("volume");
+    vol.put("name", spec.name());
+    vol.put("size", spec.sizeGib());
+    putIfSet(vol, "volume_type", spec.volumeType());
+    if (!http.config().ignoreVolumeAz()) {
+      putIfSet(vol, "availability_zone", spec.availabilityZone());
+    }
+    putIfSet(vol, "description", spec.description());
+    putIfSet(vol, "source_volid", spec.sourceVolumeId());
+    putIfSet(vol, "snapshot_id", spec.snapshotId());
+    if (!spec.metadata().isEmpty()) {
+      ObjectNode md = vol.putObject("metadata");
+      spec.metadata().forEach(md::put);
+    }
+    JsonNode res =
+        http.call("create volume " + spec.name(), HttpMethod.POST, "/volumes", body, null);
+    return volume(required(res, "volume", "create volume " + spec.name()));
+  }
+
+  Optional<Volume> getVolume(String volumeId) {
+    try {
+      JsonNode res =
+          http.call("get volume " + volumeId, HttpMethod.GET, "/volumes/" + id(volumeId));
+      return Optional.of(volume(required(res, "volume", "get volume " + volumeId)));
+    } catch (CinderException.NotFound e) {
+      return Optional.empty();
+    }
+  }
+
+  List<Volume> findVolumes(String name, Map<String, String> metadata) {
+    Map<String, Object> q = new LinkedHashMap<>();
+    if (name != null) {
+      q.put("name", name);
+    }
+    if (metadata != null && !metadata.isEmpty()) {
+      try {
+        q.put("metadata", JSON.writeValueAsString(metadata));
+      } catch (IOException e) {
+        throw new IllegalArgumentException(e);
+      }
+    }
+    List<Volume> out = new ArrayList<>();
+    // Cinder answers at most osapi_max_limit (1000) volumes a page and links the next one.
+    for (int page = 1; ; page++) {
+      JsonNode res = http.call("list volumes", HttpMethod.GET, "/volumes/detail", null, q);
+      JsonNode volumes = required(res, "volumes", "list volumes");
+      for (JsonNode v : volumes) {
+        out.add(volume(v));
+      }
+      boolean more = false;
+      for (JsonNode link : res.path("volumes_links")) {
+        more |= "next".equals(link.path("rel").asText());
+      }
+      if (!more || volumes.isEmpty() || page >= MAX_PAGES) {
+        return out;
+      }
+      q.put("marker", out.get(out.size() - 1).id());
+    }
+  }
+
+  Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff backoff) {
+    long deadline = System.nanoTime() + backoff.deadline().toNanos();
+    String last = null;
+    for (int attempt = 0; ; attempt++) {
+      Volume v =
+          getVolume(volumeId)
+              .orElseThrow(
+                  () ->
+                      new CinderException.NotFound(
+                          "volume " + volumeId + " disappeared while waiting for " + wanted, null));
+      last = v.status();
+      if (wanted.contains(last)) {
+        return v;
+      }
+      if (last.startsWith("error")) {
+        throw new CinderException.UnexpectedState(
+            "volume " + volumeId + " went to status " + last + " while waiting for " + wanted,
+            last,
+            false);
+      }
+      CinderHttp.sleepOrGiveUp(
+          backoff, attempt, deadline, "volume " + volumeId, wanted.toString(), last);
+    }
+  }
+
+  void awaitVolumeDeleted(String volumeId, Backoff backoff) {
+    long deadline = System.nanoTime() + backoff.deadline().toNanos();
+    for (int attempt = 0; ; attempt++) {
+      Optional<Volume> v = getVolume(volumeId);
+      if (v.isEmpty()) {
+        return;
+      }
+      String status = v.get().status();
+      if (status.equals("error_deleting")) {
+        throw new CinderException.UnexpectedState(
+            "volume " + volumeId + " failed to delete (status error_deleting)", status, false);
+      }
+      CinderHttp.sleepOrGiveUp(backoff, attempt, deadline, "volume " + volumeId, "deleted", status);
+    }
+  }
+
+  void updateVolumeMetadata(String volumeId, Map<String, String> metadata) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode md = body.putObject("metadata");
+    metadata.forEach(md::put);
+    // POST merges; PUT would replace every entry, including ones an admin added.
+    http.call(
+        "update metadata of volume " + volumeId,
+        HttpMethod.POST,
+        "/volumes/" + id(volumeId) + "/metadata",
+        body,
+        null);
+  }
+
+  void deleteVolume(String volumeId) {
+    try {
+      http.call("delete volume " + volumeId, HttpMethod.DELETE, "/volumes/" + id(volumeId));
+    } catch (CinderException.NotFound e) {
+      // already gone: what the caller wanted
+    }
+  }
+
+  void extendVolume(String volumeId, int newSizeGib) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putObject("os-extend").put("new_size", newSizeGib);
+    http.action(volumeId, "extend volume " + volumeId + " to " + newSizeGib + " GiB", body);
+  }
+}
