@@ -16,6 +16,9 @@ public record Microversion(int major, int minor) implements Comparable<Microvers
   /** The attachments API. */
   public static final Microversion ATTACHMENTS = new Microversion(3, 27);
 
+  /** {@code os-extend} of an attached ({@code in-use}) volume. */
+  public static final Microversion EXTEND_IN_USE = new Microversion(3, 42);
+
   /** {@code os-complete} on an attachment. */
   public static final Microversion ATTACHMENT_COMPLETE = new Microversion(3, 44);
 

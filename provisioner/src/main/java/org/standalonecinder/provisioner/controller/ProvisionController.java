@@ -60,6 +60,10 @@ public final class ProvisionController implements AutoCloseable {
   private final Map<String, Integer> failures = new ConcurrentHashMap<>();
   private final CloneResolver clones;
   private final ProvisionMetrics metrics;
+  private final ClaimExpansion expansion;
+
+  /** Claims whose expansion was refused, with what was tried (see {@link #expandIfAsked}). */
+  private final Map<String, String> refusedExpansions = new ConcurrentHashMap<>();
 
   /**
    * UIDs of our claims deleted before their PV existed, by claim key. Swept under the claim's own
@@ -123,6 +127,8 @@ public final class ProvisionController implements AutoCloseable {
     this.clones =
         provisioner.clones(new KubernetesClusterReader(client, settings.secretNamespace()));
     this.metrics = new ProvisionMetrics(registry);
+    this.expansion =
+        new ClaimExpansion(client, provisioner.expander(), events, java.time.Clock.systemUTC());
     metrics.queue(queue::size);
   }
 
@@ -178,6 +184,8 @@ public final class ProvisionController implements AutoCloseable {
                   @Override
                   public void onDelete(PersistentVolumeClaim c, boolean unknown) {
                     claimHandler.onDelete(c, unknown);
+                    refusedExpansions.remove(
+                        CLAIM + c.getMetadata().getNamespace() + "/" + c.getMetadata().getName());
                     // A claim that goes before its PV exists may have left a volume behind.
                     if (ours(c) && c.getMetadata().getUid() != null) {
                       String key =
@@ -348,11 +356,13 @@ public final class ProvisionController implements AutoCloseable {
         }
       }
       failures.remove(key);
+    } catch (ExpansionFailed e) {
+      failed(key, about, e.getMessage(), e.isFinal(), ClaimExpansion.RESIZE_FAILED);
     } catch (ProvisioningException e) {
-      failed(key, about, e.getMessage(), e.isFinal());
+      failed(key, about, e.getMessage(), e.isFinal(), null);
     } catch (RuntimeException e) {
       LOG.debug("{} failed", key, e);
-      failed(key, about, e.toString(), false);
+      failed(key, about, e.toString(), false, null);
     }
     return about;
   }
@@ -425,11 +435,18 @@ public final class ProvisionController implements AutoCloseable {
     }
   }
 
-  private void failed(String key, HasMetadata about, String message, boolean isFinal) {
-    String reason =
-        key.startsWith(CLAIM)
-            ? EventRecorder.PROVISIONING_FAILED
-            : EventRecorder.VOLUME_FAILED_DELETE;
+  /**
+   * Counts a failure of the key, tells the object why ({@code reason}, or by default what the key
+   * was being worked on for), and retries with backoff or gives up.
+   */
+  private void failed(
+      String key, HasMetadata about, String message, boolean isFinal, String reason) {
+    if (reason == null) {
+      reason =
+          key.startsWith(CLAIM)
+              ? EventRecorder.PROVISIONING_FAILED
+              : EventRecorder.VOLUME_FAILED_DELETE;
+    }
     int n = failures.merge(key, 1, Integer::sum);
     // Nothing would bring an orphan sweep back once given up (its claim is gone): a leaked
     // volume is worse than a retry every few minutes, so a key with one never gives up.
@@ -476,6 +493,7 @@ public final class ProvisionController implements AutoCloseable {
     String volumeName = claim.getSpec().getVolumeName();
     if (volumeName != null && !volumeName.isEmpty()) {
       finishCloneQuietly(claim);
+      expandIfAsked(claim, volumeName);
       return;
     }
     if (claim.getMetadata().getDeletionTimestamp() != null) {
@@ -592,6 +610,56 @@ public final class ProvisionController implements AutoCloseable {
    * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
    * no resourceVersion, so the binder's concurrent writes do not make it fail.
    */
+  /** A failure of an expansion: told as {@code VolumeResizeFailed}, not as provisioning. */
+  private static final class ExpansionFailed extends ProvisioningException {
+    ExpansionFailed(ProvisioningException cause) {
+      super(cause.getMessage(), cause.isFinal(), cause);
+    }
+  }
+
+  /** Grows the volume of a bound claim of ours whose request grew ({@link ClaimExpansion}). */
+  private void expandIfAsked(PersistentVolumeClaim claim, String pvName) {
+    if (claim.getMetadata().getDeletionTimestamp() != null
+        || claim.getStatus() == null
+        || !"Bound".equals(claim.getStatus().getPhase())) {
+      return;
+    }
+    PersistentVolume pv = volumes.getStore().getByKey(pvName);
+    if (pv == null
+        || pv.getMetadata().getAnnotations() == null
+        || !settings.identity().equals(pv.getMetadata().getAnnotations().get(Names.ANN_IDENTITY))
+        || pv.getSpec().getClaimRef() == null
+        || !claim.getMetadata().getUid().equals(pv.getSpec().getClaimRef().getUid())
+        || !ClaimExpansion.wanted(claim, pv)) {
+      return;
+    }
+    String className = claim.getSpec().getStorageClassName();
+    StorageClass sc = className == null ? null : classes.getStore().getByKey(className);
+    // Our own status edits change the claim too: a refusal stands until the request or the class
+    // changes, or the provisioner restarts (a new max-microversion, say).
+    String attempt =
+        claim.getMetadata().getUid()
+            + " "
+            + claim.getSpec().getResources().getRequests()
+            + " "
+            + (sc == null ? "" : sc.getMetadata().getResourceVersion());
+    String key = CLAIM + claim.getMetadata().getNamespace() + "/" + claim.getMetadata().getName();
+    if (attempt.equals(refusedExpansions.get(key))) {
+      return;
+    }
+    try {
+      expansion.sync(claim, pv, sc);
+      refusedExpansions.remove(key);
+    } catch (ProvisioningException e) {
+      if (e.isFinal()) {
+        refusedExpansions.put(key, attempt);
+      }
+      throw new ExpansionFailed(e);
+    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      throw new ExpansionFailed(new ProvisioningException(e.getMessage(), false, e));
+    }
+  }
+
   private void annotate(PersistentVolumeClaim claim, String volumeId, ClaimRef cloneOf) {
     Map<String, String> ann = new java.util.LinkedHashMap<>();
     ann.put(Names.ANN_VOLUME_ID, volumeId);

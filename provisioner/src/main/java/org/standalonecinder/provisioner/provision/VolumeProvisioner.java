@@ -104,6 +104,11 @@ public final class VolumeProvisioner {
     return new CloneResolver(cluster, cinder, settings.provisionerName());
   }
 
+  /** What grows this provisioner's volumes, on the same Cinder and with the same waits. */
+  public VolumeExpander expander() {
+    return new VolumeExpander(cinder, backoff);
+  }
+
   /** The connector this cluster presents to Cinder. */
   public Connector connector() {
     return new Connector(

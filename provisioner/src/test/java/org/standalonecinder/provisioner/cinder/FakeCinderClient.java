@@ -278,6 +278,40 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void extendVolume(String volumeId, int newSizeGib) {
     call("extendVolume", volumeId);
+    Volume v = existing(volumeId);
+    // Cinder's own checks, in its words
+    boolean inUse = v.status().equals("in-use");
+    if (!v.status().equals("available")
+        && !(inUse && version.atLeast(Microversion.EXTEND_IN_USE))) {
+      throw new CinderException.BadRequest(
+          "Invalid volume: Volume "
+              + volumeId
+              + " status must be '{'status': 'available'}' to extend, currently "
+              + v.status()
+              + ".",
+          400,
+          "req-fake");
+    }
+    if (newSizeGib <= v.sizeGib()) {
+      throw new CinderException.BadRequest(
+          "Invalid input received: New size for extend must be greater than current size.",
+          400,
+          "req-fake");
+    }
+    volumes.put(
+        volumeId,
+        new Volume(
+            v.id(),
+            v.name(),
+            v.status(),
+            newSizeGib,
+            v.availabilityZone(),
+            v.volumeType(),
+            v.metadata(),
+            v.sourceVolumeId(),
+            v.snapshotId(),
+            v.multiattach(),
+            v.attachmentIds()));
   }
 
   @Override

@@ -1,0 +1,211 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+
+/**
+ * A bound claim whose request grows from 1 Gi to 2 Gi, through the controller on fabric8's mock API
+ * server and the fake Cinder: what Cinder is asked, what the PV and the claim's status become, and
+ * what the claim is told.
+ */
+class ExpansionTest {
+
+  private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
+  private KubernetesClient client;
+  private final FakeCinderClient cinder = new FakeCinderClient();
+  private final ProvisionerSettings settings = Fixtures.settings();
+  private ProvisionController controller;
+
+  @BeforeEach
+  void start() {
+    server = Cluster.newApiServer();
+    client = server.createClient();
+    controller =
+        Cluster.controller(
+            client,
+            cinder,
+            settings,
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    controller.start();
+    Cluster.await("informers synced", controller::synced, Duration.ofSeconds(10));
+  }
+
+  @AfterEach
+  void stop() {
+    controller.close();
+    client.close();
+    Cluster.destroy(server);
+  }
+
+  /**
+   * What the test expects once the claim asked for 2 Gi: whether Cinder was asked to extend, the
+   * PV's and the claim's capacity, the claim's one condition, and the event that says why.
+   */
+  record Expect(
+      boolean extended,
+      String pvCapacity,
+      String statusCapacity,
+      String condition,
+      String event,
+      String says) {}
+
+  static Arguments row(
+      String name, boolean allowed, String mode, Consumer<FakeCinderClient> before, Expect expect) {
+    return Arguments.of(name, allowed, mode, before, expect);
+  }
+
+  static Stream<Arguments> expansions() {
+    Consumer<FakeCinderClient> nothing = c -> {};
+    return Stream.of(
+        row(
+            "filesystem: volume and PV grown, the node's part pending and said how",
+            true,
+            "Filesystem",
+            nothing,
+            new Expect(
+                true,
+                "2Gi",
+                "1Gi",
+                ClaimExpansion.FS_RESIZE_PENDING,
+                "FileSystemResizeRequired",
+                "resize2fs")),
+        row(
+            "raw block: volume and PV grown, the claim's capacity follows",
+            true,
+            "Block",
+            nothing,
+            new Expect(true, "2Gi", "2Gi", null, "VolumeResizeSuccessful", "rescans")),
+        row(
+            "class without allowVolumeExpansion: refused, nothing grown",
+            false,
+            "Filesystem",
+            nothing,
+            new Expect(
+                false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "allowVolumeExpansion")),
+        row(
+            "Cinder older than 3.42: refused while attached, nothing grown",
+            true,
+            "Block",
+            c -> c.microversion(new Microversion(3, 41)),
+            new Expect(false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "3.42 is needed")),
+        row(
+            "backend refuses: told in Cinder's words, nothing grown",
+            true,
+            "Block",
+            c ->
+                c.failNext(
+                    "extendVolume",
+                    () ->
+                        new CinderException.BadRequest(
+                            "Invalid volume: the backend cannot extend", 400, "req-x")),
+            new Expect(
+                true, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "backend cannot extend")),
+        row(
+            "an earlier attempt grew the volume and died: finished without a second extend",
+            true,
+            "Block",
+            c -> c.extendVolume("vol-1", 2),
+            new Expect(false, "2Gi", "2Gi", null, "VolumeResizeSuccessful", "rescans")));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("expansions")
+  void aClaimAskingForMoreGetsIt(
+      String name, boolean allowed, String mode, Consumer<FakeCinderClient> before, Expect expect) {
+    client
+        .storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName("cinder")
+                .endMetadata()
+                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                .withReclaimPolicy("Delete")
+                .withVolumeBindingMode("Immediate")
+                .withAllowVolumeExpansion(allowed)
+                .build())
+        .create();
+    PersistentVolumeClaim c =
+        Cluster.createClaim(
+            client, "data", "cinder", ProvisionerSettings.DEFAULT_NAME, mode, Map.of());
+    PersistentVolume pv = Cluster.bind(client, c);
+    Cluster.await(
+        "the volume in use",
+        () -> cinder.volumes().get("vol-1").status().equals("in-use"),
+        Duration.ofSeconds(10));
+    before.accept(cinder);
+    cinder.clearLog();
+
+    claimResource()
+        .edit(
+            x -> {
+              x.getSpec().getResources().getRequests().put("storage", new Quantity("2Gi"));
+              return x;
+            });
+
+    Cluster.await(
+        "the claim told " + expect.event(),
+        () -> events().stream().anyMatch(e -> e.startsWith(expect.event() + ": ")),
+        Duration.ofSeconds(10));
+    String said =
+        events().stream().filter(e -> e.startsWith(expect.event() + ": ")).findFirst().get();
+    assertThat(said).contains(expect.says());
+    assertThat(cinder.log().contains("extendVolume vol-1")).isEqualTo(expect.extended());
+    assertThat(cinder.volumes().get("vol-1").sizeGib())
+        .isEqualTo(expect.pvCapacity().equals("2Gi") ? 2 : 1);
+    assertThat(
+            client
+                .persistentVolumes()
+                .withName(pv.getMetadata().getName())
+                .get()
+                .getSpec()
+                .getCapacity()
+                .get("storage"))
+        .isEqualTo(new Quantity(expect.pvCapacity()));
+    PersistentVolumeClaim now = claimResource().get();
+    assertThat(now.getStatus().getCapacity().get("storage"))
+        .isEqualTo(new Quantity(expect.statusCapacity()));
+    List<String> conditions =
+        now.getStatus().getConditions() == null
+            ? List.of()
+            : now.getStatus().getConditions().stream()
+                .map(PersistentVolumeClaimCondition::getType)
+                .toList();
+    assertThat(conditions)
+        .isEqualTo(expect.condition() == null ? List.of() : List.of(expect.condition()));
+  }
+
+  private io.fabric8.kubernetes.client.dsl.Resource<PersistentVolumeClaim> claimResource() {
+    return client.persistentVolumeClaims().inNamespace("apps").withName("data");
+  }
+
+  private List<String> events() {
+    return client.events().v1().events().inAnyNamespace().list().getItems().stream()
+        .filter(e -> e.getRegarding().getName().equals("data"))
+        .map(e -> e.getReason() + ": " + e.getNote())
+        .toList();
+  }
+}

@@ -1,0 +1,69 @@
+package org.standalonecinder.provisioner.provision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.cinder.Volume;
+
+/** The Cinder half of an expansion: when Cinder is asked to extend, and what a refusal says. */
+class VolumeExpanderTest {
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      nullValues = "-",
+      value = {
+        "available: extended                      | available       | 1 | 3.70 | 1 -> 2 | -",
+        "in-use at 3.42: extended                 | in-use          | 1 | 3.42 | 1 -> 2 | -",
+        "as big already (an earlier attempt): kept | in-use         | 2 | 3.70 | 2 -> 2 | -",
+        "bigger already: never shrunk             | in-use          | 5 | 3.70 | 5 -> 5 | -",
+        "in-use below 3.42: refused, final        | in-use          | 1 | 3.41 | -      | 3.42 is"
+            + " needed",
+        "the backend failed an earlier extend: the admin's command, final | error_extending | 1 |"
+            + " 3.70 | - | cinder reset-state --state in-use vol-1",
+        "still extending (an earlier attempt): waited for, not told again | extending | 1 | 3.70 |"
+            + " - | did not settle"
+      })
+  void aVolumeGrowsOnlyWhenItMayAndNeeds(
+      String name, String status, int size, String version, String grown, String refusal) {
+    FakeCinderClient cinder = new FakeCinderClient().microversion(Microversion.parse(version));
+    cinder.seed(
+        new Volume(
+            "vol-1",
+            "pvc-1",
+            status,
+            size,
+            "nova",
+            "__DEFAULT__",
+            Map.of(),
+            null,
+            null,
+            false,
+            List.of()));
+    VolumeExpander expander = new VolumeExpander(cinder, Backoff.DEFAULT);
+    if (refusal == null) {
+      VolumeExpander.Grown g = expander.expand("vol-1", 2);
+      assertThat(g.fromGib() + " -> " + g.toGib()).isEqualTo(grown);
+      assertThat(cinder.log().contains("extendVolume vol-1")).isEqualTo(g.extended());
+    } else if (refusal.equals("did not settle")) {
+      // The fake's wait ends at once: a volume still extending is retried, never refused.
+      assertThatThrownBy(() -> expander.expand("vol-1", 2))
+          .isInstanceOfSatisfying(
+              ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse());
+      assertThat(cinder.log()).doesNotContain("extendVolume vol-1");
+    } else {
+      assertThatThrownBy(() -> expander.expand("vol-1", 2))
+          .isInstanceOfSatisfying(
+              ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+          .hasMessageContaining(refusal);
+      assertThat(cinder.log()).doesNotContain("extendVolume vol-1");
+    }
+  }
+}
