@@ -241,6 +241,82 @@ class ProvisionerIT {
     assertThat(cinder.getVolume(srcVolume)).isEmpty();
   }
 
+  /**
+   * A claim grows from 1 Gi to 2 Gi while its volume stays exported (in-use extend, 3.42+): the
+   * bytes written before are still there, the target now takes writes past the old end, the PV says
+   * 2 Gi and the claim waits for its filesystem to be grown on the node.
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(
+      value = Mode.class,
+      names = {"NOAUTH"})
+  void aClaimGrowsWhileAttachedAndKeepsItsBytes(Mode mode) throws Exception {
+    start(mode);
+    Cluster.createClass(client, "growing", Map.of("fsType", "ext4"));
+    client
+        .storage()
+        .v1()
+        .storageClasses()
+        .withName("growing")
+        .edit(
+            sc -> {
+              sc.setAllowVolumeExpansion(true);
+              return sc;
+            });
+    PersistentVolumeClaim c = Cluster.createClaim(client, "data", "growing");
+    PersistentVolume pv = Cluster.bind(client, c);
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    IscsiProbe.Target node = node(pv);
+    long oldEnd = 1L << 30;
+    IscsiProbe.Result wrote =
+        node.io("write -P 0x5a 0 1M", "write -P 0xc3 " + (oldEnd - 4096) + " 4k");
+    assertThat(wrote.ok()).as(wrote.output()).isTrue();
+    assertThat(node.io("write -P 0x11 " + oldEnd + " 4k").ok())
+        .as("nothing past the end before")
+        .isFalse();
+
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .withName("data")
+        .edit(
+            x -> {
+              x.getSpec()
+                  .getResources()
+                  .getRequests()
+                  .put("storage", new io.fabric8.kubernetes.api.model.Quantity("2Gi"));
+              return x;
+            });
+    await(
+        "the claim waits for its filesystem",
+        () -> ClaimExpansion.hasCondition(claim("data"), ClaimExpansion.FS_RESIZE_PENDING),
+        Duration.ofSeconds(60));
+
+    assertThat(cinder.getVolume(volumeId))
+        .get()
+        .satisfies(
+            v -> {
+              assertThat(v.sizeGib()).isEqualTo(2);
+              assertThat(v.status()).isEqualTo("in-use");
+            });
+    assertThat(
+            client
+                .persistentVolumes()
+                .withName(pv.getMetadata().getName())
+                .get()
+                .getSpec()
+                .getCapacity()
+                .get("storage"))
+        .isEqualTo(new io.fabric8.kubernetes.api.model.Quantity("2Gi"));
+    IscsiProbe.Result after =
+        node.io(
+            "read -P 0x5a 0 1M",
+            "read -P 0xc3 " + (oldEnd - 4096) + " 4k",
+            "write -P 0x77 " + (oldEnd + (512L << 20)) + " 4k",
+            "read -P 0x77 " + (oldEnd + (512L << 20)) + " 4k");
+    assertThat(after.ok()).as(after.output()).isTrue();
+  }
+
   private PersistentVolumeClaim claim(String name) {
     return client.persistentVolumeClaims().inNamespace("apps").withName(name).get();
   }
