@@ -84,14 +84,116 @@ class ClaimLifecycleE2EIT {
     assertThat(rw.ok()).as(rw.output()).isTrue();
 
     String secret = pv.getSpec().getIscsi().getSecretRef().getName();
-    it.kubectl.ok(null, "delete", "pvc", "data", "-n", ns, "--timeout=60s");
+    deleteAndAwaitTearDown(it, ns, "data", pv, volumeId);
+    assertThat(it.admin.secrets().inNamespace(LocalInstall.NS).withName(secret).get()).isNull();
+    assertThat(node.io("read 0 4k").ok()).as("the target refuses the login").isFalse();
+  }
+
+  static final String GROWING_CLASS =
+      """
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-growing}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {fsType: ext4}
+      reclaimPolicy: Delete
+      allowVolumeExpansion: true
+      """;
+
+  /**
+   * A claim grows from 1 Gi to 2 Gi on the real control plane: the API server lets it (the class
+   * allows it) and refuses a shrink, Kubernetes' expand controller leaves it to an external
+   * controller, and the installed provisioner (as its ServiceAccount) grows the attached Cinder
+   * volume, the PV and the claim's status. The bytes written before are still there.
+   */
+  @Test
+  void aClaimGrowsAndKeepsItsBytes(LocalInstall it) throws Exception {
+    it.kubectl.ok(GROWING_CLASS, "apply", "-f", "-");
+    String ns = it.namespace("e2e-grow");
+    it.kubectl.ok(claim(ns, "data", "e2e-growing", ""), "apply", "-f", "-");
+    PersistentVolume pv = it.bound(ns, "data");
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    IscsiProbe.Target node = it.node(pv);
+    long oldEnd = 1L << 30;
+    IscsiProbe.Result wrote = node.markEnds(oldEnd);
+    assertThat(wrote.ok()).as(wrote.output()).isTrue();
+
+    assertThat(request(it, ns, "data", "2Gi").ok()).isTrue();
+    LocalInstall.await(
+        "the claim waiting for its filesystem",
+        () -> {
+          var c = it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
+          return c.getStatus().getConditions() != null
+              && c.getStatus().getConditions().stream()
+                  .anyMatch(x -> "FileSystemResizePending".equals(x.getType()));
+        },
+        Duration.ofSeconds(90));
+
+    assertThat(it.cinder.getVolume(volumeId).orElseThrow().sizeGib()).isEqualTo(2);
+    assertThat(it.cinder.getVolume(volumeId).orElseThrow().status()).isEqualTo("in-use");
+    assertThat(
+            it.admin
+                .persistentVolumes()
+                .withName(pv.getMetadata().getName())
+                .get()
+                .getSpec()
+                .getCapacity()
+                .get("storage")
+                .toString())
+        .isEqualTo("2Gi");
+    PersistentVolumeClaim claim =
+        it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
+    assertThat(claim.getStatus().getCapacity().get("storage").toString())
+        .as("the filesystem is not grown yet")
+        .isEqualTo("1Gi");
+    LocalInstall.await(
+        "the events of the expansion",
+        () -> {
+          List<String> reasons =
+              it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
+                  .filter(e -> "data".equals(e.getRegarding().getName()))
+                  .map(e -> e.getReason())
+                  .toList();
+          // Kubernetes' expand controller leaves iSCSI claims to an external controller.
+          return reasons.containsAll(
+              List.of("ExternalExpanding", "Resizing", "FileSystemResizeRequired"));
+        },
+        Duration.ofSeconds(10));
+
+    IscsiProbe.Result after = node.grownKeepingEnds(oldEnd);
+    assertThat(after.ok()).as(after.output()).isTrue();
+
+    var shrink = request(it, ns, "data", "1Gi");
+    assertThat(shrink.ok()).as("a shrink is refused by the API server").isFalse();
+    assertThat(shrink.err()).contains("less than previous value");
+
+    deleteAndAwaitTearDown(it, ns, "data", pv, volumeId);
+  }
+
+  /** {@code kubectl delete} of a claim, then its released PV and Cinder volume are gone. */
+  private static void deleteAndAwaitTearDown(
+      LocalInstall it, String ns, String claim, PersistentVolume pv, String volumeId)
+      throws Exception {
+    it.kubectl.ok(null, "delete", "pvc", claim, "-n", ns, "--timeout=60s");
     LocalInstall.await(
         "the released PV torn down",
         () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
         Duration.ofSeconds(90));
     assertThat(it.cinder.getVolume(volumeId)).isEmpty();
-    assertThat(it.admin.secrets().inNamespace(LocalInstall.NS).withName(secret).get()).isNull();
-    assertThat(node.io("read 0 4k").ok()).as("the target refuses the login").isFalse();
+  }
+
+  /** {@code kubectl patch} of a claim's storage request, as a user grows (or shrinks) it. */
+  private static org.standalonecinder.demo.Kubectl.Result request(
+      LocalInstall it, String ns, String claim, String size) {
+    return it.kubectl.run(
+        null,
+        "patch",
+        "pvc",
+        claim,
+        "-n",
+        ns,
+        "-p",
+        "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"" + size + "\"}}}}");
   }
 
   static final String CEPH_CLASSES =

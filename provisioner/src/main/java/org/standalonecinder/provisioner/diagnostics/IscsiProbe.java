@@ -59,6 +59,27 @@ public final class IscsiProbe {
       return IscsiProbe.io(portal, iqn, lun, initiator, user, password, commands);
     }
 
+    /**
+     * Marks a LUN of {@code size} bytes at both ends, for {@link #grownKeepingEnds} once it grew:
+     * the bytes that must survive a growth.
+     */
+    public Result markEnds(long size) throws IOException, InterruptedException {
+      return io("write -P 0x5a 0 1M", "write -P 0xc3 " + (size - 4096) + " 4k");
+    }
+
+    /**
+     * After a growth from {@code oldSize}: the marks of {@link #markEnds} are still there, and the
+     * LUN takes a write half a GiB past its old end (refused before the growth).
+     */
+    public Result grownKeepingEnds(long oldSize) throws IOException, InterruptedException {
+      long past = oldSize + (512L << 20);
+      return io(
+          "read -P 0x5a 0 1M",
+          "read -P 0xc3 " + (oldSize - 4096) + " 4k",
+          "write -P 0x77 " + past + " 4k",
+          "read -P 0x77 " + past + " 4k");
+    }
+
     /** A Secret's value, from {@code data} (base64, as an API server keeps it) or stringData. */
     private static String value(Secret s, String key) {
       if (s.getData() != null && s.getData().containsKey(key)) {

@@ -268,8 +268,7 @@ class ProvisionerIT {
     String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
     IscsiProbe.Target node = node(pv);
     long oldEnd = 1L << 30;
-    IscsiProbe.Result wrote =
-        node.io("write -P 0x5a 0 1M", "write -P 0xc3 " + (oldEnd - 4096) + " 4k");
+    IscsiProbe.Result wrote = node.markEnds(oldEnd);
     assertThat(wrote.ok()).as(wrote.output()).isTrue();
     assertThat(node.io("write -P 0x11 " + oldEnd + " 4k").ok())
         .as("nothing past the end before")
@@ -308,12 +307,7 @@ class ProvisionerIT {
                 .getCapacity()
                 .get("storage"))
         .isEqualTo(new io.fabric8.kubernetes.api.model.Quantity("2Gi"));
-    IscsiProbe.Result after =
-        node.io(
-            "read -P 0x5a 0 1M",
-            "read -P 0xc3 " + (oldEnd - 4096) + " 4k",
-            "write -P 0x77 " + (oldEnd + (512L << 20)) + " 4k",
-            "read -P 0x77 " + (oldEnd + (512L << 20)) + " 4k");
+    IscsiProbe.Result after = node.grownKeepingEnds(oldEnd);
     assertThat(after.ok()).as(after.output()).isTrue();
   }
 
