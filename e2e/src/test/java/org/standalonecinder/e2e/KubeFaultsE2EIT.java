@@ -44,6 +44,7 @@ class KubeFaultsE2EIT {
       int before = claims.bound();
       Path state = Path.of(it.kubeEnv.get("KUBE_LOCAL_KUBECONFIG")).getParent();
       long pid = Long.parseLong(Files.readString(state.resolve("run/kube-apiserver.pid")).strip());
+      java.time.Instant killedAt = java.time.Instant.now();
       ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
       long killed = System.nanoTime();
       try {
@@ -62,6 +63,7 @@ class KubeFaultsE2EIT {
         assertThat(start.waitFor()).as("kube-local start.sh: " + out).isZero();
       }
       long back = System.nanoTime();
+      OUTAGES.add(new Outage(killedAt, java.time.Instant.now().plus(SYNCING)));
       claims.settle(names, SETTLE);
       REPORT.line(
           "kube-apiserver killed for %d s (back after %d ms): %d of %d claims bound before, all"
@@ -75,6 +77,22 @@ class KubeFaultsE2EIT {
     }
     claims.cleanUp(SETTLE);
   }
+
+  /**
+   * How long a restarted API server may still refuse what RBAC allows: its authorizer answers
+   * before its caches of Roles and bindings are filled.
+   */
+  static final Duration SYNCING = Duration.ofSeconds(15);
+
+  /** From the kill to the restart plus {@link #SYNCING}. */
+  record Outage(java.time.Instant from, java.time.Instant to) {
+    boolean covers(java.time.Instant t) {
+      return !t.isBefore(from) && !t.isAfter(to);
+    }
+  }
+
+  /** This run's API server outages, for the RBAC audit (which runs last, in the same JVM). */
+  static final java.util.List<Outage> OUTAGES = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   @Test
   void clonesAreMadeOnceWhileSomeoneElseKeepsChangingTheClaims(LocalInstall it) throws Exception {
