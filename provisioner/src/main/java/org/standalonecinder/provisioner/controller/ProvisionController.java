@@ -606,10 +606,6 @@ public final class ProvisionController implements AutoCloseable {
     }
   }
 
-  /**
-   * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
-   * no resourceVersion, so the binder's concurrent writes do not make it fail.
-   */
   /** A failure of an expansion: told as {@code VolumeResizeFailed}, not as provisioning. */
   private static final class ExpansionFailed extends ProvisioningException {
     ExpansionFailed(ProvisioningException cause) {
@@ -660,6 +656,10 @@ public final class ProvisionController implements AutoCloseable {
     }
   }
 
+  /**
+   * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
+   * no resourceVersion, so the binder's concurrent writes do not make it fail.
+   */
   private void annotate(PersistentVolumeClaim claim, String volumeId, ClaimRef cloneOf) {
     Map<String, String> ann = new java.util.LinkedHashMap<>();
     ann.put(Names.ANN_VOLUME_ID, volumeId);
