@@ -138,6 +138,11 @@ final class Cluster {
         k, name, className, ProvisionerSettings.DEFAULT_NAME, "Filesystem", Map.of());
   }
 
+  /** The storage capacity a PV has now, as the API server has it. */
+  static io.fabric8.kubernetes.api.model.Quantity capacityOf(KubernetesClient k, String pvName) {
+    return k.persistentVolumes().withName(pvName).get().getSpec().getCapacity().get("storage");
+  }
+
   static PersistentVolume pvOf(KubernetesClient k, PersistentVolumeClaim c) {
     return k.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
   }

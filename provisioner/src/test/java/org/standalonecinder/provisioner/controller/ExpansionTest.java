@@ -176,14 +176,7 @@ class ExpansionTest {
     assertThat(cinder.log().contains("extendVolume vol-1")).isEqualTo(expect.extended());
     assertThat(cinder.volumes().get("vol-1").sizeGib())
         .isEqualTo(expect.pvCapacity().equals("2Gi") ? 2 : 1);
-    assertThat(
-            client
-                .persistentVolumes()
-                .withName(pv.getMetadata().getName())
-                .get()
-                .getSpec()
-                .getCapacity()
-                .get("storage"))
+    assertThat(Cluster.capacityOf(client, pv.getMetadata().getName()))
         .isEqualTo(new Quantity(expect.pvCapacity()));
     PersistentVolumeClaim now = claimResource().get();
     assertThat(now.getStatus().getCapacity().get("storage"))

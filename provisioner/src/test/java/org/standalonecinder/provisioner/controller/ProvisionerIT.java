@@ -298,14 +298,7 @@ class ProvisionerIT {
               assertThat(v.sizeGib()).isEqualTo(2);
               assertThat(v.status()).isEqualTo("in-use");
             });
-    assertThat(
-            client
-                .persistentVolumes()
-                .withName(pv.getMetadata().getName())
-                .get()
-                .getSpec()
-                .getCapacity()
-                .get("storage"))
+    assertThat(Cluster.capacityOf(client, pv.getMetadata().getName()))
         .isEqualTo(new io.fabric8.kubernetes.api.model.Quantity("2Gi"));
     IscsiProbe.Result after = node.grownKeepingEnds(oldEnd);
     assertThat(after.ok()).as(after.output()).isTrue();

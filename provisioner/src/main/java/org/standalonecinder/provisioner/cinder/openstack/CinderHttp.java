@@ -26,7 +26,6 @@ import org.openstack4j.core.transport.Config;
 import org.openstack4j.core.transport.HttpMethod;
 import org.openstack4j.core.transport.HttpRequest;
 import org.openstack4j.core.transport.HttpResponse;
-import org.openstack4j.core.transport.internal.HttpExecutor;
 import org.openstack4j.model.identity.URLResolverParams;
 import org.openstack4j.openstack.OSFactory;
 import org.openstack4j.openstack.identity.v3.domain.KeystoneToken;
@@ -243,13 +242,8 @@ final class CinderHttp {
             .header("Accept", "application/json")
             .config(transport)
             .build();
-    HttpResponse res;
-    try {
-      res = HttpExecutor.create().execute(req);
-    } catch (ConnectionException e) {
-      throw Errors.fromTransport("GET " + root, e.getCause() == null ? e : e.getCause());
-    }
-    String text = ((OkHttpTransport.BufferedResponse) res).bodyText();
+    OkHttpTransport.BufferedResponse res = OkHttpTransport.execute(req, "GET " + root);
+    String text = res.bodyText();
     // The version document answers 300 Multiple Choices.
     if (res.getStatus() != 300 && res.getStatus() / 100 != 2) {
       throw Errors.fromStatus("GET " + root, res.getStatus(), text, Errors.requestId(res));

@@ -16,8 +16,6 @@ import org.openstack4j.api.types.Facing;
 import org.openstack4j.core.transport.Config;
 import org.openstack4j.core.transport.HttpMethod;
 import org.openstack4j.core.transport.HttpRequest;
-import org.openstack4j.core.transport.HttpResponse;
-import org.openstack4j.core.transport.internal.HttpExecutor;
 import org.openstack4j.model.identity.v2.Access;
 import org.openstack4j.model.identity.v2.Endpoint;
 import org.openstack4j.openstack.OSFactory;
@@ -70,13 +68,8 @@ final class KeystoneAuthenticator implements Authenticator {
             .json(v3Body(cfg).toString())
             .config(transport)
             .build();
-    HttpResponse res;
-    try {
-      res = HttpExecutor.create().execute(req);
-    } catch (ConnectionException e) {
-      throw Errors.fromTransport("Keystone " + url, e.getCause() == null ? e : e.getCause());
-    }
-    String body = ((OkHttpTransport.BufferedResponse) res).bodyText();
+    OkHttpTransport.BufferedResponse res = OkHttpTransport.execute(req, "Keystone " + url);
+    String body = res.bodyText();
     int status = res.getStatus();
     if (status == 404) {
       throw new CinderException.Misconfigured(

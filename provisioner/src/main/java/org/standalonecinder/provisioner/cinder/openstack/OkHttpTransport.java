@@ -59,6 +59,20 @@ public final class OkHttpTransport implements HttpExecutorService {
     CLIENTS.remove(config);
   }
 
+  /**
+   * Sends a request outside an openstack4j session (Keystone, the version document), a transport
+   * failure mapped as every call's is; {@code what} names the call in the error.
+   */
+  static BufferedResponse execute(
+      org.openstack4j.core.transport.HttpRequest<?> request, String what) {
+    try {
+      return (BufferedResponse)
+          org.openstack4j.core.transport.internal.HttpExecutor.create().execute(request);
+    } catch (org.openstack4j.api.exceptions.ConnectionException e) {
+      throw Errors.fromTransport(what, e.getCause() == null ? e : e.getCause());
+    }
+  }
+
   @Override
   public <R> HttpResponse execute(HttpRequest<R> request) {
     OkHttpClient client = CLIENTS.get(request.getConfig());
