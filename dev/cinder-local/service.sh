@@ -3,7 +3,7 @@
 # faults into a running local Cinder (the reliability suite stops cinder-api in the middle of a
 # burst of claims).
 #
-#   sudo ./service.sh stop|start|pause|resume SERVICE [--state-dir DIR]
+#   sudo ./service.sh stop|start|pause|resume|purge SERVICE [--state-dir DIR]
 #   SERVICE: cinder-api, cinder-api-keystone, cinder-volume or cinder-scheduler
 #   stop:   SIGKILL to the service's process group (as a crash: nothing is flushed), its command
 #           line kept in $STATE/run/SERVICE.cmd
@@ -11,6 +11,9 @@
 #           an API, returns once it answers again
 #   pause:  SIGSTOP to the group: the port stays open and nothing answers (calls time out)
 #   resume: SIGCONT
+#   purge:  drops the requests waiting in the service's RPC queue (rabbitmqctl purge_queue), as if
+#           the API that cast them had died first: with the scheduler stopped, a new volume's cast
+#           waits there, and purging it leaves the volume never scheduled
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
@@ -23,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 case "$SVC" in
   cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler) ;;
-  *) echo "usage: service.sh stop|start|pause|resume cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler" >&2; exit 2 ;;
+  *) echo "usage: service.sh stop|start|pause|resume|purge cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler" >&2; exit 2 ;;
 esac
 RUN="$STATE/run"; LOG="$STATE/log"
 PIDF="$RUN/$SVC.pid"; CMDF="$RUN/$SVC.cmd"
@@ -65,5 +68,11 @@ case "$ACTION" in
     if [ "$ACTION" = pause ]; then sig=STOP; else sig=CONT; fi
     kill "-$sig" -- "-$p" 2>/dev/null || kill "-$sig" "$p"
     echo "service.sh: ${ACTION}d $SVC ($p)" ;;
-  *) echo "usage: service.sh stop|start|pause|resume SERVICE" >&2; exit 2 ;;
+  purge)
+    # start.sh's node, with the cookie in its home; not the packaged wrapper, which runs as the
+    # rabbitmq user and so reads another cookie
+    HOME="$STATE/rabbitmq/home" /usr/lib/rabbitmq/bin/rabbitmqctl -q -n cinderlocal@localhost \
+      purge_queue "${SVC%-keystone}"
+    echo "service.sh: purged the queue of $SVC" ;;
+  *) echo "usage: service.sh stop|start|pause|resume|purge SERVICE" >&2; exit 2 ;;
 esac

@@ -82,6 +82,12 @@ final class IsolatedClaims {
     return new MortalProvisioner(it.admin.getConfiguration(), cinder, settings, dieAfter);
   }
 
+  /** A provisioner that replaces volumes no scheduler took after {@code schedulingGrace}. */
+  MortalProvisioner provisioner(int dieAfter, Duration schedulingGrace) {
+    return new MortalProvisioner(
+        it.admin.getConfiguration(), it.cinder, settings, dieAfter, schedulingGrace);
+  }
+
   /** Applies a claim of 1 GiB of the class ({@code annotations}: YAML flow-map entries). */
   void claim(String name, String annotations) {
     it.kubectl.ok(LocalInstall.claimYaml(ns, name, className, annotations), "apply", "-f", "-");

@@ -76,21 +76,38 @@ final class MortalProvisioner implements AutoCloseable {
    * @param dieAfter the step after which it dies; 0 for never
    */
   MortalProvisioner(Config kube, CinderClient cinder, ProvisionerSettings settings, int dieAfter) {
+    this(kube, cinder, settings, dieAfter, null);
+  }
+
+  /**
+   * The same, giving volumes no scheduler took {@code schedulingGrace} (null: the provisioner's
+   * own) before they are replaced.
+   */
+  MortalProvisioner(
+      Config kube,
+      CinderClient cinder,
+      ProvisionerSettings settings,
+      int dieAfter,
+      Duration schedulingGrace) {
     this.dieAfter = dieAfter;
     client =
         new KubernetesClientBuilder()
             .withConfig(kube)
             .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("mortal", kubeSide()))
             .build();
+    VolumeProvisioner provisioner =
+        new VolumeProvisioner(
+            cinderSide(cinder),
+            new KubernetesSecretStore(client),
+            VolumeMappers.standard(),
+            settings,
+            VolumeProvisioner.defaultBackoff());
     controller =
         new ProvisionController(
             client,
-            new VolumeProvisioner(
-                cinderSide(cinder),
-                new KubernetesSecretStore(client),
-                VolumeMappers.standard(),
-                settings,
-                VolumeProvisioner.defaultBackoff()),
+            schedulingGrace == null
+                ? provisioner
+                : provisioner.withSchedulingGrace(schedulingGrace),
             settings,
             new EventRecorder(
                 client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),

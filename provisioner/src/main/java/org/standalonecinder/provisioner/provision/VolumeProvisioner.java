@@ -77,6 +77,14 @@ public final class VolumeProvisioner {
    */
   static final Duration RESERVATION_GRACE = Duration.ofSeconds(15);
 
+  /**
+   * How long a new volume may stay {@code creating} before it is asked whether a scheduler ever
+   * took it. The scheduler picks a backend within a second; a volume without one after this long
+   * was most likely never cast to the scheduler (its API stopped between the volume's row and the
+   * cast), and then it would stay {@code creating} for good.
+   */
+  static final Duration SCHEDULING_GRACE = Duration.ofSeconds(60);
+
   private static final Logger log = LoggerFactory.getLogger(VolumeProvisioner.class);
   private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
@@ -85,6 +93,7 @@ public final class VolumeProvisioner {
   private final VolumeMappers mappers;
   private final ProvisionerSettings settings;
   private final Backoff backoff;
+  private final Duration schedulingGrace;
 
   public VolumeProvisioner(
       CinderClient cinder,
@@ -92,11 +101,30 @@ public final class VolumeProvisioner {
       VolumeMappers mappers,
       ProvisionerSettings settings,
       Backoff backoff) {
+    this(cinder, secrets, mappers, settings, backoff, SCHEDULING_GRACE);
+  }
+
+  private VolumeProvisioner(
+      CinderClient cinder,
+      SecretStore secrets,
+      VolumeMappers mappers,
+      ProvisionerSettings settings,
+      Backoff backoff,
+      Duration schedulingGrace) {
     this.cinder = cinder;
     this.secrets = secrets;
     this.mappers = mappers;
     this.settings = settings;
     this.backoff = backoff;
+    this.schedulingGrace = schedulingGrace;
+  }
+
+  /**
+   * The same provisioner with another grace for volumes no scheduler took (60 s by default); the
+   * reliability suite shortens it so that its case does not take a minute.
+   */
+  public VolumeProvisioner withSchedulingGrace(Duration grace) {
+    return new VolumeProvisioner(cinder, secrets, mappers, settings, backoff, grace);
   }
 
   /** A resolver of clone sources that asks this provisioner's Cinder. */
@@ -290,7 +318,7 @@ public final class VolumeProvisioner {
   /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */
   private Volume makeAvailable(Volume v) {
     if (v.status().equals("creating")) {
-      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+      return awaitCreated(v);
     }
     boolean detached = detachAll(v);
     if (!detached && v.status().equals("reserved")) {
@@ -305,6 +333,60 @@ public final class VolumeProvisioner {
   }
 
   /**
+   * Waits for a {@code creating} volume, and deletes it when no scheduler ever took it. Cinder
+   * itself tells the two apart: it deletes at once a volume that has no backend host yet, and
+   * refuses (400) to delete one a backend is creating. So after {@link #SCHEDULING_GRACE} the
+   * delete is the question, for any user (the host attribute that would answer it is admin-only). A
+   * scheduler that was only down finds the volume gone when it comes back and drops its request.
+   */
+  private Volume awaitCreated(Volume v) {
+    Duration grace = min(backoff.deadline(), schedulingGrace);
+    CinderException.UnexpectedState waited;
+    try {
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff.withDeadline(grace));
+    } catch (CinderException.UnexpectedState e) {
+      if (!e.timedOut()) {
+        throw e;
+      }
+      waited = e;
+    }
+    Volume now = cinder.getVolume(v.id()).orElse(null);
+    if (now == null || !now.status().equals("creating")) {
+      // it moved on (or went) between the last poll and this look: take it from where it is
+      return now == null
+          ? cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff)
+          : makeAvailable(now);
+    }
+    try {
+      cinder.deleteVolume(v.id());
+    } catch (CinderException.BadRequest beingCreated) {
+      Duration rest = backoff.deadline().minus(grace);
+      if (rest.isNegative() || rest.isZero()) {
+        throw waited;
+      }
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff.withDeadline(rest));
+    }
+    log.warn(
+        "Cinder never scheduled volume {}: creating for {} s with no backend; deleted, a new one"
+            + " is made",
+        v.id(),
+        grace.toSeconds());
+    throw new ProvisioningException(
+        "Cinder never scheduled volume "
+            + v.id()
+            + ": it stayed creating for "
+            + grace.toSeconds()
+            + " s with no backend (Cinder's API or scheduler stopped before taking it); it was"
+            + " deleted and a new one is made",
+        false,
+        null);
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) < 0 ? a : b;
+  }
+
+  /**
    * Releases a volume that is {@code reserved} with no attachment. Cinder's attachment create sets
    * the volume {@code reserved} and then writes the attachment, in two statements: a cinder-api
    * killed between them leaves the volume so for good, and only os-reset_status brings it back
@@ -314,11 +396,7 @@ public final class VolumeProvisioner {
    * #RESERVATION_GRACE}.
    */
   private Volume releaseReservation(Volume v) {
-    Backoff grace =
-        backoff.withDeadline(
-            backoff.deadline().compareTo(RESERVATION_GRACE) < 0
-                ? backoff.deadline()
-                : RESERVATION_GRACE);
+    Backoff grace = backoff.withDeadline(min(backoff.deadline(), RESERVATION_GRACE));
     try {
       Volume moved = cinder.awaitVolumeStatus(v.id(), NOT_RESERVED, grace);
       return makeAvailable(moved); // live after all: undo what it made like any other attempt's

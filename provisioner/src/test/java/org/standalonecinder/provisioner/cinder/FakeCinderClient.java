@@ -27,6 +27,8 @@ public final class FakeCinderClient implements CinderClient {
   private Map<String, Object> exportData = defaultExport();
   private String exportType = "iscsi";
   private boolean multiattachTypes = false;
+  private final Set<String> unscheduled = new java.util.HashSet<>();
+  private final List<java.time.Duration> waits = new ArrayList<>();
 
   /** A valid iSCSI export with CHAP, like the local Cinder's. */
   public static Map<String, Object> defaultExport() {
@@ -89,6 +91,21 @@ public final class FakeCinderClient implements CinderClient {
     List<String> ids = new ArrayList<>(v.attachmentIds());
     ids.add(attachmentId);
     volumes.put(volumeId, copy(v, "attaching", ids));
+  }
+
+  /**
+   * The volume stays {@code creating} for good, as one whose cast to the scheduler was lost: waits
+   * for it time out, and a delete removes it at once, as Cinder does with a volume that has no
+   * host.
+   */
+  public synchronized void neverScheduled(String volumeId) {
+    existing(volumeId);
+    unscheduled.add(volumeId);
+  }
+
+  /** The deadlines of the waits for a status, in order. */
+  public synchronized List<java.time.Duration> waits() {
+    return List.copyOf(waits);
   }
 
   /** Adds a line to the call log, for fakes of other systems that share it. */
@@ -218,9 +235,10 @@ public final class FakeCinderClient implements CinderClient {
 
   @Override
   public synchronized Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff b) {
+    waits.add(b.deadline());
     call("awaitVolumeStatus", volumeId);
     Volume v = existing(volumeId);
-    if (v.status().equals("creating")) {
+    if (v.status().equals("creating") && !unscheduled.contains(volumeId)) {
       status(volumeId, "available");
     }
     v = existing(volumeId);
@@ -264,6 +282,10 @@ public final class FakeCinderClient implements CinderClient {
     call("deleteVolume", volumeId);
     Volume v = volumes.get(volumeId);
     if (v == null) {
+      return;
+    }
+    if (unscheduled.remove(volumeId)) {
+      volumes.remove(volumeId);
       return;
     }
     if (!v.status().equals("available") && !v.status().startsWith("error")) {

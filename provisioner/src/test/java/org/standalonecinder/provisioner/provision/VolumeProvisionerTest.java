@@ -439,6 +439,108 @@ class VolumeProvisionerTest {
     assertThat(cinder.volumes()).containsOnlyKeys("vol-old");
   }
 
+  private static final String OLD_LOOK = "getVolume vol-old";
+  private static final String OLD_DELETE = "deleteVolume vol-old";
+  private static final Supplier<RuntimeException> STILL_CREATING =
+      () -> new CinderException.UnexpectedState("volume vol-old is creating", "creating", true);
+
+  static Stream<Arguments> volumesStillCreatingAfterTheGrace() {
+    return Stream.of(
+        Arguments.of(
+            "never scheduled: Cinder deletes it at once, the claim is tried again",
+            (Consumer<VolumeProvisionerTest>) t -> t.cinder.neverScheduled("vol-old"),
+            "Cinder never scheduled volume vol-old: it stayed creating for 60 s",
+            List.of(FIND, OLD_AWAIT, OLD_LOOK, OLD_DELETE, OLD_DELETE)),
+        Arguments.of(
+            "scheduled but slow: Cinder refuses the delete, the wait goes on",
+            (Consumer<VolumeProvisionerTest>)
+                t -> t.cinder.failNext("awaitVolumeStatus", STILL_CREATING),
+            null,
+            List.of(
+                calls(
+                    new String[] {FIND, OLD_AWAIT, OLD_LOOK, OLD_DELETE, OLD_AWAIT},
+                    THEN_ATTACHED))),
+        Arguments.of(
+            "available between the last poll and the look: taken as it is, not deleted",
+            (Consumer<VolumeProvisionerTest>)
+                t ->
+                    t.cinder.failNext(
+                        "awaitVolumeStatus",
+                        () -> {
+                          t.cinder.setStatus("vol-old", "available");
+                          return STILL_CREATING.get();
+                        }),
+            null,
+            List.of(
+                calls(
+                    new String[] {FIND, OLD_AWAIT, OLD_LOOK, OLD_FIND, OLD_AWAIT},
+                    THEN_ATTACHED))));
+  }
+
+  /**
+   * A volume still {@code creating} after the scheduling grace is asked, by a delete, whether a
+   * scheduler ever took it: Cinder deletes one with no host at once and refuses one being created.
+   * The first wait is the grace, not the whole deadline.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("volumesStillCreatingAfterTheGrace")
+  void aVolumeStillCreatingAfterTheGraceIsAskedWhetherItWasScheduled(
+      String name, Consumer<VolumeProvisionerTest> inject, String failure, List<String> calls) {
+    cinder.seed(
+        new Volume(
+            "vol-old",
+            PV,
+            "creating",
+            1,
+            "nova",
+            "__DEFAULT__",
+            Names.identifying(UID, "cluster-a"),
+            null,
+            null,
+            false,
+            List.of()));
+    inject.accept(this);
+    if (failure == null) {
+      PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+      assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-old");
+    } else {
+      assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+          .isInstanceOfSatisfying(
+              ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+          .hasMessageContaining(failure);
+      assertThat(cinder.volumes()).isEmpty();
+    }
+    assertThat(cinder.log()).containsExactlyElementsOf(calls);
+    assertThat(cinder.waits().get(0)).isEqualTo(VolumeProvisioner.SCHEDULING_GRACE);
+    if (failure == null && calls.contains(OLD_DELETE)) {
+      assertThat(cinder.waits().get(1))
+          .isEqualTo(Backoff.DEFAULT.deadline().minus(VolumeProvisioner.SCHEDULING_GRACE));
+    }
+  }
+
+  @Test
+  void aVolumeNeverScheduledIsReplacedByTheNextAttempt() {
+    cinder.seed(
+        new Volume(
+            "vol-old",
+            PV,
+            "creating",
+            1,
+            "nova",
+            "__DEFAULT__",
+            Names.identifying(UID, "cluster-a"),
+            null,
+            null,
+            false,
+            List.of()));
+    cinder.neverScheduled("vol-old");
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOf(ProvisioningException.class);
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
+    assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
+  }
+
   @Test
   void aVolumeOfAnotherClusterIsNotTaken() {
     cinder.seed(
