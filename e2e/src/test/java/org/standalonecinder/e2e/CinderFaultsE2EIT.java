@@ -254,6 +254,49 @@ class CinderFaultsE2EIT {
     claims.cleanUp(SETTLE);
   }
 
+  /**
+   * The other side of that question: a volume the scheduler took but the volume service has not yet
+   * made (cinder-volume frozen) is still {@code creating} after the grace, and Cinder refuses its
+   * delete. The provisioner must keep waiting for it, and bind the claim to that same volume once
+   * it is made.
+   */
+  @Test
+  void aVolumeBeingCreatedSlowlyIsWaitedForAndNotReplaced(LocalInstall it) throws Exception {
+    IsolatedClaims claims = new IsolatedClaims(it, "cinder-slow", Map.of());
+    Duration grace = Duration.ofSeconds(10);
+    service(it, "pause", "cinder-volume");
+    String slow;
+    try (MortalProvisioner p = claims.provisioner(0, grace)) {
+      try {
+        claims.claim("data", "");
+        LocalInstall.await(
+            "the volume", () -> !volumesOf(it, claims).isEmpty(), Duration.ofSeconds(60));
+        slow = volumesOf(it, claims).get(0).id();
+        Thread.sleep(grace.multipliedBy(2).toMillis());
+        assertThat(volumesOf(it, claims))
+            .as("still creating after twice the grace, not deleted")
+            .singleElement()
+            .satisfies(v -> assertThat(v.id()).isEqualTo(slow))
+            .extracting(v -> v.status())
+            .isEqualTo("creating");
+      } finally {
+        service(it, "resume", "cinder-volume");
+      }
+      claims.settle(Set.of("data"), SETTLE);
+      REPORT.line(
+          "a volume being created while cinder-volume was frozen for %d s (twice the grace):"
+              + " Cinder refused the provisioner's delete (%s), the claim was bound to the volume"
+              + " once made; steps: %s",
+          grace.multipliedBy(2).toSeconds(), p.refusals(), p.steps());
+      assertThat(p.refusals()).as("asked once").containsExactly("cinder deleteVolume");
+      assertThat(p.steps())
+          .doesNotContain("cinder deleteVolume")
+          .containsOnlyOnce("cinder createVolume");
+    }
+    assertThat(volumesOf(it, claims)).extracting(v -> v.id()).containsExactly(slow);
+    claims.cleanUp(SETTLE);
+  }
+
   private static List<org.standalonecinder.provisioner.cinder.Volume> volumesOf(
       LocalInstall it, IsolatedClaims claims) {
     return it.cinder.findVolumes(null, Map.of(Names.META_CLUSTER, claims.settings.clusterId()));

@@ -62,6 +62,7 @@ final class MortalProvisioner implements AutoCloseable {
 
   private final int dieAfter;
   private final List<String> steps = new ArrayList<>();
+  private final List<String> refusals = new ArrayList<>();
   private final CountDownLatch died = new CountDownLatch(1);
   private final java.util.concurrent.atomic.AtomicInteger conflicts =
       new java.util.concurrent.atomic.AtomicInteger();
@@ -132,6 +133,15 @@ final class MortalProvisioner implements AutoCloseable {
     return died.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /** The Cinder writes Cinder refused (400), which changed nothing and so are not steps. */
+  synchronized List<String> refusals() {
+    return List.copyOf(refusals);
+  }
+
+  private synchronized void refused(String name) {
+    refusals.add("cinder " + name);
+  }
+
   private synchronized void step(String name) {
     steps.add(name);
     if (steps.size() == dieAfter) {
@@ -156,6 +166,10 @@ final class MortalProvisioner implements AutoCloseable {
               try {
                 result = method.invoke(cinder, args);
               } catch (InvocationTargetException e) {
+                if (CINDER_WRITES.contains(method.getName())
+                    && e.getCause() instanceof CinderException.BadRequest) {
+                  refused(method.getName());
+                }
                 throw e.getCause();
               }
               if (CINDER_WRITES.contains(method.getName())) {
