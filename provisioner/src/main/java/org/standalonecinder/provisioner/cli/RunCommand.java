@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.controller.ProvisionerApp;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.RbdOptions;
+import org.standalonecinder.provisioner.provision.Placement;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -141,6 +142,15 @@ final class RunCommand implements Callable<Integer> {
           "the imageFeatures ceph-csi maps Cinder's images with (env RBD_IMAGE_FEATURES,"
               + " default ${DEFAULT-VALUE})")
   String rbdImageFeatures;
+
+  @Option(
+      names = "--zone-label",
+      defaultValue = "${env:ZONE_LABEL:-" + Placement.DEFAULT_ZONE_LABEL + "}",
+      description =
+          "the node label that holds a node's zone: a WaitForFirstConsumer claim's volume is made"
+              + " in its node's zone, and classes' allowedTopologies name it (env ZONE_LABEL,"
+              + " default ${DEFAULT-VALUE})")
+  String zoneLabel;
 
   @Option(
       names = "--leader-elect",
@@ -312,6 +322,13 @@ final class RunCommand implements Callable<Integer> {
     }
     if (!problems.isEmpty()) {
       problems.forEach(p -> System.err.println("standalone-cinder run: " + p));
+      return CheckCommand.BAD_CONFIG;
+    }
+    try {
+      settings =
+          settings.withTopology(new Placement.Topology(zoneLabel.trim(), cloud.ignoreVolumeAz()));
+    } catch (IllegalArgumentException e) {
+      System.err.println("standalone-cinder run: --zone-label: " + e.getMessage());
       return CheckCommand.BAD_CONFIG;
     }
     LOG.info("cloud: {}", cloud.auth());

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.controller;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
@@ -567,7 +568,7 @@ public final class ProvisionController implements AutoCloseable {
                       + " (Cinder volume "
                       + source.volumeId()
                       + ")"));
-      PersistentVolume pv = provisioner.provision(claim, sc, source);
+      PersistentVolume pv = provisioner.provision(claim, sc, source, selectedNodeLabels(claim));
       // Cinder's clone is complete (the volume is available and exported): the source may go.
       cloneOf.ifPresent(src -> unprotect(src, Names.cloneFinalizer(claim.getMetadata().getUid())));
       protectedSource = false;
@@ -660,6 +661,48 @@ public final class ProvisionController implements AutoCloseable {
    * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
    * no resourceVersion, so the binder's concurrent writes do not make it fail.
    */
+  /**
+   * The labels of the node the scheduler selected for the claim ({@code WaitForFirstConsumer}),
+   * empty when it selected none. A node that is gone cannot take the pod: its name is taken off the
+   * claim, so the scheduler selects another, as Kubernetes' external provisioners do.
+   */
+  private Map<String, String> selectedNodeLabels(PersistentVolumeClaim claim) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    String name = ann == null ? null : ann.get(Names.ANN_SELECTED_NODE);
+    if (name == null) {
+      return Map.of();
+    }
+    Node node = client.nodes().withName(name).get();
+    if (node != null) {
+      Map<String, String> labels = node.getMetadata().getLabels();
+      return labels == null ? Map.of() : labels;
+    }
+    // Only the choice seen here: the scheduler may have chosen again meanwhile.
+    String path = "/metadata/annotations/" + Names.ANN_SELECTED_NODE.replace("/", "~1");
+    com.fasterxml.jackson.databind.node.ArrayNode patch = JSON.createArrayNode();
+    patch.addObject().put("op", "test").put("path", path).put("value", name);
+    patch.addObject().put("op", "remove").put("path", path);
+    try {
+      client
+          .persistentVolumeClaims()
+          .inNamespace(claim.getMetadata().getNamespace())
+          .withName(claim.getMetadata().getName())
+          .patch(PatchContext.of(PatchType.JSON), patch.toString());
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 422) {
+        throw e;
+      }
+      // chosen again (or taken off) since: the next sync sees the new choice
+    }
+    throw new ProvisioningException(
+        "the node "
+            + name
+            + " the scheduler selected for this claim does not exist; the scheduler is asked to"
+            + " select another",
+        false,
+        null);
+  }
+
   private void annotate(PersistentVolumeClaim claim, String volumeId, ClaimRef cloneOf) {
     Map<String, String> ann = new java.util.LinkedHashMap<>();
     ann.put(Names.ANN_VOLUME_ID, volumeId);

@@ -25,6 +25,7 @@ import org.standalonecinder.provisioner.mapping.RbdOptions;
  *     digits each, normalised); empty without FC
  * @param wwnns their node names
  * @param rbd the defaults for volumes Cinder exports over RBD
+ * @param topology how the nodes name their zones
  */
 public record ProvisionerSettings(
     String provisionerName,
@@ -37,7 +38,8 @@ public record ProvisionerSettings(
     boolean multipath,
     List<String> wwpns,
     List<String> wwnns,
-    RbdDefaults rbd) {
+    RbdDefaults rbd,
+    Placement.Topology topology) {
 
   /**
    * The provisioner-wide RBD choices; a StorageClass may override the form, the cluster id and the
@@ -92,6 +94,34 @@ public record ProvisionerSettings(
     }
   }
 
+  /** With the default topology. */
+  public ProvisionerSettings(
+      String provisionerName,
+      String identity,
+      String clusterId,
+      String initiatorName,
+      String connectorHost,
+      String connectorIp,
+      String secretNamespace,
+      boolean multipath,
+      List<String> wwpns,
+      List<String> wwnns,
+      RbdDefaults rbd) {
+    this(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        rbd,
+        Placement.Topology.DEFAULT);
+  }
+
   /** The same, with these RBD defaults. */
   public ProvisionerSettings withRbd(RbdDefaults r) {
     return new ProvisionerSettings(
@@ -105,7 +135,25 @@ public record ProvisionerSettings(
         multipath,
         wwpns,
         wwnns,
-        r);
+        r,
+        topology);
+  }
+
+  /** The same, with this topology. */
+  public ProvisionerSettings withTopology(Placement.Topology t) {
+    return new ProvisionerSettings(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        rbd,
+        t);
   }
 
   /** Without Fibre Channel. */
@@ -140,6 +188,7 @@ public record ProvisionerSettings(
     wwpns = wwns("WWPN", wwpns);
     wwnns = wwns("WWNN", wwnns);
     rbd = rbd == null ? RbdDefaults.NONE : rbd;
+    topology = topology == null ? Placement.Topology.DEFAULT : topology;
     Objects.requireNonNull(provisionerName, "provisionerName");
     Objects.requireNonNull(identity, "identity");
     Objects.requireNonNull(clusterId, "clusterId");

@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretReference;
+import io.fabric8.kubernetes.api.model.VolumeNodeAffinityBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -165,7 +166,31 @@ public final class VolumeProvisioner {
    */
   public PersistentVolume provision(
       PersistentVolumeClaim claim, StorageClass storageClass, CloneSource source) {
+    return provision(claim, storageClass, source, Map.of());
+  }
+
+  /**
+   * As {@link #provision(PersistentVolumeClaim, StorageClass, CloneSource)}, for a claim the
+   * scheduler selected a node for ({@code volume.kubernetes.io/selected-node}) whose labels are
+   * {@code nodeLabels}: the volume is made in the node's zone and its PV is for that zone's nodes
+   * (see {@link Placement}).
+   */
+  public PersistentVolume provision(
+      PersistentVolumeClaim claim,
+      StorageClass storageClass,
+      CloneSource source,
+      Map<String, String> nodeLabels) {
     ClaimRequest req = ClaimRequest.of(claim, storageClass);
+    Map<String, String> claimAnnotations = claim.getMetadata().getAnnotations();
+    Placement placement =
+        Placement.decide(
+            storageClass,
+            req.params().availabilityZone(),
+            claimAnnotations == null ? null : claimAnnotations.get(Names.ANN_SELECTED_NODE),
+            nodeLabels,
+            claim.getMetadata().getUid(),
+            source == null ? null : source.availabilityZone(),
+            settings.topology());
     if (source != null && source.sizeGib() > req.sizeGib()) {
       throw ProvisioningException.invalid(
           "source claim "
@@ -182,7 +207,7 @@ public final class VolumeProvisioner {
     Rollback rollback = new Rollback();
     try {
       MDC.put("pv", pvName);
-      Volume volume = findOrCreate(req, claim, pvName, source, rollback);
+      Volume volume = findOrCreate(req, claim, pvName, source, placement, rollback);
       MDC.put("volume", volume.id());
       if (req.multiNode() && !volume.multiattach()) {
         throw ProvisioningException.invalid(
@@ -242,7 +267,7 @@ public final class VolumeProvisioner {
                 }
               });
       PersistentVolume pv =
-          persistentVolume(claim, storageClass, req, pvName, volume, attachment, mapped);
+          persistentVolume(claim, storageClass, req, pvName, volume, attachment, mapped, placement);
       if (source != null) {
         pv.getMetadata().getAnnotations().put(Names.ANN_CLONE_OF, source.claim().toString());
       }
@@ -258,6 +283,7 @@ public final class VolumeProvisioner {
       PersistentVolumeClaim claim,
       String pvName,
       CloneSource source,
+      Placement placement,
       Rollback rollback) {
     String uid = claim.getMetadata().getUid();
     List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
@@ -285,13 +311,31 @@ public final class VolumeProvisioner {
                 + req.sizeGib()
                 + " GiB");
       }
+      String zone = placement.cinderZone();
+      if (zone != null && !zone.equals(volume.availabilityZone())) {
+        // made for an earlier choice of node (the scheduler chose again): in the wrong zone now
+        String id = volume.id();
+        rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
+        makeAvailable(volume);
+        throw new ProvisioningException(
+            "volume "
+                + id
+                + " of this claim is in zone "
+                + volume.availabilityZone()
+                + " and the claim now needs zone "
+                + zone
+                + " ("
+                + placement.from()
+                + "); it is deleted and a new one is made",
+            false,
+            null);
+      }
     } else {
       Map<String, String> meta = new LinkedHashMap<>(Names.identifying(uid, settings.clusterId()));
       meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
       meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
       meta.put(Names.META_PV_NAME, pvName);
       meta.put(Names.META_STATE, Names.STATE_PROVISIONING);
-      String zone = req.params().availabilityZone();
       VolumeSpec spec =
           VolumeSpec.blank(pvName, req.sizeGib())
               .withType(req.params().volumeType())
@@ -302,17 +346,39 @@ public final class VolumeProvisioner {
                       + claim.getMetadata().getName());
       if (source != null) {
         meta.put(Names.META_CLONE_OF, source.volumeId());
-        // Cinder clones within the source's zone; it would refuse another one.
-        zone = zone != null ? zone : source.availabilityZone();
         spec =
             spec.cloneOf(source.volumeId())
                 .withDescription(spec.description() + ", a clone of " + source.claim());
       }
-      volume = cinder.createVolume(spec.withAvailabilityZone(zone).withMetadata(meta));
+      volume =
+          create(spec.withAvailabilityZone(placement.cinderZone()).withMetadata(meta), placement);
     }
     String id = volume.id();
     rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
     return makeAvailable(volume);
+  }
+
+  /** Creates the volume; a zone Cinder does not know is the admin's to fix, said so. */
+  private Volume create(VolumeSpec spec, Placement placement) {
+    try {
+      return cinder.createVolume(spec);
+    } catch (CinderException.BadRequest e) {
+      String zone = spec.availabilityZone();
+      if (zone == null || !e.getMessage().contains("vailability zone")) {
+        throw e;
+      }
+      throw new ProvisioningException(
+          "Cinder has no availability zone "
+              + zone
+              + " (from "
+              + placement.from()
+              + "): "
+              + e.getMessage()
+              + " When the nodes' zones are not Cinder's, set ignore-volume-az = true in the"
+              + " cloud config's [BlockStorage]",
+          true,
+          e);
+    }
   }
 
   /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */
@@ -451,7 +517,8 @@ public final class VolumeProvisioner {
       String pvName,
       Volume volume,
       String attachment,
-      MappedVolume mapped) {
+      MappedVolume mapped,
+      Placement placement) {
     Map<String, String> annotations = new LinkedHashMap<>();
     annotations.put(Names.ANN_PROVISIONED_BY, settings.provisionerName());
     annotations.put(Names.ANN_VOLUME_ID, volume.id());
@@ -481,6 +548,21 @@ public final class VolumeProvisioner {
             .withVolumeMode(req.block() ? "Block" : "Filesystem")
             .endSpec()
             .build();
+    if (placement.nodeZone() != null) {
+      pv.getSpec()
+          .setNodeAffinity(
+              new VolumeNodeAffinityBuilder()
+                  .withNewRequired()
+                  .addNewNodeSelectorTerm()
+                  .addNewMatchExpression()
+                  .withKey(settings.topology().zoneLabel())
+                  .withOperator("In")
+                  .withValues(placement.nodeZone())
+                  .endMatchExpression()
+                  .endNodeSelectorTerm()
+                  .endRequired()
+                  .build());
+    }
     mapped.source().accept(pv.getSpec());
     return pv;
   }

@@ -19,6 +19,7 @@ import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.Placement;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
@@ -182,15 +183,71 @@ class ProvisionControllerTest {
     assertThat(pvOf(c)).isNull();
     assertThat(Cluster.claimCalls(cinder)).isEmpty();
     client
+        .nodes()
+        .resource(
+            new io.fabric8.kubernetes.api.model.NodeBuilder()
+                .withNewMetadata()
+                .withName("node-1")
+                .withLabels(Map.of(Placement.DEFAULT_ZONE_LABEL, "az-1"))
+                .endMetadata()
+                .build())
+        .create();
+    select("late", "node-1");
+    await("PV", () -> pvOf(c) != null);
+    assertThat(cinder.volumes().values())
+        .singleElement()
+        .extracting(v -> v.availabilityZone())
+        .isEqualTo("az-1");
+    assertThat(
+            pvOf(c)
+                .getSpec()
+                .getNodeAffinity()
+                .getRequired()
+                .getNodeSelectorTerms()
+                .get(0)
+                .getMatchExpressions()
+                .get(0)
+                .getValues())
+        .containsExactly("az-1");
+  }
+
+  /** A node that is gone cannot take the pod: the scheduler is made to choose again. */
+  @Test
+  void aSelectedNodeThatIsGoneIsTakenOffTheClaim() throws Exception {
+    storageClass(
+        "late", ProvisionerSettings.DEFAULT_NAME, Map.of(), "Delete", "WaitForFirstConsumer");
+    PersistentVolumeClaim c = claim("late", "late", ProvisionerSettings.DEFAULT_NAME, Map.of());
+    select("late", "node-gone");
+    await(
+        "the selection taken off",
+        () ->
+            !client
+                .persistentVolumeClaims()
+                .inNamespace("apps")
+                .withName("late")
+                .get()
+                .getMetadata()
+                .getAnnotations()
+                .containsKey(Names.ANN_SELECTED_NODE));
+    assertThat(pvOf(c)).isNull();
+    assertThat(Cluster.claimCalls(cinder)).isEmpty();
+    await(
+        "the event",
+        () ->
+            eventsOf("late").stream()
+                .anyMatch(e -> e.contains("the node node-gone the scheduler selected")));
+  }
+
+  private void select(String claim, String node) {
+    client
         .persistentVolumeClaims()
         .inNamespace("apps")
-        .withName("late")
+        .withName(claim)
         .edit(
             x -> {
-              x.getMetadata().getAnnotations().put(Names.ANN_SELECTED_NODE, "node-1");
+              x.getMetadata().getAnnotations().put(Names.ANN_SELECTED_NODE, node);
               return x;
             });
-    await("PV", () -> pvOf(c) != null);
   }
 
   @Test

@@ -1,0 +1,188 @@
+package org.standalonecinder.provisioner.provision;
+
+import io.fabric8.kubernetes.api.model.TopologySelectorLabelRequirement;
+import io.fabric8.kubernetes.api.model.TopologySelectorTerm;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Where a claim's volume goes: the Cinder availability zone to ask for, and the zone of nodes its
+ * PV is for. Decided from, in this order: the node the scheduler selected (a class with {@code
+ * WaitForFirstConsumer}), its {@code allowedTopologies}, its {@code availability} parameter; a
+ * clone stays in its source's zone.
+ *
+ * @param cinderZone the zone Cinder is asked for, or null for Cinder's default
+ * @param nodeZone the node zone the PV gets node affinity to, or null for any node
+ * @param from where the zone came from, for events and logs
+ */
+public record Placement(String cinderZone, String nodeZone, String from) {
+
+  /** No zone: Cinder's default, any node. */
+  public static final Placement ANYWHERE = new Placement(null, null, "no zone asked for");
+
+  /**
+   * Decides the placement of a claim's volume.
+   *
+   * @param sc the claim's class
+   * @param availability the class's {@code availability} parameter, or null
+   * @param node the selected node's name, or null when the class binds immediately
+   * @param nodeLabels the selected node's labels (empty when there is none)
+   * @param claimUid spreads claims of an immediate class over its allowed zones, the same zone on
+   *     every attempt
+   * @param sourceZone the clone source's Cinder zone, or null when it is no clone
+   * @param topology the zone label and whether Cinder's zones are the nodes' zones
+   * @throws ProvisioningException (final) when the sources disagree, with what to change
+   */
+  static Placement decide(
+      StorageClass sc,
+      String availability,
+      String node,
+      Map<String, String> nodeLabels,
+      String claimUid,
+      String sourceZone,
+      Topology topology) {
+    String key = topology.zoneLabel();
+    String className = sc.getMetadata().getName();
+    TreeSet<String> allowed = allowedZones(sc, key);
+    String nodeZone;
+    String from;
+    if (node != null) {
+      nodeZone = nodeLabels.get(key);
+      from = "selected node " + node + " (" + key + "=" + nodeZone + ")";
+      if (nodeZone != null && !allowed.isEmpty() && !allowed.contains(nodeZone)) {
+        // the scheduler keeps to allowedTopologies; a node relabelled since may not
+        throw ProvisioningException.invalid(
+            "the selected node "
+                + node
+                + " is in zone "
+                + nodeZone
+                + ", which StorageClass "
+                + className
+                + " does not allow ("
+                + key
+                + " in "
+                + allowed
+                + ")");
+      }
+    } else if (!allowed.isEmpty()) {
+      if (availability != null && allowed.contains(availability)) {
+        nodeZone = availability;
+      } else if (sourceZone != null && allowed.contains(sourceZone)) {
+        nodeZone = sourceZone;
+      } else {
+        nodeZone = List.copyOf(allowed).get(Math.floorMod(claimUid.hashCode(), allowed.size()));
+      }
+      from = "StorageClass " + className + " allowedTopologies (" + key + " in " + allowed + ")";
+    } else {
+      nodeZone = null;
+      from = availability != null ? "StorageClass " + className + " availability" : null;
+    }
+    if (nodeZone == null) {
+      // No node zone: the class alone places the volume in Cinder, the PV fits any node.
+      String zone = availability != null ? availability : sourceZone;
+      if (zone == null) {
+        return ANYWHERE;
+      }
+      return new Placement(
+          topology.ignoreVolumeAz() ? null : zone,
+          null,
+          from != null ? from : "the clone source's zone");
+    }
+    if (topology.ignoreVolumeAz()) {
+      // Cinder's zones are not the nodes' (ignore-volume-az): only the PV is placed.
+      return new Placement(null, nodeZone, from);
+    }
+    if (availability != null && !availability.equals(nodeZone)) {
+      throw ProvisioningException.invalid(
+          "StorageClass "
+              + className
+              + " asks for availability "
+              + availability
+              + " and the volume must be in zone "
+              + nodeZone
+              + " of "
+              + from
+              + ": drop availability from the class (the zone then comes from the node), or set"
+              + " ignore-volume-az = true when Cinder's zones are not the nodes' zones");
+    }
+    if (sourceZone != null && !sourceZone.equals(nodeZone)) {
+      throw ProvisioningException.invalid(
+          "the clone source is in zone "
+              + sourceZone
+              + " and a clone stays in its source's zone, but it must be in zone "
+              + nodeZone
+              + " of "
+              + from
+              + "; use a class that allows zone "
+              + sourceZone);
+    }
+    return new Placement(nodeZone, nodeZone, from);
+  }
+
+  /**
+   * The zones a class's {@code allowedTopologies} allow under the zone label; empty when it does
+   * not restrict them.
+   *
+   * @throws ProvisioningException (final) when it restricts another label, which this provisioner
+   *     could not honour
+   */
+  static TreeSet<String> allowedZones(StorageClass sc, String key) {
+    TreeSet<String> zones = new TreeSet<>();
+    List<TopologySelectorTerm> terms = sc.getAllowedTopologies();
+    if (terms == null) {
+      return zones;
+    }
+    for (TopologySelectorTerm t : terms) {
+      if (t.getMatchLabelExpressions() == null) {
+        continue;
+      }
+      for (TopologySelectorLabelRequirement r : t.getMatchLabelExpressions()) {
+        if (!key.equals(r.getKey())) {
+          throw ProvisioningException.invalid(
+              "StorageClass "
+                  + sc.getMetadata().getName()
+                  + " allowedTopologies restricts "
+                  + r.getKey()
+                  + ", and this provisioner places volumes by "
+                  + key
+                  + " only (its --zone-label)");
+        }
+        if (r.getValues() != null) {
+          zones.addAll(r.getValues());
+        }
+      }
+    }
+    return zones;
+  }
+
+  /**
+   * How this cluster's nodes name their zones.
+   *
+   * @param zoneLabel the node label that holds a node's zone
+   * @param ignoreVolumeAz whether Cinder is asked for no zone (its zones are not the nodes'), as
+   *     {@code ignore-volume-az} in the cloud config says
+   */
+  public record Topology(String zoneLabel, boolean ignoreVolumeAz) {
+
+    // Declared before DEFAULT: static fields initialise in order.
+    private static final java.util.regex.Pattern LABEL_KEY =
+        java.util.regex.Pattern.compile(
+            "([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                + "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
+
+    /** The label Kubernetes' cloud providers set, and Cinder's zones as the nodes' zones. */
+    public static final Topology DEFAULT = new Topology(DEFAULT_ZONE_LABEL, false);
+
+    public Topology {
+      if (zoneLabel == null || !LABEL_KEY.matcher(zoneLabel).matches()) {
+        throw new IllegalArgumentException(
+            "'" + zoneLabel + "' is not a label key such as " + DEFAULT_ZONE_LABEL);
+      }
+    }
+  }
+
+  /** The well-known label of a node's zone. */
+  public static final String DEFAULT_ZONE_LABEL = "topology.kubernetes.io/zone";
+}
