@@ -200,7 +200,7 @@ public final class ProvisionerApp implements AutoCloseable {
       resolver =
           new ResolverServer(
               vertx,
-              new CloneResolver(cluster, metered, settings.provisionerName()),
+              new CloneResolver(cluster, metered, settings.provisionerName(), settings.topology()),
               cluster,
               o.resolver().token());
       try {

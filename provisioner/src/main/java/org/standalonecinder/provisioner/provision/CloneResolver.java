@@ -30,14 +30,25 @@ public final class CloneResolver {
   private final ClusterReader cluster;
   private final CinderClient cinder;
   private final String provisionerName;
+  private final Placement.Topology topology;
 
   /**
    * @param provisionerName our provisioner's name: a source's PV must have been provisioned by it
    */
   public CloneResolver(ClusterReader cluster, CinderClient cinder, String provisionerName) {
+    this(cluster, cinder, provisionerName, Placement.Topology.DEFAULT);
+  }
+
+  /** With the nodes' zone label, to check a source's zone against a class's allowed zones. */
+  public CloneResolver(
+      ClusterReader cluster,
+      CinderClient cinder,
+      String provisionerName,
+      Placement.Topology topology) {
     this.cluster = cluster;
     this.cinder = cinder;
     this.provisionerName = provisionerName;
+    this.topology = topology;
   }
 
   /**
@@ -221,6 +232,24 @@ public final class CloneResolver {
               + " asks for "
               + zone
               + "; Cinder clones within a zone: use a class without availability or with "
+              + v.availabilityZone());
+    }
+    java.util.TreeSet<String> allowed = Placement.allowedZones(sc, topology.zoneLabel());
+    if (!topology.ignoreVolumeAz()
+        && !allowed.isEmpty()
+        && !allowed.contains(v.availabilityZone())) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source
+              + " is in zone "
+              + v.availabilityZone()
+              + ", which StorageClass "
+              + sc.getMetadata().getName()
+              + " does not allow ("
+              + topology.zoneLabel()
+              + " in "
+              + allowed
+              + "); a clone stays in its source's zone: use a class that allows "
               + v.availabilityZone());
     }
     String type = req.params().volumeType();

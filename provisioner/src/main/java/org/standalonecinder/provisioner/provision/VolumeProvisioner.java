@@ -130,7 +130,7 @@ public final class VolumeProvisioner {
 
   /** A resolver of clone sources that asks this provisioner's Cinder. */
   public CloneResolver clones(ClusterReader cluster) {
-    return new CloneResolver(cluster, cinder, settings.provisionerName());
+    return new CloneResolver(cluster, cinder, settings.provisionerName(), settings.topology());
   }
 
   /** What grows this provisioner's volumes, on the same Cinder and with the same waits. */

@@ -62,6 +62,27 @@ class ResolverServerTest {
     Cluster.createClass(client, "plain", Map.of());
     Cluster.createClass(client, "zoned", Map.of("smartclone", "true", "availability", "elsewhere"));
     Cluster.createClass(client, "typed", Map.of("smartclone", "true", "type", "gold"));
+    client
+        .storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+                .withNewMetadata()
+                .withName("fenced")
+                .endMetadata()
+                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                .withParameters(Map.of("smartclone", "true"))
+                .withAllowedTopologies(
+                    new io.fabric8.kubernetes.api.model.TopologySelectorTermBuilder()
+                        .addNewMatchLabelExpression()
+                        .withKey(
+                            org.standalonecinder.provisioner.provision.Placement.DEFAULT_ZONE_LABEL)
+                        .withValues("elsewhere", "far")
+                        .endMatchLabelExpression()
+                        .build())
+                .build())
+        .create();
     PersistentVolumeClaim src = Cluster.createClaim(client, "src", "clones");
     sourceVolume =
         Cluster.bind(client, src).getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
@@ -139,6 +160,11 @@ class ResolverServerTest {
             "another zone",
             check("apps/src", "zoned", "1Gi", null),
             "source claim apps/src is in availability zone nova and StorageClass zoned asks for elsewhere"),
+        Arguments.of(
+            "a class whose allowed zones leave out the source's",
+            check("apps/src", "fenced", "1Gi", null),
+            "source claim apps/src is in zone nova, which StorageClass fenced does not allow"
+                + " (topology.kubernetes.io/zone in [elsewhere, far])"),
         Arguments.of(
             "another type",
             check("apps/src", "typed", "1Gi", null),
