@@ -410,19 +410,7 @@ class VolumeProvisionerTest {
       Consumer<VolumeProvisionerTest> inject,
       String failure,
       List<String> calls) {
-    cinder.seed(
-        new Volume(
-            "vol-old",
-            PV,
-            status,
-            1,
-            "nova",
-            "__DEFAULT__",
-            Names.identifying(UID, "cluster-a"),
-            null,
-            null,
-            false,
-            attachments));
+    seedOld(status, attachments);
     inject.accept(this);
     if (failure == null) {
       PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
@@ -486,19 +474,7 @@ class VolumeProvisionerTest {
   @MethodSource("volumesStillCreatingAfterTheGrace")
   void aVolumeStillCreatingAfterTheGraceIsAskedWhetherItWasScheduled(
       String name, Consumer<VolumeProvisionerTest> inject, String failure, List<String> calls) {
-    cinder.seed(
-        new Volume(
-            "vol-old",
-            PV,
-            "creating",
-            1,
-            "nova",
-            "__DEFAULT__",
-            Names.identifying(UID, "cluster-a"),
-            null,
-            null,
-            false,
-            List.of()));
+    seedOld("creating", List.of());
     inject.accept(this);
     if (failure == null) {
       PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
@@ -520,11 +496,22 @@ class VolumeProvisionerTest {
 
   @Test
   void aVolumeNeverScheduledIsReplacedByTheNextAttempt() {
+    seedOld("creating", List.of());
+    cinder.neverScheduled("vol-old");
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOf(ProvisioningException.class);
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
+    assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
+  }
+
+  /** The claim's volume as an earlier attempt left it. */
+  private void seedOld(String status, List<String> attachments) {
     cinder.seed(
         new Volume(
             "vol-old",
             PV,
-            "creating",
+            status,
             1,
             "nova",
             "__DEFAULT__",
@@ -532,13 +519,7 @@ class VolumeProvisionerTest {
             null,
             null,
             false,
-            List.of()));
-    cinder.neverScheduled("vol-old");
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
-        .isInstanceOf(ProvisioningException.class);
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
-    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
-    assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
+            attachments));
   }
 
   @Test
