@@ -94,13 +94,29 @@ class KubeFaultsE2EIT {
   /** This run's API server outages, for the RBAC audit (which runs last, in the same JVM). */
   static final java.util.List<Outage> OUTAGES = new java.util.concurrent.CopyOnWriteArrayList<>();
 
+  /** Another client's change of a claim: a new value of its label {@code meddled}. */
+  private static void meddle(LocalInstall it, String ns, String name, AtomicInteger changes) {
+    it.admin
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName(name)
+        .edit(
+            x -> {
+              Map<String, String> labels =
+                  new java.util.HashMap<>(
+                      x.getMetadata().getLabels() == null ? Map.of() : x.getMetadata().getLabels());
+              labels.put("meddled", Integer.toString(changes.incrementAndGet()));
+              x.getMetadata().setLabels(labels);
+              return x;
+            });
+  }
+
   @Test
   void clonesAreMadeOnceWhileSomeoneElseKeepsChangingTheClaims(LocalInstall it) throws Exception {
     IsolatedClaims claims = new IsolatedClaims(it, "kube-conflict", Map.of());
     int clones = 6;
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger changes = new AtomicInteger();
-    // Another controller labelling every claim of the namespace, as fast as it can.
     Thread meddler =
         new Thread(
             () -> {
@@ -108,21 +124,7 @@ class KubeFaultsE2EIT {
                 for (var c :
                     it.admin.persistentVolumeClaims().inNamespace(claims.ns).list().getItems()) {
                   try {
-                    it.admin
-                        .persistentVolumeClaims()
-                        .inNamespace(claims.ns)
-                        .withName(c.getMetadata().getName())
-                        .edit(
-                            x -> {
-                              Map<String, String> labels =
-                                  new java.util.HashMap<>(
-                                      x.getMetadata().getLabels() == null
-                                          ? Map.of()
-                                          : x.getMetadata().getLabels());
-                              labels.put("meddled", Integer.toString(changes.incrementAndGet()));
-                              x.getMetadata().setLabels(labels);
-                              return x;
-                            });
+                    meddle(it, claims.ns, c.getMetadata().getName(), changes);
                   } catch (RuntimeException e) {
                     // gone or changed meanwhile: the next round takes it again
                   }
@@ -134,7 +136,11 @@ class KubeFaultsE2EIT {
     try (MortalProvisioner p = claims.provisioner(0)) {
       claims.claim("src", "");
       claims.settle(Set.of("src"), SETTLE);
+      // Another controller labelling every claim of the namespace, as fast as it can; whether it
+      // lands between the provisioner's read and write is luck, so the first update of each claim
+      // is also made to meet a change for certain.
       meddler.start();
+      p.interfereWithFirstUpdates((ns, name) -> meddle(it, ns, name, changes));
       Set<String> copies =
           IntStream.range(0, clones).mapToObj(i -> "copy" + i).collect(Collectors.toSet());
       names.addAll(copies);
@@ -144,9 +150,12 @@ class KubeFaultsE2EIT {
       meddler.join();
       REPORT.line(
           "%d clones while another client changed the claims %d times: all bound once, no"
-              + " finalizer left; the provisioner met %d 409 Conflicts",
-          clones, changes.get(), p.conflicts());
-      assertThat(p.conflicts()).as("the provisioner met conflicts").isPositive();
+              + " finalizer left; the provisioner met %d 409 Conflicts (%d made certain, on %s)",
+          clones, changes.get(), p.conflicts(), p.interfered().size(), p.interfered());
+      assertThat(p.interfered()).as("claims changed under the provisioner's update").isNotEmpty();
+      assertThat(p.conflicts())
+          .as("the provisioner met a conflict for each")
+          .isGreaterThanOrEqualTo(p.interfered().size());
     } finally {
       stop.set(true);
       meddler.join();

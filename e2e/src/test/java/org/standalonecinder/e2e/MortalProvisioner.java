@@ -67,6 +67,8 @@ final class MortalProvisioner implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicInteger conflicts =
       new java.util.concurrent.atomic.AtomicInteger();
   private volatile boolean dead;
+  private volatile java.util.function.BiConsumer<String, String> interference;
+  private final Set<String> interfered = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final KubernetesClient client;
   private final ProvisionController controller;
 
@@ -128,6 +130,21 @@ final class MortalProvisioner implements AutoCloseable {
     return conflicts.get();
   }
 
+  /**
+   * Makes someone else change each claim between this provisioner's read of it and its first update
+   * of it: {@code change} (namespace, name) runs, on another client, just before that PUT is sent,
+   * so the PUT carries a stale resourceVersion and meets a 409 for certain. Only the first update
+   * of each claim is interfered with, so a retry goes through.
+   */
+  void interfereWithFirstUpdates(java.util.function.BiConsumer<String, String> change) {
+    interference = change;
+  }
+
+  /** The claims whose first update was interfered with, as namespace/name. */
+  Set<String> interfered() {
+    return Set.copyOf(interfered);
+  }
+
   /** Whether it died within the timeout. */
   boolean awaitDeath(Duration timeout) throws InterruptedException {
     return died.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -185,6 +202,20 @@ final class MortalProvisioner implements AutoCloseable {
       public void before(BasicBuilder builder, HttpRequest request, RequestTags tags) {
         if (dead) {
           throw new KubernetesClientException("the provisioner is dead");
+        }
+        var change = interference;
+        String[] parts = request.uri().getPath().split("/");
+        // /api/v1/namespaces/<ns>/persistentvolumeclaims/<name>: the claim itself, not its status
+        if (change != null
+            && request.method().equals("PUT")
+            && parts.length == 7
+            && parts[5].equals("persistentvolumeclaims")
+            && interfered.add(parts[4] + "/" + parts[6])) {
+          try {
+            change.accept(parts[4], parts[6]);
+          } catch (RuntimeException e) {
+            // the claim is gone or the change failed: the PUT meets whatever it meets
+          }
         }
       }
 

@@ -658,10 +658,6 @@ public final class ProvisionController implements AutoCloseable {
   }
 
   /**
-   * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
-   * no resourceVersion, so the binder's concurrent writes do not make it fail.
-   */
-  /**
    * The labels of the node the scheduler selected for the claim ({@code WaitForFirstConsumer}),
    * empty when it selected none. A node that is gone cannot take the pod: its name is taken off the
    * claim, so the scheduler selects another, as Kubernetes' external provisioners do.
@@ -703,6 +699,10 @@ public final class ProvisionController implements AutoCloseable {
         null);
   }
 
+  /**
+   * Sets the claim's volume id and, for a clone, {@code k8s.io/CloneOf}. A merge patch: it carries
+   * no resourceVersion, so the binder's concurrent writes do not make it fail.
+   */
   private void annotate(PersistentVolumeClaim claim, String volumeId, ClaimRef cloneOf) {
     Map<String, String> ann = new java.util.LinkedHashMap<>();
     ann.put(Names.ANN_VOLUME_ID, volumeId);
@@ -767,7 +767,7 @@ public final class ProvisionController implements AutoCloseable {
       }
       Map<String, String> pvAnn = pv == null ? null : pv.getMetadata().getAnnotations();
       // Only a PV made as a clone makes the claim one: never mark a blank volume CloneOf.
-      if (pvAnn != null && pvAnn.get(Names.ANN_CLONE_OF) != null) {
+      if (pvAnn != null && pvAnn.get(Names.ANN_CLONE_OF) != null && !cloneOfInApiServer(claim)) {
         annotate(
             claim,
             pvAnn.get(Names.ANN_VOLUME_ID),
@@ -783,6 +783,26 @@ public final class ProvisionController implements AutoCloseable {
         && cached.getMetadata().getFinalizers().contains(finalizer)) {
       unprotect(src.get(), finalizer);
     }
+  }
+
+  /**
+   * Whether the API server's copy of the claim has {@code k8s.io/CloneOf} (a gone claim counts as
+   * having it: there is nothing to mark). The informer's copy can predate this provisioner's own
+   * annotation when the binder wrote the claim in between; annotating again is harmless but is a
+   * needless write per clone, and one whose presence depended on timing.
+   */
+  private boolean cloneOfInApiServer(PersistentVolumeClaim claim) {
+    PersistentVolumeClaim fresh =
+        client
+            .persistentVolumeClaims()
+            .inNamespace(claim.getMetadata().getNamespace())
+            .withName(claim.getMetadata().getName())
+            .get();
+    if (fresh == null || !claim.getMetadata().getUid().equals(fresh.getMetadata().getUid())) {
+      return true;
+    }
+    Map<String, String> ann = fresh.getMetadata().getAnnotations();
+    return ann != null && ann.get(ClaimRef.CLONE_OF) != null;
   }
 
   /** Keeps the source claim (and so its volume) from going while the clone is made. */
