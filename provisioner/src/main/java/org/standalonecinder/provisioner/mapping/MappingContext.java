@@ -14,6 +14,7 @@ import java.util.Map;
  * @param secretLabels labels that tie an auth Secret to its PV
  * @param sharedSecretLabels labels of auth Secrets that several PVs use
  * @param rbd how RBD exports become PVs, for this claim
+ * @param multiNode whether the claim asked for ReadWriteMany (writers on several nodes at once)
  */
 public record MappingContext(
     String pvName,
@@ -24,7 +25,8 @@ public record MappingContext(
     String secretNamespace,
     Map<String, String> secretLabels,
     Map<String, String> sharedSecretLabels,
-    RbdOptions rbd) {
+    RbdOptions rbd,
+    boolean multiNode) {
 
   /** Without RBD configuration: RBD exports are refused with the reason. */
   public MappingContext(
@@ -49,6 +51,22 @@ public record MappingContext(
             null,
             RbdOptions.DEFAULT_CSI_DRIVER,
             RbdOptions.DEFAULT_IMAGE_FEATURES,
-            Cephx.none(secretNamespace)));
+            Cephx.none(secretNamespace)),
+        false);
+  }
+
+  /** The same context for a claim that does (or does not) ask for ReadWriteMany. */
+  public MappingContext withMultiNode(boolean multiNode) {
+    return new MappingContext(
+        pvName,
+        initiatorName,
+        fsType,
+        block,
+        readOnly,
+        secretNamespace,
+        secretLabels,
+        sharedSecretLabels,
+        rbd,
+        multiNode);
   }
 }

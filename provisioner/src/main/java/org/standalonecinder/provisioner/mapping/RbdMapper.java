@@ -87,6 +87,12 @@ public final class RbdMapper implements VolumeMapper {
               + " this cluster needs (its Kubernetes version was unknown): set --rbd-form (env"
               + " RBD_FORM) or the class parameter rbdForm to rbd or csi");
     }
+    if (ctx.multiNode() && o.form() == RbdForm.RBD) {
+      throw new UnmappableExportException(
+          "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi, with ceph-csi on"
+              + " the nodes): Kubernetes' in-tree rbd plugin maps an image for writing on one node"
+              + " at a time and would keep every other node's pod waiting for the first to let go");
+    }
     boolean auth = truthy(info.data().get("auth_enabled"));
     Cephx cephx = o.cephx();
     boolean needsKey = auth || o.form() == RbdForm.CSI;

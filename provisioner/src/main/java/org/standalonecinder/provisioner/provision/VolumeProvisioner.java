@@ -249,7 +249,8 @@ public final class VolumeProvisioner {
                   settings.secretNamespace(),
                   Names.secretLabels(pvName),
                   Names.sharedSecretLabels(),
-                  rbd));
+                  rbd,
+                  req.multiNode()));
       mapped
           .secret()
           .ifPresent(

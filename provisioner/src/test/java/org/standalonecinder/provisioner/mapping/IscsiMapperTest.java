@@ -125,7 +125,18 @@ class IscsiMapperTest {
             export(),
             new MappingContext(
                 "pvc-1", "iqn.2026-11.org.x:k8s", "ext4", true, false, "ns", Map.of()),
-            m -> assertThat(iscsi(m).getFsType()).isNull()));
+            m -> assertThat(iscsi(m).getFsType()).isNull()),
+        ok(
+            "ReadWriteMany block: every node logs in as the cluster's one initiator, read-write",
+            export(),
+            new MappingContext(
+                    "pvc-1", "iqn.2026-11.org.x:k8s", "ext4", true, false, "ns", Map.of())
+                .withMultiNode(true),
+            m -> {
+              assertThat(iscsi(m).getInitiatorName()).isEqualTo("iqn.2026-11.org.x:k8s");
+              assertThat(iscsi(m).getReadOnly()).isFalse();
+              assertThat(iscsi(m).getFsType()).isNull();
+            }));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -42,7 +42,8 @@ class RbdMapperTest {
         NS,
         Map.of("standalone-cinder.io/pv", "pvc-1"),
         SHARED,
-        o);
+        o,
+        false);
   }
 
   static final MappingContext RBD = ctx(opts(RbdForm.RBD, null, CEPHX), "ext4", false, false);
@@ -223,7 +224,15 @@ class RbdMapperTest {
             "cinder",
             "cephx-csi-cinder",
             null,
-            true));
+            true),
+        Arguments.of(
+            "block, ReadWriteMany (ceph-csi maps it on several nodes)",
+            lab(),
+            ctx(opts(RbdForm.CSI, "ceph-a", CEPHX), "ext4", true, false).withMultiNode(true),
+            "cinder",
+            "cephx-csi-cinder",
+            null,
+            false));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -332,7 +341,13 @@ class RbdMapperTest {
             lab(),
             ctx(opts(RbdForm.CSI, null, CEPHX), "ext4", false, false),
             true,
-            "needs ceph-csi's clusterID for this Ceph cluster (monitors 127.0.0.1:6789)"));
+            "needs ceph-csi's clusterID for this Ceph cluster (monitors 127.0.0.1:6789)"),
+        Arguments.of(
+            "ReadWriteMany in the in-tree form",
+            lab(),
+            ctx(opts(RbdForm.RBD, null, CEPHX), "ext4", true, false).withMultiNode(true),
+            false,
+            "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi"));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
@@ -143,6 +144,38 @@ class RbdProvisioningTest {
         .isEqualTo(new SecretReference("cephx-csi-k8s-nodes", NS));
     assertThat(secrets.secrets.get(NS + "/cephx-csi-k8s-nodes").getStringData())
         .isEqualTo(Map.of("userID", "k8s-nodes", "userKey", KEY));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "'in-tree rbd: refused, the export undone', rbd, ",
+    "'ceph-csi: a ReadWriteMany block PV', csi, ceph-a"
+  })
+  void readWriteManyOnAMultiattachTypeNeedsCephCsi(String name, String form, String clusterId) {
+    adminSecretIs(Map.of("key", KEY));
+    cinder.multiattachTypes(true);
+    var claim = claimOf(Fixtures.UID, "shared", "1Gi", "Block", "ReadWriteMany");
+    Map<String, String> params =
+        clusterId == null
+            ? Map.of("rbdForm", form)
+            : Map.of("rbdForm", form, "cephClusterID", clusterId);
+    if (clusterId == null) {
+      assertThatThrownBy(() -> provisioner.provision(claim, storageClass(params)))
+          .isInstanceOfSatisfying(
+              ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
+          .hasMessageContaining("ReadWriteMany on Ceph needs the csi form of RBD volumes");
+      assertThat(cinder.log())
+          .containsExactly(
+              "getSecret cephx", FIND, CREATE, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
+      assertThat(cinder.volumes()).isEmpty();
+      assertThat(shared()).isNull();
+      return;
+    }
+    PersistentVolume pv = provisioner.provision(claim, storageClass(params));
+    assertThat(pv.getSpec().getCsi().getReadOnly()).isFalse();
+    assertThat(pv.getSpec().getCsi().getFsType()).isNull();
+    assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+    assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
   }
 
   @Test
