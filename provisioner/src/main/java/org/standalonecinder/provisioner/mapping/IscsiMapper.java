@@ -16,8 +16,8 @@ import org.standalonecinder.provisioner.cinder.ConnectionInfo;
  * iSCSI: {@code spec.iscsi} with portal(s), IQN, LUN, the cluster's initiator name, and a {@code
  * kubernetes.io/iscsi-chap} Secret when Cinder set up CHAP.
  *
- * <p>The initiator name goes into the PV because Cinder's target only admits the initiator it was
- * told about; without it a node logs in with its own name and is refused.
+ * <p>The initiator name goes into the PV because many targets (LIO, most arrays) admit only the
+ * initiator Cinder was told about; without it a node logs in with its own name and is refused.
  */
 public final class IscsiMapper implements VolumeMapper {
 

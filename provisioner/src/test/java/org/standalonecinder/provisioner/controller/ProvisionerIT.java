@@ -304,6 +304,101 @@ class ProvisionerIT {
     assertThat(after.ok()).as(after.output()).isTrue();
   }
 
+  /**
+   * A ReadWriteMany block claim on a multiattach type. The cluster has one Cinder attachment, and
+   * the target serves two nodes at once: each logs in as the PV says (its one initiator name and
+   * CHAP), as kubelets do, and each reads what the other wrote while both are logged in.
+   */
+  @org.junit.jupiter.api.Test
+  void aReadWriteManyClaimIsServedToTwoNodesAtOnce() throws Exception {
+    String type = LocalCinder.env().get("CINDER_MULTIATTACH_TYPE");
+    assertThat(type).as("dev/cinder-local/start.sh makes a multiattach type").isNotNull();
+    start(Mode.NOAUTH);
+    Cluster.createClass(client, "shared", Map.of("type", type));
+    PersistentVolumeClaim c = Fixtures.claimOf(null, "shared", "1Gi", "Block", "ReadWriteMany");
+    c.getMetadata()
+        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    c.getSpec().setStorageClassName("shared");
+    c = client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+    PersistentVolume pv = Cluster.bind(client, c);
+    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    assertThat(cinder.getVolume(volumeId))
+        .get()
+        .satisfies(
+            v -> {
+              assertThat(v.multiattach()).isTrue();
+              assertThat(v.volumeType()).isEqualTo(type);
+              assertThat(v.status()).isEqualTo("in-use");
+              assertThat(v.attachmentIds()).as("one attachment, the cluster's").hasSize(1);
+            });
+    assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+    assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
+    assertThat(pv.getSpec().getIscsi().getReadOnly()).isFalse();
+    assertThat(pv.getSpec().getIscsi().getFsType()).isNull();
+
+    IscsiProbe.Target node = node(pv);
+    String iqn = pv.getSpec().getIscsi().getIqn();
+    // Node a writes and stays logged in; node b logs in meanwhile, writes, reads a's bytes; a then
+    // reads b's.
+    var a = io(node, "write -P 0xa1 0 1M", "sleep 8000", "read -P 0xb2 1M 1M");
+    await("node a logged in", () -> sessions(iqn) == 1, Duration.ofSeconds(20));
+    var b = io(node, "sleep 1000", "write -P 0xb2 1M 1M", "read -P 0xa1 0 1M", "sleep 2000");
+    await("both nodes logged in at once", () -> sessions(iqn) == 2, Duration.ofSeconds(6));
+    IscsiProbe.Result bSaw = b.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(bSaw.ok()).as("node b: " + bSaw.output()).isTrue();
+    IscsiProbe.Result aSaw = a.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(aSaw.ok()).as("node a: " + aSaw.output()).isTrue();
+
+    client.persistentVolumeClaims().inNamespace("apps").withName("shared").delete();
+    Cluster.release(client, pv);
+    await(
+        "PV deleted",
+        () -> client.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
+        Duration.ofSeconds(60));
+    assertThat(cinder.getVolume(volumeId)).isEmpty();
+  }
+
+  /** qemu-io commands run by a user-space initiator in the background. */
+  private static java.util.concurrent.CompletableFuture<IscsiProbe.Result> io(
+      IscsiProbe.Target node, String... commands) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return node.io(commands);
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+        });
+  }
+
+  /** The sessions (I_T nexuses) the local tgtd has on a target, as {@code tgtadm} lists them. */
+  private static int sessions(String iqn) {
+    try {
+      Process p =
+          new ProcessBuilder("tgtadm", "--lld", "iscsi", "--mode", "target", "--op", "show")
+              .redirectErrorStream(true)
+              .start();
+      String out =
+          new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      p.waitFor();
+      int at = out.indexOf(": " + iqn + "\n");
+      if (at < 0) {
+        return 0;
+      }
+      int end = out.indexOf("\nTarget ", at);
+      String target = end < 0 ? out.substring(at) : out.substring(at, end);
+      return (int) target.lines().filter(l -> l.trim().startsWith("I_T nexus: ")).count();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return 0;
+    }
+  }
+
   private PersistentVolumeClaim claim(String name) {
     return client.persistentVolumeClaims().inNamespace("apps").withName(name).get();
   }

@@ -77,7 +77,9 @@ record RbdProbe(List<String> monitors, String pool, String image, String user, S
             && !out.contains("Pattern verification failed")
             && !out.contains("failed:")
             && out.lines().filter(l -> l.startsWith("read ") || l.startsWith("wrote ")).count()
-                == commands.length;
+                == java.util.Arrays.stream(commands)
+                    .filter(c -> c.startsWith("read ") || c.startsWith("write "))
+                    .count();
     return new Result(ok, out);
   }
 
@@ -122,25 +124,40 @@ record RbdProbe(List<String> monitors, String pool, String image, String user, S
 
   /** The images of a pool, as Ceph lists them. */
   static List<String> images(String pool) throws IOException, InterruptedException {
+    return rbd("ls", "-p", pool).lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+  }
+
+  /** An image's features, as {@code rbd info} lists them. */
+  static List<String> features(String pool, String image) throws IOException, InterruptedException {
+    return rbd("info", pool + "/" + image)
+        .lines()
+        .map(String::trim)
+        .filter(l -> l.startsWith("features:"))
+        .flatMap(l -> java.util.Arrays.stream(l.substring("features:".length()).split(",")))
+        .map(String::trim)
+        .filter(f -> !f.isEmpty())
+        .toList();
+  }
+
+  /** The {@code rbd} tool as Cinder's Ceph user; its output, or an exception when it fails. */
+  private static String rbd(String... args) throws IOException, InterruptedException {
     Map<String, String> env = lab();
-    Process p =
-        new ProcessBuilder(
+    List<String> cmd =
+        new java.util.ArrayList<>(
+            List.of(
                 "rbd",
                 "-c",
                 env.get("CEPH_CONF"),
                 "--id",
                 env.get("CEPH_CLIENT_ID"),
                 "--keyring",
-                env.get("CEPH_CINDER_KEYRING"),
-                "ls",
-                "-p",
-                pool)
-            .redirectErrorStream(true)
-            .start();
+                env.get("CEPH_CINDER_KEYRING")));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      throw new IllegalStateException("rbd ls failed: " + out);
+      throw new IllegalStateException("rbd " + String.join(" ", args) + " failed: " + out);
     }
-    return out.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
+    return out;
   }
 }

@@ -249,4 +249,88 @@ class RbdProvisionerIT {
     assertThat(secret(NS, csi.getNodeStageSecretRef().getName())).isNull();
     assertThat(List.of(secret(NS, "cephx"))).doesNotContainNull();
   }
+
+  /**
+   * ReadWriteMany on Ceph: a multiattach type's image has no exclusive-lock (Cinder takes it off),
+   * the ceph-csi form gives a ReadWriteMany block PV whose image two clients write and read at
+   * once, and the in-tree form is refused with the volume undone.
+   */
+  @Test
+  void aReadWriteManyCephClaimNeedsCephCsiAndGetsAnImageWithoutExclusiveLock() throws Exception {
+    String type = RbdProbe.lab().get("CINDER_RBD_MULTIATTACH_TYPE");
+    assertThat(type).as("dev/cinder-local/start.sh makes an RBD multiattach type").isNotNull();
+    Cluster.createClass(
+        client, "shared-csi", Map.of("type", type, "rbdForm", "csi", "cephClusterID", "lab-ceph"));
+    Cluster.createClass(client, "shared-rbd", Map.of("type", type, "rbdForm", "rbd"));
+    PersistentVolumeClaim c = rwxBlock("shared", "shared-csi");
+    PersistentVolumeClaim refused = rwxBlock("refused", "shared-rbd");
+    PersistentVolume pv = awaitPv(c);
+    String volume = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+    assertThat(pv.getSpec().getCsi().getReadOnly()).isFalse();
+    assertThat(RbdProbe.features("volumes", "volume-" + volume))
+        .contains("layering")
+        .doesNotContain("exclusive-lock", "object-map", "fast-diff");
+    var csi = pv.getSpec().getCsi();
+    Secret s =
+        secret(csi.getNodeStageSecretRef().getNamespace(), csi.getNodeStageSecretRef().getName());
+    RbdProbe node =
+        new RbdProbe(
+            RbdProbe.labMonitors(),
+            "volumes",
+            csi.getVolumeHandle(),
+            RbdProbe.value(s, RbdMapper.CSI_USER_ID),
+            RbdProbe.value(s, RbdMapper.CSI_USER_KEY));
+    // Two clients with the image open at once, each reading what the other wrote.
+    var a = background(node, "write -P 0xa1 0 64k", "sleep 4000", "read -P 0xb2 64k 64k");
+    Thread.sleep(1000);
+    RbdProbe.Result b = node.io("write -P 0xb2 64k 64k", "read -P 0xa1 0 64k");
+    assertThat(b.ok()).as("client b: " + b.output()).isTrue();
+    RbdProbe.Result aSaw = a.get(60, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(aSaw.ok()).as("client a: " + aSaw.output()).isTrue();
+
+    Cluster.await(
+        "the in-tree refusal",
+        () ->
+            client.events().v1().events().inAnyNamespace().list().getItems().stream()
+                .anyMatch(
+                    e ->
+                        e.getRegarding().getName().equals("refused")
+                            && e.getNote()
+                                .contains("ReadWriteMany on Ceph needs the csi form of RBD")),
+        java.time.Duration.ofSeconds(60));
+    assertThat(
+            client.persistentVolumes().withName(Names.pvName(refused.getMetadata().getUid())).get())
+        .isNull();
+    release("shared", pv);
+    assertThat(RbdProbe.images("volumes")).doesNotContain("volume-" + volume);
+  }
+
+  private PersistentVolumeClaim rwxBlock(String name, String className) {
+    PersistentVolumeClaim c =
+        org.standalonecinder.provisioner.provision.Fixtures.claimOf(
+            null, name, "1Gi", "Block", "ReadWriteMany");
+    c.getMetadata()
+        .setAnnotations(
+            Map.of(
+                Names.ANN_STORAGE_PROVISIONER,
+                org.standalonecinder.provisioner.provision.ProvisionerSettings.DEFAULT_NAME));
+    c.getSpec().setStorageClassName(className);
+    return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+  }
+
+  private static java.util.concurrent.CompletableFuture<RbdProbe.Result> background(
+      RbdProbe node, String... commands) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return node.io(commands);
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+          }
+        });
+  }
 }

@@ -1,0 +1,126 @@
+package org.standalonecinder.provisioner.host;
+
+import io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
+
+/**
+ * The {@code iscsiadm} commands that log this host in to an iSCSI export and out again, in the
+ * order os-brick and the kubelet run them: a node record per portal ({@code --op new}, without a
+ * discovery, so a target that hides itself from SendTargets still works), its CHAP settings, the
+ * login, and {@code node.startup automatic} so that the session comes back after a reboot. The
+ * export is described as a PV's {@code spec.iscsi} and CHAP Secret describe it, so the host logs in
+ * exactly as a node would for the same volume.
+ */
+public final class OpenIscsi {
+
+  /** iscsiadm's "session exists": a login that is already done. */
+  static final int SESSION_EXISTS = 15;
+
+  /** iscsiadm's "no records or sessions found": a logout or delete that is already done. */
+  static final int NOTHING_FOUND = 21;
+
+  /**
+   * One command.
+   *
+   * @param argv the program and its arguments
+   * @param alsoOk exit codes besides 0 that mean it is done already
+   */
+  public record Command(List<String> argv, Set<Integer> alsoOk) {
+
+    public Command {
+      argv = List.copyOf(argv);
+      alsoOk = Set.copyOf(alsoOk);
+    }
+
+    /** The command as it may be printed or logged: a CHAP secret after its name is masked. */
+    public String shown() {
+      List<String> out = new ArrayList<>(argv);
+      for (int i = 2; i < out.size(); i++) {
+        if (out.get(i - 1).equals("-v") && out.get(i - 2).endsWith(".password")) {
+          out.set(i, "***");
+        }
+      }
+      return String.join(" ", out);
+    }
+
+    @Override
+    public String toString() {
+      return shown();
+    }
+  }
+
+  private OpenIscsi() {}
+
+  /** The portals to log in to: the main one, and with multipath the others of the same LUN. */
+  public static List<String> portals(ISCSIPersistentVolumeSource s, boolean multipath) {
+    List<String> out = new ArrayList<>(List.of(s.getTargetPortal()));
+    if (multipath && s.getPortals() != null) {
+      s.getPortals().stream().filter(p -> !out.contains(p)).forEach(out::add);
+    }
+    return out;
+  }
+
+  /**
+   * The login, portal by portal.
+   *
+   * @param chap the CHAP Secret's data ({@link IscsiMapper#SESSION_USER}, {@link
+   *     IscsiMapper#SESSION_PASSWORD}), empty without CHAP
+   */
+  public static List<Command> login(
+      ISCSIPersistentVolumeSource s, Map<String, String> chap, boolean multipath) {
+    List<Command> out = new ArrayList<>();
+    for (String portal : portals(s, multipath)) {
+      out.add(node(s, portal, "--interface", "default", "--op", "new"));
+      if (Boolean.TRUE.equals(s.getChapAuthSession())) {
+        out.add(update(s, portal, "node.session.auth.authmethod", "CHAP"));
+        out.add(update(s, portal, IscsiMapper.SESSION_USER, chap.get(IscsiMapper.SESSION_USER)));
+        out.add(
+            update(
+                s, portal, IscsiMapper.SESSION_PASSWORD, chap.get(IscsiMapper.SESSION_PASSWORD)));
+      }
+      out.add(withOk(node(s, portal, "--login"), SESSION_EXISTS));
+      out.add(update(s, portal, "node.startup", "automatic"));
+    }
+    return out;
+  }
+
+  /**
+   * The logout: each portal's session is not brought back at boot, ended, and its node record
+   * deleted. Each step is done already when there is nothing to end or delete, so a logout can be
+   * repeated after one that stopped half way.
+   */
+  public static List<Command> logout(ISCSIPersistentVolumeSource s, boolean multipath) {
+    List<Command> out = new ArrayList<>();
+    for (String portal : portals(s, multipath)) {
+      out.add(withOk(update(s, portal, "node.startup", "manual"), NOTHING_FOUND));
+      out.add(withOk(node(s, portal, "--logout"), NOTHING_FOUND));
+      out.add(withOk(node(s, portal, "--op", "delete"), NOTHING_FOUND));
+    }
+    return out;
+  }
+
+  /** The block device udev names for the LUN through a portal. */
+  public static String device(ISCSIPersistentVolumeSource s, String portal) {
+    return "/dev/disk/by-path/ip-" + portal + "-iscsi-" + s.getIqn() + "-lun-" + s.getLun();
+  }
+
+  private static Command node(ISCSIPersistentVolumeSource s, String portal, String... rest) {
+    List<String> argv =
+        new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", s.getIqn(), "-p", portal));
+    argv.addAll(List.of(rest));
+    return new Command(argv, Set.of());
+  }
+
+  private static Command update(
+      ISCSIPersistentVolumeSource s, String portal, String name, String value) {
+    return node(s, portal, "--op", "update", "-n", name, "-v", value);
+  }
+
+  private static Command withOk(Command c, int code) {
+    return new Command(c.argv(), Set.of(code));
+  }
+}
