@@ -217,4 +217,26 @@ final class Cluster {
       }
     }
   }
+
+  /**
+   * Runs {@code work} (a user-space initiator's commands, say) on another thread, so that a test
+   * can have two of them at once; its exception, checked or not, fails the future.
+   */
+  static <T> java.util.concurrent.CompletableFuture<T> background(
+      java.util.concurrent.Callable<T> work) {
+    var f = new java.util.concurrent.CompletableFuture<T>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                f.complete(work.call());
+              } catch (Exception e) {
+                f.completeExceptionally(e);
+              }
+            },
+            "background");
+    t.setDaemon(true);
+    t.start();
+    return f;
+  }
 }

@@ -340,9 +340,12 @@ class ProvisionerIT {
     String iqn = pv.getSpec().getIscsi().getIqn();
     // Node a writes and stays logged in; node b logs in meanwhile, writes, reads a's bytes; a then
     // reads b's.
-    var a = io(node, "write -P 0xa1 0 1M", "sleep 8000", "read -P 0xb2 1M 1M");
+    var a =
+        Cluster.background(() -> node.io("write -P 0xa1 0 1M", "sleep 8000", "read -P 0xb2 1M 1M"));
     await("node a logged in", () -> sessions(iqn) == 1, Duration.ofSeconds(20));
-    var b = io(node, "sleep 1000", "write -P 0xb2 1M 1M", "read -P 0xa1 0 1M", "sleep 2000");
+    var b =
+        Cluster.background(
+            () -> node.io("sleep 1000", "write -P 0xb2 1M 1M", "read -P 0xa1 0 1M", "sleep 2000"));
     await("both nodes logged in at once", () -> sessions(iqn) == 2, Duration.ofSeconds(6));
     IscsiProbe.Result bSaw = b.get(60, java.util.concurrent.TimeUnit.SECONDS);
     assertThat(bSaw.ok()).as("node b: " + bSaw.output()).isTrue();
@@ -356,22 +359,6 @@ class ProvisionerIT {
         () -> client.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
         Duration.ofSeconds(60));
     assertThat(cinder.getVolume(volumeId)).isEmpty();
-  }
-
-  /** qemu-io commands run by a user-space initiator in the background. */
-  private static java.util.concurrent.CompletableFuture<IscsiProbe.Result> io(
-      IscsiProbe.Target node, String... commands) {
-    return java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> {
-          try {
-            return node.io(commands);
-          } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-          }
-        });
   }
 
   /** The sessions (I_T nexuses) the local tgtd has on a target, as {@code tgtadm} lists them. */

@@ -282,7 +282,9 @@ class RbdProvisionerIT {
             RbdProbe.value(s, RbdMapper.CSI_USER_ID),
             RbdProbe.value(s, RbdMapper.CSI_USER_KEY));
     // Two clients with the image open at once, each reading what the other wrote.
-    var a = background(node, "write -P 0xa1 0 64k", "sleep 4000", "read -P 0xb2 64k 64k");
+    var a =
+        Cluster.background(
+            () -> node.io("write -P 0xa1 0 64k", "sleep 4000", "read -P 0xb2 64k 64k"));
     Thread.sleep(1000);
     RbdProbe.Result b = node.io("write -P 0xb2 64k 64k", "read -P 0xa1 0 64k");
     assertThat(b.ok()).as("client b: " + b.output()).isTrue();
@@ -317,20 +319,5 @@ class RbdProvisionerIT {
                 org.standalonecinder.provisioner.provision.ProvisionerSettings.DEFAULT_NAME));
     c.getSpec().setStorageClassName(className);
     return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
-  }
-
-  private static java.util.concurrent.CompletableFuture<RbdProbe.Result> background(
-      RbdProbe node, String... commands) {
-    return java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> {
-          try {
-            return node.io(commands);
-          } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-          }
-        });
   }
 }
