@@ -81,12 +81,27 @@ public interface CinderClient extends AutoCloseable {
   void terminateConnection(String volumeId, Connector connector);
 
   /**
-   * Creates an attachment with a connector and no instance (Nova is never involved), and returns it
-   * with its connection info. Needs microversion 3.27.
+   * Creates a read-write attachment with a connector and no instance (Nova is never involved), and
+   * returns it with its connection info. Needs microversion 3.27.
    *
    * @throws CinderException.Unsupported when the server is older
    */
-  Attachment createAttachment(String volumeId, Connector connector);
+  default Attachment createAttachment(String volumeId, Connector connector) {
+    return createAttachment(volumeId, connector, false);
+  }
+
+  /**
+   * As {@link #createAttachment(String, Connector)}; {@code readOnly} records the attachment's mode
+   * as {@code ro}, which needs microversion 3.54. Cinder's drivers still export the volume
+   * read-write, so whoever logs in must make the device read-only.
+   *
+   * @throws CinderException.Unsupported when the server is older than 3.27, or than 3.54 for a
+   *     read-only attachment
+   */
+  Attachment createAttachment(String volumeId, Connector connector, boolean readOnly);
+
+  /** The attachment with its connection info, or empty when Cinder does not know it (3.27). */
+  Optional<Attachment> getAttachment(String attachmentId);
 
   /**
    * Every attachment of the volume, whatever its state. The volume's own view lists only completed
@@ -100,6 +115,21 @@ public interface CinderClient extends AutoCloseable {
 
   /** Deletes the attachment. One that is already gone counts as deleted. */
   void deleteAttachment(String attachmentId);
+
+  /**
+   * Records a volume exported by {@link #initializeConnection} as attached to a host (os-attach):
+   * the volume becomes {@code in-use} with an attachment that names the host. The attach of clouds
+   * without the attachments API.
+   *
+   * @param mountpoint where the host sees the volume (Cinder only records it)
+   */
+  void markAttached(String volumeId, String hostName, String mountpoint, boolean readOnly);
+
+  /**
+   * Ends an attachment made by {@link #markAttached} (os-detach): Cinder removes the export and the
+   * volume becomes {@code available} once it has no other attachment.
+   */
+  void markDetached(String volumeId, String attachmentId);
 
   /** Starts a snapshot of the volume. */
   Snapshot createSnapshot(String volumeId, String name, Map<String, String> metadata);

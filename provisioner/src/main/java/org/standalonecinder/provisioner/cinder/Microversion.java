@@ -22,6 +22,9 @@ public record Microversion(int major, int minor) implements Comparable<Microvers
   /** {@code os-complete} on an attachment. */
   public static final Microversion ATTACHMENT_COMPLETE = new Microversion(3, 44);
 
+  /** An attachment's {@code mode} ({@code ro}) at its creation. */
+  public static final Microversion ATTACH_MODE = new Microversion(3, 54);
+
   /** The newest version this client was tested against (Cinder 2023.1). */
   public static final Microversion NEWEST_KNOWN = new Microversion(3, 70);
 

@@ -17,6 +17,8 @@ import java.util.Map;
  * @param snapshotId the snapshot it was created from, or null
  * @param multiattach whether the volume may be attached more than once
  * @param attachmentIds ids of its attachments
+ * @param attachedHosts the host each completed attachment names, by attachment id (Cinder lists an
+ *     attachment on the volume only once it is complete)
  */
 public record Volume(
     String id,
@@ -29,10 +31,40 @@ public record Volume(
     String sourceVolumeId,
     String snapshotId,
     boolean multiattach,
-    List<String> attachmentIds) {
+    List<String> attachmentIds,
+    Map<String, String> attachedHosts) {
 
   public Volume {
     metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
     attachmentIds = attachmentIds == null ? List.of() : List.copyOf(attachmentIds);
+    attachedHosts = attachedHosts == null ? Map.of() : Map.copyOf(attachedHosts);
+  }
+
+  /** Without the hosts of its attachments. */
+  public Volume(
+      String id,
+      String name,
+      String status,
+      int sizeGib,
+      String availabilityZone,
+      String volumeType,
+      Map<String, String> metadata,
+      String sourceVolumeId,
+      String snapshotId,
+      boolean multiattach,
+      List<String> attachmentIds) {
+    this(
+        id,
+        name,
+        status,
+        sizeGib,
+        availabilityZone,
+        volumeType,
+        metadata,
+        sourceVolumeId,
+        snapshotId,
+        multiattach,
+        attachmentIds,
+        Map.of());
   }
 }

@@ -149,8 +149,23 @@ final class MeteredCinderClient implements CinderClient {
   }
 
   @Override
-  public Attachment createAttachment(String volumeId, Connector connector) {
-    return timed("createAttachment", () -> cinder.createAttachment(volumeId, connector));
+  public Attachment createAttachment(String volumeId, Connector connector, boolean readOnly) {
+    return timed("createAttachment", () -> cinder.createAttachment(volumeId, connector, readOnly));
+  }
+
+  @Override
+  public Optional<Attachment> getAttachment(String attachmentId) {
+    return timed("getAttachment", () -> cinder.getAttachment(attachmentId));
+  }
+
+  @Override
+  public void markAttached(String volumeId, String hostName, String mountpoint, boolean readOnly) {
+    timed("markAttached", () -> cinder.markAttached(volumeId, hostName, mountpoint, readOnly));
+  }
+
+  @Override
+  public void markDetached(String volumeId, String attachmentId) {
+    timed("markDetached", () -> cinder.markDetached(volumeId, attachmentId));
   }
 
   @Override

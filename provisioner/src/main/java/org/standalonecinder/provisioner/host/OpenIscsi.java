@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 
 /**
@@ -22,36 +21,6 @@ public final class OpenIscsi {
 
   /** iscsiadm's "no records or sessions found": a logout or delete that is already done. */
   static final int NOTHING_FOUND = 21;
-
-  /**
-   * One command.
-   *
-   * @param argv the program and its arguments
-   * @param alsoOk exit codes besides 0 that mean it is done already
-   */
-  public record Command(List<String> argv, Set<Integer> alsoOk) {
-
-    public Command {
-      argv = List.copyOf(argv);
-      alsoOk = Set.copyOf(alsoOk);
-    }
-
-    /** The command as it may be printed or logged: a CHAP secret after its name is masked. */
-    public String shown() {
-      List<String> out = new ArrayList<>(argv);
-      for (int i = 2; i < out.size(); i++) {
-        if (out.get(i - 1).equals("-v") && out.get(i - 2).endsWith(".password")) {
-          out.set(i, "***");
-        }
-      }
-      return String.join(" ", out);
-    }
-
-    @Override
-    public String toString() {
-      return shown();
-    }
-  }
 
   private OpenIscsi() {}
 
@@ -82,7 +51,7 @@ public final class OpenIscsi {
             update(
                 s, portal, IscsiMapper.SESSION_PASSWORD, chap.get(IscsiMapper.SESSION_PASSWORD)));
       }
-      out.add(withOk(node(s, portal, "--login"), SESSION_EXISTS));
+      out.add(node(s, portal, "--login").alsoOk(SESSION_EXISTS));
       out.add(update(s, portal, "node.startup", "automatic"));
     }
     return out;
@@ -96,9 +65,9 @@ public final class OpenIscsi {
   public static List<Command> logout(ISCSIPersistentVolumeSource s, boolean multipath) {
     List<Command> out = new ArrayList<>();
     for (String portal : portals(s, multipath)) {
-      out.add(withOk(update(s, portal, "node.startup", "manual"), NOTHING_FOUND));
-      out.add(withOk(node(s, portal, "--logout"), NOTHING_FOUND));
-      out.add(withOk(node(s, portal, "--op", "delete"), NOTHING_FOUND));
+      out.add(update(s, portal, "node.startup", "manual").alsoOk(NOTHING_FOUND));
+      out.add(node(s, portal, "--logout").alsoOk(NOTHING_FOUND));
+      out.add(node(s, portal, "--op", "delete").alsoOk(NOTHING_FOUND));
     }
     return out;
   }
@@ -112,15 +81,11 @@ public final class OpenIscsi {
     List<String> argv =
         new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", s.getIqn(), "-p", portal));
     argv.addAll(List.of(rest));
-    return new Command(argv, Set.of());
+    return new Command(argv, java.util.Set.of());
   }
 
   private static Command update(
       ISCSIPersistentVolumeSource s, String portal, String name, String value) {
     return node(s, portal, "--op", "update", "-n", name, "-v", value);
-  }
-
-  private static Command withOk(Command c, int code) {
-    return new Command(c.argv(), Set.of(code));
   }
 }

@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.api.model.SecretReference;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -53,34 +52,10 @@ public final class RbdMapper implements VolumeMapper {
   @Override
   public MappedVolume map(ConnectionInfo info, MappingContext ctx) {
     RbdOptions o = ctx.rbd();
-    String name = info.string("name");
-    List<String> missing = new ArrayList<>();
-    if (blank(name)) {
-      missing.add("name");
-    }
-    List<String> hosts = strings(info.data().get("hosts"));
-    if (hosts.isEmpty()) {
-      missing.add("hosts");
-    }
-    if (!missing.isEmpty()) {
-      throw new UnmappableExportException(
-          "Cinder's RBD connection info lacks "
-              + String.join(", ", missing)
-              + ": the backend's driver did not export the volume");
-    }
-    String[] poolImage = name.split("/", -1);
-    if (poolImage.length != 2 || blank(poolImage[0]) || blank(poolImage[1])) {
-      throw new UnmappableExportException(
-          "Cinder's RBD connection info names image '" + name + "', not pool/image");
-    }
-    String pool = poolImage[0];
-    String image = poolImage[1];
-    List<String> monitors = monitors(hosts, strings(info.data().get("ports")));
-    if (Boolean.TRUE.equals(info.data().get("encrypted"))) {
-      throw new UnmappableExportException(
-          "the volume is encrypted; Kubernetes' RBD plugins cannot open Cinder's LUKS volumes:"
-              + " use a volume type without encryption");
-    }
+    RbdImage img = RbdImage.of(info);
+    String pool = img.pool();
+    String image = img.image();
+    List<String> monitors = img.monitors();
     if (o.form() == null) {
       throw UnmappableExportException.awaitingConfiguration(
           "Cinder exported the volume over RBD, and the provisioner could not tell which PV form"
@@ -93,7 +68,7 @@ public final class RbdMapper implements VolumeMapper {
               + " the nodes): Kubernetes' in-tree rbd plugin maps an image for writing on one node"
               + " at a time and would keep every other node's pod waiting for the first to let go");
     }
-    boolean auth = truthy(info.data().get("auth_enabled"));
+    boolean auth = img.auth();
     Cephx cephx = o.cephx();
     boolean needsKey = auth || o.form() == RbdForm.CSI;
     if (needsKey && cephx.secretName() == null) {
@@ -199,55 +174,6 @@ public final class RbdMapper implements VolumeMapper {
       b.withType("Opaque");
     }
     return b.withStringData(data).build();
-  }
-
-  /** {@code host:port} per monitor; IPv6 addresses in brackets; Ceph's port when none is given. */
-  private static List<String> monitors(List<String> hosts, List<String> ports) {
-    if (!ports.isEmpty() && ports.size() != hosts.size()) {
-      throw new UnmappableExportException(
-          "Cinder's RBD connection info names "
-              + hosts.size()
-              + " monitor hosts but "
-              + ports.size()
-              + " ports: "
-              + hosts
-              + " "
-              + ports);
-    }
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < hosts.size(); i++) {
-      String host = hosts.get(i).trim();
-      String port = ports.isEmpty() ? "6789" : ports.get(i).trim();
-      if (!port.matches("[0-9]{1,5}")
-          || Integer.parseInt(port) < 1
-          || Integer.parseInt(port) > 65535) {
-        throw new UnmappableExportException(
-            "Cinder's RBD connection info names monitor port '" + port + "', not a port number");
-      }
-      if (host.contains(":") && !host.startsWith("[")) {
-        host = "[" + host + "]";
-      }
-      out.add(host + ":" + port);
-    }
-    return out;
-  }
-
-  private static List<String> strings(Object raw) {
-    List<String> out = new ArrayList<>();
-    if (raw instanceof List<?> list) {
-      for (Object o : list) {
-        if (o != null && !o.toString().isBlank()) {
-          out.add(o.toString());
-        }
-      }
-    } else if (raw != null && !raw.toString().isBlank()) {
-      out.add(raw.toString());
-    }
-    return out;
-  }
-
-  private static boolean truthy(Object raw) {
-    return raw instanceof Boolean b ? b : raw != null && "true".equalsIgnoreCase(raw.toString());
   }
 
   private static boolean blank(String s) {

@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
  * step fails. Every step must be safe to repeat (deleting what is gone is not an error), so a
  * rollback that itself fails half-way can simply run again on the next attempt.
  */
-final class Rollback {
+public final class Rollback {
 
   private static final Logger LOG = LoggerFactory.getLogger(Rollback.class);
 
@@ -18,12 +18,13 @@ final class Rollback {
 
   private record Step(String name, Runnable undo) {}
 
-  void push(String name, Runnable undo) {
+  /** Adds the undo of a step that has just been done. */
+  public void push(String name, Runnable undo) {
     steps.push(new Step(name, undo));
   }
 
   /** Runs every step, newest first; failures are attached to {@code cause}, never thrown. */
-  void run(Throwable cause) {
+  public void run(Throwable cause) {
     while (!steps.isEmpty()) {
       Step s = steps.pop();
       try {

@@ -20,6 +20,8 @@ public final class FakeCinderClient implements CinderClient {
 
   private final Map<String, Volume> volumes = new LinkedHashMap<>();
   private final Map<String, String> attachments = new HashMap<>();
+  private final Map<String, Connector> connectors = new HashMap<>();
+  private final Map<String, String> modes = new HashMap<>();
   private final List<String> log = Collections.synchronizedList(new ArrayList<>());
   private final Map<String, List<Supplier<RuntimeException>>> failures = new HashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
@@ -155,7 +157,9 @@ public final class FakeCinderClient implements CinderClient {
     volumes.put(id, copy(v, status, v.attachmentIds()));
   }
 
-  private static Volume copy(Volume v, String status, List<String> attachmentIds) {
+  private Volume copy(Volume v, String status, List<String> attachmentIds) {
+    Map<String, String> hosts = new LinkedHashMap<>(v.attachedHosts());
+    hosts.keySet().retainAll(attachmentIds);
     return new Volume(
         v.id(),
         v.name(),
@@ -167,7 +171,41 @@ public final class FakeCinderClient implements CinderClient {
         v.sourceVolumeId(),
         v.snapshotId(),
         v.multiattach(),
-        attachmentIds);
+        attachmentIds,
+        hosts);
+  }
+
+  /** The volume with {@code attachmentId} listed as attached to {@code host}. */
+  private void attachedTo(String volumeId, String attachmentId, String host) {
+    Volume v = existing(volumeId);
+    Map<String, String> hosts = new LinkedHashMap<>(v.attachedHosts());
+    if (host != null) {
+      hosts.put(attachmentId, host);
+    }
+    List<String> ids = new ArrayList<>(v.attachmentIds());
+    if (!ids.contains(attachmentId)) {
+      ids.add(attachmentId);
+    }
+    volumes.put(
+        volumeId,
+        new Volume(
+            v.id(),
+            v.name(),
+            "in-use",
+            v.sizeGib(),
+            v.availabilityZone(),
+            v.volumeType(),
+            v.metadata(),
+            v.sourceVolumeId(),
+            v.snapshotId(),
+            v.multiattach(),
+            ids,
+            hosts));
+  }
+
+  /** The mode ({@code rw} or {@code ro}) each attachment was made with. */
+  public synchronized Map<String, String> modes() {
+    return Map.copyOf(modes);
   }
 
   @Override
@@ -376,15 +414,65 @@ public final class FakeCinderClient implements CinderClient {
   }
 
   @Override
-  public synchronized Attachment createAttachment(String volumeId, Connector connector) {
+  public synchronized Attachment createAttachment(
+      String volumeId, Connector connector, boolean readOnly) {
     call("createAttachment", volumeId);
+    if (!version.atLeast(Microversion.ATTACHMENTS)
+        || (readOnly && !version.atLeast(Microversion.ATTACH_MODE))) {
+      throw new CinderException.Unsupported("the server is at " + version, 0, null);
+    }
     Volume v = existing(volumeId);
+    // Cinder's reservation: a volume in use by someone else only when it is multiattach
+    if (!v.status().equals("available") && !(v.multiattach() && v.status().equals("in-use"))) {
+      throw new CinderException.BadRequest(
+          "Invalid volume: Volume " + volumeId + " status must be available or downloading",
+          400,
+          "req-fake");
+    }
     String id = "att-" + ids.incrementAndGet();
     attachments.put(id, volumeId);
+    connectors.put(id, connector);
+    modes.put(id, readOnly ? "ro" : "rw");
     List<String> ids = new ArrayList<>(v.attachmentIds());
     ids.add(id);
-    volumes.put(volumeId, copy(v, "attaching", ids));
-    return new Attachment(id, volumeId, "attaching", new ConnectionInfo(exportType, exportData));
+    volumes.put(volumeId, copy(v, v.status().equals("in-use") ? "in-use" : "attaching", ids));
+    return new Attachment(id, volumeId, "reserved", new ConnectionInfo(exportType, exportData));
+  }
+
+  @Override
+  public synchronized Optional<Attachment> getAttachment(String attachmentId) {
+    call("getAttachment", attachmentId);
+    String vol = attachments.get(attachmentId);
+    return vol == null
+        ? Optional.empty()
+        : Optional.of(
+            new Attachment(
+                attachmentId, vol, "attached", new ConnectionInfo(exportType, exportData)));
+  }
+
+  @Override
+  public synchronized void markAttached(
+      String volumeId, String hostName, String mountpoint, boolean readOnly) {
+    call("markAttached", volumeId);
+    if (!existing(volumeId).status().equals("attaching")) {
+      throw new CinderException.BadRequest("Volume status must be attaching", 400, "req-fake");
+    }
+    String id = "att-" + ids.incrementAndGet();
+    attachments.put(id, volumeId);
+    modes.put(id, readOnly ? "ro" : "rw");
+    attachedTo(volumeId, id, hostName);
+  }
+
+  @Override
+  public synchronized void markDetached(String volumeId, String attachmentId) {
+    call("markDetached", volumeId);
+    if (!volumeId.equals(attachments.get(attachmentId))) {
+      // what the real Cinder answers for an attachment it does not know
+      throw new CinderException.Conflict(
+          "ConflictNovaUsingAttachment: Detach volume from instance  using the Compute API",
+          "req-fake");
+    }
+    deleteAttachmentRecord(attachmentId);
   }
 
   @Override
@@ -407,12 +495,17 @@ public final class FakeCinderClient implements CinderClient {
     if (vol == null) {
       throw new CinderException.NotFound("attachment " + attachmentId, null);
     }
-    status(vol, "in-use");
+    Connector c = connectors.get(attachmentId);
+    attachedTo(vol, attachmentId, c == null ? null : c.host());
   }
 
   @Override
   public synchronized void deleteAttachment(String attachmentId) {
     call("deleteAttachment", attachmentId);
+    deleteAttachmentRecord(attachmentId);
+  }
+
+  private void deleteAttachmentRecord(String attachmentId) {
     String vol = attachments.remove(attachmentId);
     if (vol != null && volumes.containsKey(vol)) {
       Volume v = volumes.get(vol);

@@ -130,8 +130,24 @@ public final class FaultyCinderClient implements CinderClient {
   }
 
   @Override
-  public Attachment createAttachment(String volumeId, Connector connector) {
-    return maybe("createAttachment", true, () -> delegate.createAttachment(volumeId, connector));
+  public Attachment createAttachment(String volumeId, Connector connector, boolean readOnly) {
+    return maybe(
+        "createAttachment", true, () -> delegate.createAttachment(volumeId, connector, readOnly));
+  }
+
+  @Override
+  public Optional<Attachment> getAttachment(String attachmentId) {
+    return maybe("getAttachment", false, () -> delegate.getAttachment(attachmentId));
+  }
+
+  @Override
+  public void markAttached(String volumeId, String hostName, String mountpoint, boolean readOnly) {
+    maybeRun("markAttached", () -> delegate.markAttached(volumeId, hostName, mountpoint, readOnly));
+  }
+
+  @Override
+  public void markDetached(String volumeId, String attachmentId) {
+    maybeRun("markDetached", () -> delegate.markDetached(volumeId, attachmentId));
   }
 
   @Override

@@ -32,7 +32,7 @@ class OpenIscsiTest {
 
   @Test
   void aChapLoginIsTheCommandsOsBrickRuns() {
-    assertThat(OpenIscsi.login(export(true), CHAP, false).stream().map(OpenIscsi.Command::shown))
+    assertThat(OpenIscsi.login(export(true), CHAP, false).stream().map(Command::shown))
         .containsExactly(
             NODE + "10.0.0.1:3260 --interface default --op new",
             NODE + "10.0.0.1:3260 --op update -n node.session.auth.authmethod -v CHAP",
@@ -70,7 +70,7 @@ class OpenIscsiTest {
   @Test
   void aLogoutCanBeRepeatedAndALoginThatExistsIsDone() {
     var logout = OpenIscsi.logout(export(true), false);
-    assertThat(logout.stream().map(OpenIscsi.Command::shown))
+    assertThat(logout.stream().map(Command::shown))
         .containsExactly(
             NODE + "10.0.0.1:3260 --op update -n node.startup -v manual",
             NODE + "10.0.0.1:3260 --logout",

@@ -12,6 +12,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.openstack4j.core.transport.HttpMethod;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.CinderException;
@@ -60,16 +61,52 @@ final class AttachmentCalls {
     http.action(volumeId, "terminate connection of volume " + volumeId, body);
   }
 
-  Attachment createAttachment(String volumeId, Connector connector) {
+  Attachment createAttachment(String volumeId, Connector connector, boolean readOnly) {
     http.requireVersion(Microversion.ATTACHMENTS, "the attachments API");
+    if (readOnly) {
+      http.requireVersion(Microversion.ATTACH_MODE, "a read-only attachment");
+    }
     ObjectNode body = JSON.createObjectNode();
     ObjectNode a = body.putObject("attachment");
     a.put("volume_uuid", volumeId);
     // No instance_uuid: with one, Cinder would ask Nova about the instance.
     a.set("connector", JSON.valueToTree(connector.toApi()));
+    if (readOnly) {
+      a.put("mode", "ro");
+    }
     JsonNode res =
         http.call("attach volume " + volumeId, HttpMethod.POST, "/attachments", body, null);
     return attachment(required(res, "attachment", "attach volume " + volumeId));
+  }
+
+  Optional<Attachment> getAttachment(String attachmentId) {
+    http.requireVersion(Microversion.ATTACHMENTS, "the attachments API");
+    try {
+      JsonNode res =
+          http.call(
+              "show attachment " + attachmentId,
+              HttpMethod.GET,
+              "/attachments/" + id(attachmentId));
+      return Optional.of(
+          attachment(required(res, "attachment", "show attachment " + attachmentId)));
+    } catch (CinderException.NotFound e) {
+      return Optional.empty();
+    }
+  }
+
+  void markAttached(String volumeId, String hostName, String mountpoint, boolean readOnly) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putObject("os-attach")
+        .put("host_name", hostName)
+        .put("mountpoint", mountpoint)
+        .put("mode", readOnly ? "ro" : "rw");
+    http.action(volumeId, "mark volume " + volumeId + " attached to " + hostName, body);
+  }
+
+  void markDetached(String volumeId, String attachmentId) {
+    ObjectNode body = JSON.createObjectNode();
+    body.putObject("os-detach").put("attachment_id", id(attachmentId));
+    http.action(volumeId, "mark volume " + volumeId + " detached", body);
   }
 
   List<Attachment> listAttachments(String volumeId) {

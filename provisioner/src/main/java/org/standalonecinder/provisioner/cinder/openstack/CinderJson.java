@@ -28,9 +28,15 @@ final class CinderJson {
       md.put(e.getKey(), e.getValue().asText());
     }
     List<String> attachments = new ArrayList<>();
+    Map<String, String> hosts = new LinkedHashMap<>();
     for (JsonNode a : v.path("attachments")) {
       String id = text(a, "attachment_id");
-      attachments.add(id != null ? id : text(a, "id"));
+      id = id != null ? id : text(a, "id");
+      attachments.add(id);
+      String host = text(a, "host_name");
+      if (id != null && host != null) {
+        hosts.put(id, host);
+      }
     }
     return new Volume(
         text(v, "id"),
@@ -43,7 +49,8 @@ final class CinderJson {
         text(v, "source_volid"),
         text(v, "snapshot_id"),
         v.path("multiattach").asBoolean(false),
-        attachments);
+        attachments,
+        hosts);
   }
 
   static Snapshot snapshot(JsonNode s) {

@@ -135,8 +135,23 @@ public final class OpenStackCinderClient implements CinderClient {
   }
 
   @Override
-  public Attachment createAttachment(String volumeId, Connector connector) {
-    return attachments.createAttachment(volumeId, connector);
+  public Attachment createAttachment(String volumeId, Connector connector, boolean readOnly) {
+    return attachments.createAttachment(volumeId, connector, readOnly);
+  }
+
+  @Override
+  public Optional<Attachment> getAttachment(String attachmentId) {
+    return attachments.getAttachment(attachmentId);
+  }
+
+  @Override
+  public void markAttached(String volumeId, String hostName, String mountpoint, boolean readOnly) {
+    attachments.markAttached(volumeId, hostName, mountpoint, readOnly);
+  }
+
+  @Override
+  public void markDetached(String volumeId, String attachmentId) {
+    attachments.markDetached(volumeId, attachmentId);
   }
 
   @Override
