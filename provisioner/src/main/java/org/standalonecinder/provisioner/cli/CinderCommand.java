@@ -6,6 +6,12 @@ import picocli.CommandLine.Command;
 @Command(
     name = "cinder",
     mixinStandardHelpOptions = true,
-    description = "Talk to Cinder directly.",
-    subcommands = {CheckCommand.class, PoolsCommand.class})
+    description = "Talk to Cinder directly; attach its volumes to this host without Nova.",
+    subcommands = {
+      CheckCommand.class,
+      PoolsCommand.class,
+      ConnectorCommand.class,
+      AttachCommand.class,
+      DetachCommand.class
+    })
 final class CinderCommand {}
