@@ -436,7 +436,12 @@ public final class FakeCinderClient implements CinderClient {
     List<String> ids = new ArrayList<>(v.attachmentIds());
     ids.add(id);
     volumes.put(volumeId, copy(v, v.status().equals("in-use") ? "in-use" : "attaching", ids));
-    return new Attachment(id, volumeId, "reserved", new ConnectionInfo(exportType, exportData));
+    return new Attachment(
+        id,
+        volumeId,
+        "reserved",
+        new ConnectionInfo(exportType, exportData),
+        readOnly ? "ro" : "rw");
   }
 
   @Override
@@ -447,7 +452,11 @@ public final class FakeCinderClient implements CinderClient {
         ? Optional.empty()
         : Optional.of(
             new Attachment(
-                attachmentId, vol, "attached", new ConnectionInfo(exportType, exportData)));
+                attachmentId,
+                vol,
+                "attached",
+                new ConnectionInfo(exportType, exportData),
+                modes.get(attachmentId)));
   }
 
   @Override
@@ -483,7 +492,7 @@ public final class FakeCinderClient implements CinderClient {
     }
     return attachments.entrySet().stream()
         .filter(e -> e.getValue().equals(volumeId))
-        .map(e -> new Attachment(e.getKey(), volumeId, "attaching", null))
+        .map(e -> new Attachment(e.getKey(), volumeId, "attaching", null, modes.get(e.getKey())))
         .sorted(java.util.Comparator.comparing(Attachment::id))
         .toList();
   }

@@ -68,7 +68,8 @@ final class CinderJson {
     if (ci != null && ci.isObject() && ci.size() > 0) {
       info = connectionInfo(ci);
     }
-    return new Attachment(text(a, "id"), text(a, "volume_id"), text(a, "status"), info);
+    return new Attachment(
+        text(a, "id"), text(a, "volume_id"), text(a, "status"), info, text(a, "attach_mode"));
   }
 
   @SuppressWarnings("unchecked")
