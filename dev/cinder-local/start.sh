@@ -153,7 +153,7 @@ mem_report() {
 if [ "$STATUS_ONLY" = 1 ]; then mem_report; exit 0; fi
 
 # ----------------------------------------------------------------- install
-PKGS="cinder-api cinder-scheduler cinder-volume rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra"
+PKGS="cinder-api cinder-scheduler cinder-volume rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra open-iscsi"
 [ "$KEYSTONE" = 1 ] && PKGS="$PKGS keystone uwsgi-core uwsgi-plugin-python3"
 has_backend rbd && PKGS="$PKGS ceph-mon ceph-mgr ceph-osd ceph-common python3-rbd python3-rados"
 missing=""
