@@ -300,6 +300,7 @@ public final class Attacher {
         out.add(e.getKey());
       }
     }
+    out.sort(null);
     return out;
   }
 
