@@ -1,8 +1,6 @@
 package org.standalonecinder.provisioner.host;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -53,40 +51,55 @@ public final class LocalHost implements Host {
 
   @Override
   public Result run(Command command) {
-    ProcessBuilder pb = new ProcessBuilder(command.argv()).redirectErrorStream(true);
-    // iscsiadm's and rbd's messages are matched by people, not by us; English keeps them
-    // searchable.
-    pb.environment().put("LC_ALL", "C");
-    Process p;
+    Path output;
     try {
-      p = pb.start();
+      output = Files.createTempFile("standalone-cinder-", ".out");
     } catch (IOException e) {
-      String program = command.argv().get(0);
-      String pkg = PACKAGES.get(program);
-      throw new HostException(
-          program
-              + " cannot be run ("
-              + e.getMessage()
-              + ")"
-              + (pkg == null ? "" : ": install " + pkg));
+      throw new HostException("cannot make a file for the output of " + command.shown(), e);
     }
-    try (InputStream in = p.getInputStream()) {
-      p.getOutputStream().close();
-      // The output is small (a line or two); reading it first keeps the pipe from filling up.
-      String out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(commandTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
+    // The output goes to a file, not a pipe: a command that hangs with its output open would
+    // block a reader of a pipe past any timeout.
+    ProcessBuilder pb =
+        new ProcessBuilder(command.argv())
+            .redirectErrorStream(true)
+            .redirectOutput(output.toFile())
+            .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    // iscsiadm's and rbd's messages are read by people, who search for them in English.
+    pb.environment().put("LC_ALL", "C");
+    try {
+      Process p;
+      try {
+        p = pb.start();
+      } catch (IOException e) {
+        String program = command.argv().get(0);
+        String pkg = PACKAGES.get(program);
         throw new HostException(
-            "'" + command.shown() + "' did not end within " + commandTimeout.toSeconds() + " s");
+            program
+                + " cannot be run ("
+                + e.getMessage()
+                + ")"
+                + (pkg == null ? "" : ": install " + pkg));
       }
-      return new Result(p.exitValue(), out.strip());
+      try {
+        if (!p.waitFor(commandTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+          p.destroyForcibly();
+          throw new HostException(
+              "'" + command.shown() + "' did not end within " + commandTimeout.toMillis() + " ms");
+        }
+      } catch (InterruptedException e) {
+        p.destroyForcibly();
+        Thread.currentThread().interrupt();
+        throw new HostException("interrupted while '" + command.shown() + "' ran", e);
+      }
+      return new Result(p.exitValue(), Files.readString(output).strip());
     } catch (IOException e) {
-      p.destroyForcibly();
       throw new HostException("'" + command.shown() + "': " + e.getMessage(), e);
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
-      throw new HostException("interrupted while '" + command.shown() + "' ran", e);
+    } finally {
+      try {
+        Files.deleteIfExists(output);
+      } catch (IOException e) {
+        // a temporary file left behind; nothing secret is in it (secrets go in as arguments)
+      }
     }
   }
 
