@@ -135,4 +135,70 @@ class AttachCommandIT {
       }
     }
   }
+
+  /**
+   * A SIGTERM (what Ctrl-C and {@code kill} send; a shell's background job ignores SIGINT) while
+   * the login runs: the attach is interrupted, its steps are undone at once, and Cinder is left as
+   * it was. The login is an iscsiadm stand-in on the PATH that hangs there, as one does against a
+   * portal that never answers.
+   */
+  @Test
+  void aTerminatedAttachIsUndoneBeforeTheProgramEnds() throws Exception {
+    assumeTrue(LocalHost.machine().privileged(), "the attach needs root");
+    Path jar = Path.of("target/standalone-cinder-provisioner.jar");
+    assumeTrue(Files.exists(jar), "the executable jar is built (mvn package)");
+    Path bin = Files.createDirectories(dir.resolve("bin"));
+    Path fake = bin.resolve("iscsiadm");
+    Files.writeString(fake, "#!/bin/sh\ncase \"$*\" in *--login*) exec sleep 120;; esac\nexit 0\n");
+    fake.toFile().setExecutable(true);
+    Path conf = cloudConf();
+    try (CinderClient c = OpenStackCinderClient.create(CloudConfigLoader.load(conf, Map.of()))) {
+      Volume v = c.createVolume(VolumeSpec.blank("attach-cli-term-" + UUID.randomUUID(), 1));
+      try {
+        c.awaitVolumeStatus(v.id(), Set.of("available"), Backoff.DEFAULT);
+        Path err = dir.resolve("attach.err");
+        ProcessBuilder pb =
+            new ProcessBuilder(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-jar",
+                    jar.toString(),
+                    "cinder",
+                    "attach",
+                    v.id(),
+                    "--cloud-config",
+                    conf.toString(),
+                    "--host-root",
+                    hostRoot().toString())
+                .redirectError(err.toFile())
+                .redirectOutput(dir.resolve("attach.out").toFile());
+        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+        Process p = pb.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!(Files.exists(err) && Files.readString(err).contains("--login"))) {
+          assertThat(System.nanoTime()).as("the login started").isLessThan(deadline);
+          assertThat(p.isAlive()).as("the attach is running").isTrue();
+          Thread.sleep(100);
+        }
+        assertThat(c.getVolume(v.id()).orElseThrow().status()).isEqualTo("attaching");
+
+        long signalled = System.nanoTime();
+        p.destroy();
+        assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+        assertThat(Duration.ofNanos(System.nanoTime() - signalled))
+            .as("ended without waiting for the hung login")
+            .isLessThan(Duration.ofSeconds(20));
+        assertThat(p.exitValue()).isEqualTo(143);
+        assertThat(Files.readString(err))
+            .contains("undo: log out")
+            .contains("undo: delete attachment")
+            .contains("interrupted while");
+        assertThat(c.getVolume(v.id()).orElseThrow().status()).isEqualTo("available");
+        assertThat(c.listAttachments(v.id())).isEmpty();
+      } finally {
+        c.listAttachments(v.id()).forEach(a -> c.deleteAttachment(a.id()));
+        c.deleteVolume(v.id());
+      }
+    }
+  }
 }
