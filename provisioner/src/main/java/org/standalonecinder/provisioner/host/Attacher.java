@@ -165,7 +165,7 @@ public final class Attacher {
       if (legacy) {
         say.accept("cinder: mark volume " + volumeId + " attached to " + connector.host());
         cinder.markAttached(volumeId, connector.host(), device, readOnly);
-        attachmentId = attachmentOf(volume(volumeId)).orElse(null);
+        attachmentId = legacyAttachmentId(volumeId);
       } else {
         say.accept("cinder: complete attachment " + attachmentId);
         cinder.completeAttachment(attachmentId);
@@ -275,6 +275,19 @@ public final class Attacher {
       cinder.deleteAttachment(id);
     }
     return new Detached(volumeId, id, List.copyOf(skipped));
+  }
+
+  /**
+   * The id Cinder gave an os-attach, for the report only: the volume is attached by now, and a
+   * failure to look it up must not undo that.
+   */
+  private String legacyAttachmentId(String volumeId) {
+    try {
+      return attachmentOf(volume(volumeId)).orElse(null);
+    } catch (RuntimeException e) {
+      say.accept("attached, but its attachment id could not be read: " + e.getMessage());
+      return null;
+    }
   }
 
   private void requirePrivileged(String what) {

@@ -195,6 +195,22 @@ class AttacherTest {
   }
 
   @Test
+  void anOsAttachThatSucceededIsNotUndoneWhenTheLookAfterItFails() {
+    cinder.microversion(new Microversion(3, 0));
+    seed("available", false);
+    cinder.failNext("getVolume", () -> null);
+    cinder.failNext(
+        "getVolume", () -> new CinderException.Unavailable("cinder-api died", 503, null, null));
+
+    Attacher.Attached a = attacher().attach("vol-9", false);
+
+    assertThat(a.attachmentId()).isNull();
+    assertThat(cinder.volumes().get("vol-9").status()).isEqualTo("in-use");
+    assertThat(cinder.log()).last().isEqualTo("getVolume vol-9");
+    assertThat(host.connected()).isTrue();
+  }
+
+  @Test
   void aReadOnlyAttachBelowMicroversion354GoesThroughOsAttach() {
     cinder.microversion(new Microversion(3, 50));
     seed("available", false);
