@@ -48,7 +48,13 @@ public record Placement(String cinderZone, String nodeZone, String from) {
     TreeSet<String> allowed = allowedZones(sc, key);
     String nodeZone;
     String from;
-    if (node != null) {
+    String unlabelled = "";
+    if (node != null && nodeLabels.get(key) == null) {
+      // The node says nothing of its zone: the class or the source places the volume.
+      nodeZone = null;
+      from = availability != null ? "StorageClass " + className + " availability" : null;
+      unlabelled = " (the selected node " + node + " has no " + key + " label)";
+    } else if (node != null) {
       nodeZone = nodeLabels.get(key);
       from = "selected node " + node + " (" + key + "=" + nodeZone + ")";
       if (nodeZone != null && !allowed.isEmpty() && !allowed.contains(nodeZone)) {
@@ -88,7 +94,7 @@ public record Placement(String cinderZone, String nodeZone, String from) {
       return new Placement(
           topology.ignoreVolumeAz() ? null : zone,
           null,
-          from != null ? from : "the clone source's zone");
+          (from != null ? from : "the clone source's zone") + unlabelled);
     }
     if (topology.ignoreVolumeAz()) {
       // Cinder's zones are not the nodes' (ignore-volume-az): only the PV is placed.

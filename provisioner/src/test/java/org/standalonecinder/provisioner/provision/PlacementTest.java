@@ -84,6 +84,31 @@ class PlacementTest {
     assertThat(p.nodeZone()).isEqualTo(pvZone);
   }
 
+  /** Where the zone came from, as events say it: never a label that is not there. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          the node's label             |      | az-2 |      | selected node node-1 (topology.kubernetes.io/zone=az-2)
+          an unlabelled node, a class  | az-1 | -    |      | StorageClass cinder availability (the selected node node-1 has no topology.kubernetes.io/zone label)
+          an unlabelled node, a clone  |      | -    | az-4 | the clone source's zone (the selected node node-1 has no topology.kubernetes.io/zone label)
+          no node, a class             | az-1 |      |      | StorageClass cinder availability
+          """)
+  void theEventSaysWhereTheZoneCameFrom(
+      String name, String availability, String nodeZone, String sourceZone, String from) {
+    StorageClass sc = classAllowing(List.of());
+    String node = nodeZone == null ? null : "node-1";
+    Map<String, String> labels =
+        nodeZone == null || nodeZone.equals("-") ? Map.of() : Map.of(ZONE, nodeZone);
+
+    Placement p =
+        Placement.decide(
+            sc, availability, node, labels, Fixtures.UID, sourceZone, new Topology(ZONE, false));
+
+    assertThat(p.from()).isEqualTo(from);
+  }
+
   /** Claims of an immediate class are spread over its allowed zones, each always to the same. */
   @ParameterizedTest(name = "{0} allowed zones")
   @CsvSource({"2", "3"})
