@@ -40,8 +40,12 @@ public final class HostConnector {
    *     file has none)
    */
   public static Connector discover(Path root, String host, String ip, boolean multipath) {
-    List<String> wwpns = fcNames(root, "port_name");
-    List<String> wwnns = fcNames(root, "node_name");
+    List<String> wwpns = new ArrayList<>();
+    List<String> wwnns = new ArrayList<>();
+    for (String[] port : fcPorts(root)) {
+      wwpns.add(port[0]);
+      wwnns.add(port[1]);
+    }
     String initiator =
         initiatorName(root)
             .orElseThrow(
@@ -80,33 +84,39 @@ public final class HostConnector {
   }
 
   /**
-   * One name per FC host adapter, as Cinder wants them: 16 lower-case hex digits, without the
-   * kernel's {@code 0x}. Adapters are taken in the order of their directory names.
+   * The port and node name of each FC host adapter, as Cinder wants them: 16 lower-case hex digits,
+   * without the kernel's {@code 0x}. Adapters are taken in the order of their directory names; one
+   * that lacks either name is left out, so the two lists Cinder gets stay paired.
    */
-  static List<String> fcNames(Path root, String file) {
+  static List<String[]> fcPorts(Path root) {
     Path dir = root.resolve(FC_HOSTS);
     if (!Files.isDirectory(dir)) {
       return List.of();
     }
-    List<String> names = new ArrayList<>();
+    List<String[]> ports = new ArrayList<>();
     try (Stream<Path> hosts = Files.list(dir)) {
       for (Path h : hosts.sorted().toList()) {
-        Path f = h.resolve(file);
-        if (!Files.isReadable(f)) {
-          continue;
-        }
-        String v = Files.readString(f).strip().toLowerCase(Locale.ROOT);
-        if (v.startsWith("0x")) {
-          v = v.substring(2);
-        }
-        if (v.matches("[0-9a-f]{16}")) {
-          names.add(v);
+        Optional<String> port = wwn(h.resolve("port_name"));
+        Optional<String> node = wwn(h.resolve("node_name"));
+        if (port.isPresent() && node.isPresent()) {
+          ports.add(new String[] {port.get(), node.get()});
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return names;
+    return ports;
+  }
+
+  private static Optional<String> wwn(Path f) throws IOException {
+    if (!Files.isReadable(f)) {
+      return Optional.empty();
+    }
+    String v = Files.readString(f).strip().toLowerCase(Locale.ROOT);
+    if (v.startsWith("0x")) {
+      v = v.substring(2);
+    }
+    return v.matches("[0-9a-f]{16}") ? Optional.of(v) : Optional.empty();
   }
 
   /** This machine's name, as {@code hostname} prints it. */

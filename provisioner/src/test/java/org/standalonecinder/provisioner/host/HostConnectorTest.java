@@ -68,16 +68,20 @@ class HostConnectorTest {
 
   @Test
   void fibreChannelPortsAreReadFromSysfsAsCinderWantsThem() throws IOException {
+    // host2 has a port name and no node name: left out, or the two lists would pair wrongly
     file(HostConnector.INITIATOR_FILE, "InitiatorName=iqn.2026-11.org.x:h1\n");
     Map.of(
             "host3", List.of("0x21000024FF3AB5C2", "0x20000024ff3ab5c2"),
             "host1", List.of("0x10000090fa5d2e01", "0x20000090fa5d2e01"),
-            "host7", List.of("not-a-wwn", "0x2000"))
+            "host7", List.of("not-a-wwn", "0x2000"),
+            "host2", List.of("0x10000090fa5d2e99", "-"))
         .forEach(
             (h, names) -> {
               try {
                 file("sys/class/fc_host/" + h + "/port_name", names.get(0) + "\n");
-                file("sys/class/fc_host/" + h + "/node_name", names.get(1) + "\n");
+                if (!names.get(1).equals("-")) {
+                  file("sys/class/fc_host/" + h + "/node_name", names.get(1) + "\n");
+                }
               } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
               }
