@@ -25,6 +25,7 @@ import org.standalonecinder.provisioner.config.ConfigException;
 import org.standalonecinder.provisioner.controller.KubernetesClusterReader;
 import org.standalonecinder.provisioner.controller.ResolverServer;
 import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.provision.Placement;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -58,6 +59,14 @@ final class ResolverCommand implements Callable<Integer> {
   String provisionerName;
 
   @Option(
+      names = "--zone-label",
+      defaultValue = "${env:ZONE_LABEL:-" + Placement.DEFAULT_ZONE_LABEL + "}",
+      description =
+          "the node label that holds a node's zone, as for run: a clone's class must allow its"
+              + " source's zone under it (env ZONE_LABEL, default ${DEFAULT-VALUE})")
+  String zoneLabel;
+
+  @Option(
       names = "--listen",
       defaultValue = "127.0.0.1",
       description = "a loopback address (default ${DEFAULT-VALUE})")
@@ -87,6 +96,14 @@ final class ResolverCommand implements Callable<Integer> {
     } catch (ConfigException e) {
       problems.add(e.getMessage());
     }
+    Placement.Topology topology = null;
+    if (cloud != null) {
+      try {
+        topology = new Placement.Topology(zoneLabel.trim(), cloud.ignoreVolumeAz());
+      } catch (IllegalArgumentException e) {
+        problems.add("--zone-label: " + e.getMessage());
+      }
+    }
     String token = null;
     try {
       token = token(tokenFile);
@@ -112,7 +129,7 @@ final class ResolverCommand implements Callable<Integer> {
     KubernetesClusterReader cluster = new KubernetesClusterReader(client, null);
     ResolverServer server =
         new ResolverServer(
-            vertx, new CloneResolver(cluster, cinder, provisionerName), cluster, token);
+            vertx, new CloneResolver(cluster, cinder, provisionerName, topology), cluster, token);
     try {
       server.listen(host, port).toCompletionStage().toCompletableFuture().get();
     } catch (IllegalArgumentException e) {

@@ -39,15 +39,21 @@ class RunCommandTest {
         "a lease shorter than its renewal | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --lease-duration-seconds=5 --renew-deadline-seconds=10 | leader election needs lease duration > renew deadline > retry period > 0, was 5 s, 10 s, 2 s",
         "a clone check off loopback | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resolver-token-file=TOKEN --resolver-listen=0.0.0.0 | --resolver-listen must be a loopback address, was 0.0.0.0",
         "a clone check token too short | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resolver-token-file=SHORT | --resolver-token-file SHORT: holds no token of at least 16 characters",
+        "a zone label that is no label key | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --cloud-config=GOOD --zone-label=Zone! | --zone-label: 'Zone!' is not a label key",
         "a clone check token in no folder | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resolver-token-file=/nonexistent/token | --resolver-token-file /nonexistent/token: "
       })
   void refusesBadSettings(String name, String args, String message) throws Exception {
     Path conf = Files.writeString(dir.resolve("cloud.conf"), "[Global]\ntenant_id = x\n");
     Path shortToken = Files.writeString(dir.resolve("short"), "abc\n");
+    Path good =
+        Files.writeString(
+            dir.resolve("good.conf"),
+            "[Global]\ncinder-endpoint = http://127.0.0.1:1/v3\ntenant-id = 0abc\n");
     List<String> argv = new ArrayList<>();
     for (String a : args.trim().split(" ")) {
       argv.add(
           a.replace("CONF", conf.toString())
+              .replace("GOOD", good.toString())
               .replace("TOKEN", dir.resolve("token").toString())
               .replace("SHORT", shortToken.toString()));
     }
