@@ -22,6 +22,11 @@ public record Command(List<String> argv, Set<Integer> alsoOk) {
     return new Command(List.of(argv), Set.of());
   }
 
+  /** A command for which only 0 means done. */
+  public static Command of(List<String> argv) {
+    return new Command(argv, Set.of());
+  }
+
   /** The same command, with {@code code} also meaning done. */
   public Command alsoOk(int code) {
     return new Command(argv, Set.of(code));

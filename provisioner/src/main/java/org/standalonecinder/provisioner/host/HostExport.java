@@ -135,7 +135,7 @@ public sealed interface HostExport {
       if (image.user() != null) {
         argv.addAll(List.of("--id", image.user()));
       }
-      return List.of(new Command(argv, java.util.Set.of()));
+      return List.of(Command.of(argv));
     }
 
     @Override

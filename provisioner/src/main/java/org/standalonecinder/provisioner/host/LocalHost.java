@@ -72,7 +72,7 @@ public final class LocalHost implements Host {
         p = pb.start();
       } catch (IOException e) {
         String program = command.argv().get(0);
-        String pkg = PACKAGES.get(program);
+        String pkg = PACKAGES.get(Path.of(program).getFileName().toString());
         throw new HostException(
             program
                 + " cannot be run ("

@@ -81,7 +81,7 @@ public final class OpenIscsi {
     List<String> argv =
         new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", s.getIqn(), "-p", portal));
     argv.addAll(List.of(rest));
-    return new Command(argv, java.util.Set.of());
+    return Command.of(argv);
   }
 
   private static Command update(

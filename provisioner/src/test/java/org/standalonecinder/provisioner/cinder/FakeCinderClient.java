@@ -160,6 +160,11 @@ public final class FakeCinderClient implements CinderClient {
   private Volume copy(Volume v, String status, List<String> attachmentIds) {
     Map<String, String> hosts = new LinkedHashMap<>(v.attachedHosts());
     hosts.keySet().retainAll(attachmentIds);
+    return copy(v, status, attachmentIds, hosts);
+  }
+
+  private static Volume copy(
+      Volume v, String status, List<String> attachmentIds, Map<String, String> hosts) {
     return new Volume(
         v.id(),
         v.name(),
@@ -186,21 +191,7 @@ public final class FakeCinderClient implements CinderClient {
     if (!ids.contains(attachmentId)) {
       ids.add(attachmentId);
     }
-    volumes.put(
-        volumeId,
-        new Volume(
-            v.id(),
-            v.name(),
-            "in-use",
-            v.sizeGib(),
-            v.availabilityZone(),
-            v.volumeType(),
-            v.metadata(),
-            v.sourceVolumeId(),
-            v.snapshotId(),
-            v.multiattach(),
-            ids,
-            hosts));
+    volumes.put(volumeId, copy(v, "in-use", ids, hosts));
   }
 
   /** The mode ({@code rw} or {@code ro}) each attachment was made with. */

@@ -77,63 +77,59 @@ class AttachCommandIT {
             == 0,
         "open-iscsi's iscsiadm is installed");
     Path conf = cloudConf();
-    try (CinderClient c = OpenStackCinderClient.create(CloudConfigLoader.load(conf, Map.of()))) {
-      Volume v = c.createVolume(VolumeSpec.blank("attach-cli-it-" + UUID.randomUUID(), 1));
-      try {
-        c.awaitVolumeStatus(v.id(), Set.of("available"), Backoff.DEFAULT);
-        String iqn = "iqn.2010-10.org.openstack:volume-" + v.id();
+    withVolume(
+        conf,
+        "attach-cli-it",
+        (c, v) -> {
+          String iqn = "iqn.2010-10.org.openstack:volume-" + v.id();
 
-        long start = System.nanoTime();
-        Run r =
-            run(
-                "cinder",
-                "attach",
-                v.id(),
-                "--cloud-config",
-                conf.toString(),
-                "--host-root",
-                hostRoot().toString(),
-                "--host-name",
-                "attach-cli-it",
-                "--device-timeout",
-                "PT5S");
+          long start = System.nanoTime();
+          Run r =
+              run(
+                  "cinder",
+                  "attach",
+                  v.id(),
+                  "--cloud-config",
+                  conf.toString(),
+                  "--host-root",
+                  hostRoot().toString(),
+                  "--host-name",
+                  "attach-cli-it",
+                  "--device-timeout",
+                  "PT5S");
 
-        assertThat(r.exit()).as(r.err()).isEqualTo(AttachCommand.HOST);
-        assertThat(r.out()).as("no device is printed").isEmpty();
-        assertThat(r.err())
-            .contains("cinder: create a rw attachment of volume " + v.id() + " for attach-cli-it")
-            .contains("run: iscsiadm -m node -T " + iqn)
-            .contains("--op update -n node.session.auth.password -v ***")
-            .contains("--login' failed with exit code")
-            .contains("undo: log out")
-            .contains("undo: delete attachment");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMinutes(3));
-        Volume after = c.getVolume(v.id()).orElseThrow();
-        assertThat(after.status()).isEqualTo("available");
-        assertThat(c.listAttachments(v.id())).isEmpty();
-        var records =
-            LocalHost.machine()
-                .run(org.standalonecinder.provisioner.host.Command.of("iscsiadm", "-m", "node"));
-        assertThat(records.output()).as("the node record is deleted").doesNotContain(iqn);
+          assertThat(r.exit()).as(r.err()).isEqualTo(AttachCommand.HOST);
+          assertThat(r.out()).as("no device is printed").isEmpty();
+          assertThat(r.err())
+              .contains("cinder: create a rw attachment of volume " + v.id() + " for attach-cli-it")
+              .contains("run: iscsiadm -m node -T " + iqn)
+              .contains("--op update -n node.session.auth.password -v ***")
+              .contains("--login' failed with exit code")
+              .contains("undo: log out")
+              .contains("undo: delete attachment");
+          assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMinutes(3));
+          Volume after = c.getVolume(v.id()).orElseThrow();
+          assertThat(after.status()).isEqualTo("available");
+          assertThat(c.listAttachments(v.id())).isEmpty();
+          var records =
+              LocalHost.machine()
+                  .run(org.standalonecinder.provisioner.host.Command.of("iscsiadm", "-m", "node"));
+          assertThat(records.output()).as("the node record is deleted").doesNotContain(iqn);
 
-        Run d =
-            run(
-                "cinder",
-                "detach",
-                v.id(),
-                "--cloud-config",
-                conf.toString(),
-                "--host-root",
-                hostRoot().toString(),
-                "--host-name",
-                "attach-cli-it");
-        assertThat(d.exit()).as(d.err()).isZero();
-        assertThat(d.err()).contains("is not attached: nothing to do");
-      } finally {
-        c.listAttachments(v.id()).forEach(a -> c.deleteAttachment(a.id()));
-        c.deleteVolume(v.id());
-      }
-    }
+          Run d =
+              run(
+                  "cinder",
+                  "detach",
+                  v.id(),
+                  "--cloud-config",
+                  conf.toString(),
+                  "--host-root",
+                  hostRoot().toString(),
+                  "--host-name",
+                  "attach-cli-it");
+          assertThat(d.exit()).as(d.err()).isZero();
+          assertThat(d.err()).contains("is not attached: nothing to do");
+        });
   }
 
   /**
@@ -152,49 +148,64 @@ class AttachCommandIT {
     Files.writeString(fake, "#!/bin/sh\ncase \"$*\" in *--login*) exec sleep 120;; esac\nexit 0\n");
     fake.toFile().setExecutable(true);
     Path conf = cloudConf();
+    withVolume(
+        conf,
+        "attach-cli-term",
+        (c, v) -> {
+          Path err = dir.resolve("attach.err");
+          ProcessBuilder pb =
+              new ProcessBuilder(
+                      Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                      "-jar",
+                      jar.toString(),
+                      "cinder",
+                      "attach",
+                      v.id(),
+                      "--cloud-config",
+                      conf.toString(),
+                      "--host-root",
+                      hostRoot().toString())
+                  .redirectError(err.toFile())
+                  .redirectOutput(dir.resolve("attach.out").toFile());
+          pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+          Process p = pb.start();
+          long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+          while (!(Files.exists(err) && Files.readString(err).contains("--login"))) {
+            assertThat(System.nanoTime()).as("the login started").isLessThan(deadline);
+            assertThat(p.isAlive()).as("the attach is running").isTrue();
+            Thread.sleep(100);
+          }
+          assertThat(c.getVolume(v.id()).orElseThrow().status()).isEqualTo("attaching");
+
+          long signalled = System.nanoTime();
+          p.destroy();
+          assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+          assertThat(Duration.ofNanos(System.nanoTime() - signalled))
+              .as("ended without waiting for the hung login")
+              .isLessThan(Duration.ofSeconds(20));
+          assertThat(p.exitValue()).isEqualTo(143);
+          assertThat(Files.readString(err))
+              .contains("undo: log out")
+              .contains("undo: delete attachment")
+              .contains("interrupted while");
+          assertThat(c.getVolume(v.id()).orElseThrow().status()).isEqualTo("available");
+          assertThat(c.listAttachments(v.id())).isEmpty();
+        });
+  }
+
+  /** What a test does with a Cinder client and an available volume of its own. */
+  interface VolumeTest {
+    void run(CinderClient c, Volume v) throws Exception;
+  }
+
+  /** Runs the test with a new volume, and deletes it (attachments first) whatever happened. */
+  static void withVolume(Path conf, String prefix, VolumeTest test) throws Exception {
     try (CinderClient c = OpenStackCinderClient.create(CloudConfigLoader.load(conf, Map.of()))) {
-      Volume v = c.createVolume(VolumeSpec.blank("attach-cli-term-" + UUID.randomUUID(), 1));
+      Volume v = c.createVolume(VolumeSpec.blank(prefix + "-" + UUID.randomUUID(), 1));
       try {
         c.awaitVolumeStatus(v.id(), Set.of("available"), Backoff.DEFAULT);
-        Path err = dir.resolve("attach.err");
-        ProcessBuilder pb =
-            new ProcessBuilder(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-jar",
-                    jar.toString(),
-                    "cinder",
-                    "attach",
-                    v.id(),
-                    "--cloud-config",
-                    conf.toString(),
-                    "--host-root",
-                    hostRoot().toString())
-                .redirectError(err.toFile())
-                .redirectOutput(dir.resolve("attach.out").toFile());
-        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
-        Process p = pb.start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!(Files.exists(err) && Files.readString(err).contains("--login"))) {
-          assertThat(System.nanoTime()).as("the login started").isLessThan(deadline);
-          assertThat(p.isAlive()).as("the attach is running").isTrue();
-          Thread.sleep(100);
-        }
-        assertThat(c.getVolume(v.id()).orElseThrow().status()).isEqualTo("attaching");
-
-        long signalled = System.nanoTime();
-        p.destroy();
-        assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-
-        assertThat(Duration.ofNanos(System.nanoTime() - signalled))
-            .as("ended without waiting for the hung login")
-            .isLessThan(Duration.ofSeconds(20));
-        assertThat(p.exitValue()).isEqualTo(143);
-        assertThat(Files.readString(err))
-            .contains("undo: log out")
-            .contains("undo: delete attachment")
-            .contains("interrupted while");
-        assertThat(c.getVolume(v.id()).orElseThrow().status()).isEqualTo("available");
-        assertThat(c.listAttachments(v.id())).isEmpty();
+        test.run(c, v);
       } finally {
         c.listAttachments(v.id()).forEach(a -> c.deleteAttachment(a.id()));
         c.deleteVolume(v.id());

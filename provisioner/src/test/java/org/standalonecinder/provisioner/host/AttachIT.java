@@ -128,12 +128,7 @@ class AttachIT {
     Attacher.Detached d = attacher.detach(v.id(), null, false);
 
     assertThat(d.attachmentId()).isEqualTo(a.attachmentId());
-    Volume after = c.getVolume(v.id()).orElseThrow();
-    assertThat(after.status()).isEqualTo("available");
-    assertThat(after.attachmentIds()).isEmpty();
-    assertThat(c.listAttachments(v.id())).isEmpty();
-    assertThat(host.sessions()).isEmpty();
-    assertThat(host.records()).isEmpty();
+    assertLeftAsItWas(c, v, host);
     assertThat(host.commands())
         .endsWith(
             nodeCommand(iqn, "--op update -n node.startup -v manual"),
@@ -181,13 +176,18 @@ class AttachIT {
         .isInstanceOf(HostException.class)
         .hasMessageContaining("the device did not appear within 3 s");
 
+    assertLeftAsItWas(c, v, host);
+    assertThat(said).anyMatch(l -> l.startsWith("undo: "));
+  }
+
+  /** Cinder and the host as before the attach: no attachment, no session, no node record. */
+  static void assertLeftAsItWas(CinderClient c, Volume v, LibiscsiHost host) {
     Volume after = c.getVolume(v.id()).orElseThrow();
     assertThat(after.status()).isEqualTo("available");
     assertThat(after.attachmentIds()).isEmpty();
     assertThat(c.listAttachments(v.id())).isEmpty();
     assertThat(host.sessions()).isEmpty();
     assertThat(host.records()).isEmpty();
-    assertThat(said).anyMatch(l -> l.startsWith("undo: "));
   }
 
   static String tgtTargets() throws IOException, InterruptedException {

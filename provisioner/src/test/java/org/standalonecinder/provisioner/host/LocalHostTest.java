@@ -78,13 +78,20 @@ class LocalHostTest {
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
   }
 
-  @Test
-  void aMissingProgramSaysWhichPackageBringsIt() {
-    assertThatThrownBy(
-            () ->
-                new LocalHost(dir, Duration.ofSeconds(5))
-                    .run(Command.of("no-such-tool-standalone-cinder")))
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          open-iscsi's tool missing  | /nonexistent/iscsiadm          | /nonexistent/iscsiadm cannot be run (| : install open-iscsi
+          ceph-common's tool missing | /nonexistent/rbd               | /nonexistent/rbd cannot be run (     | : install ceph-common
+          a tool of no known package | no-such-tool-standalone-cinder | no-such-tool-standalone-cinder cannot be run ( | )
+          """)
+  void aMissingProgramSaysWhichPackageBringsIt(
+      String name, String program, String start, String end) {
+    assertThatThrownBy(() -> new LocalHost(dir, Duration.ofSeconds(5)).run(Command.of(program)))
         .isInstanceOf(HostException.class)
-        .hasMessageContaining("no-such-tool-standalone-cinder cannot be run");
+        .hasMessageStartingWith(start)
+        .hasMessageEndingWith(end);
   }
 }
