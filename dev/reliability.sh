@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # dev/reliability.sh - the reliability and security suite at full size (docs/reliability.md):
-# the webhook fuzzer (120,000 hostile requests, 500 slow clients), the provisioner killed after
+# the webhook fuzzer (120,000 hostile requests, 500 slow clients), the webhook flooded with 3,000
+# connections of 3 MiB bodies while the API server's reviews go on (WebhookFloodE2EIT), the clone
+# policy attacked by deputies, forged reviews and withdrawn consent (CloneAttacksE2EIT), the
+# provisioner killed after
 # every step (CrashEveryStepE2EIT), the real Cinder's API killed and frozen mid-burst, a volume in
 # error and a quota running out (CinderFaultsE2EIT, bursts of 36 claims), the real API server
 # killed mid-burst and 409 conflicts (KubeFaultsE2EIT), fault injection into the provisioner
@@ -13,11 +16,12 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec "$ROOT/dev/test.sh" \
-  -Dtest='WebhookServerTest*,*RuleTest,ClonePolicyTest,StorageClassPolicyTest,CloneTokenTest,ErrorsTest,SecretsNeverShownTest' \
+  -Dtest='WebhookServerTest*,*RuleTest,ClonePolicyTest,StorageClassPolicyTest,CloneTokenTest,CloneTokenGuardTest,CloneAuthorizationTest,ErrorsTest,SecretsNeverShownTest' \
   -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dit.test='WebhookFuzzE2EIT,NoLeakIT,FailoverE2EIT,WebhookDownE2EIT,CaRotationE2EIT,CrashEveryStepE2EIT,CinderFaultsE2EIT,KubeFaultsE2EIT' \
+  -Dit.test='WebhookFuzzE2EIT,WebhookFloodE2EIT,CloneAttacksE2EIT,NoLeakIT,FailoverE2EIT,WebhookDownE2EIT,CaRotationE2EIT,CrashEveryStepE2EIT,CinderFaultsE2EIT,KubeFaultsE2EIT' \
   -Dit.failIfNoSpecifiedTests=false \
   -Dfailsafe.failIfNoSpecifiedTests=false \
   -Dfuzz.cases="${FUZZ_CASES:-120000}" -Dfuzz.slow="${FUZZ_SLOW:-500}" \
   -Dfaults.burst="${FAULTS_BURST:-36}" \
+  -Dflood.requests="${FLOOD_REQUESTS:-3000}" -Dflood.claims="${FLOOD_CLAIMS:-50}" \
   "$@"

@@ -10,3 +10,33 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 {{- define "standalone-cinder.cloudSecret" -}}
 {{- .Values.cloudConfig.existingSecret | default "standalone-cinder-cloud-config" -}}
 {{- end }}
+
+{{/*
+Match conditions (Kubernetes 1.28+) of the claim entries: only claims that ask for a clone, say
+they are one, carry a token, or share a filesystem (ReadWriteMany) reach the webhook. The same
+expressions as manifests/match-conditions.
+*/}}
+{{- define "standalone-cinder.cloneConditions" -}}
+- name: asks-for-a-clone-or-shares-a-filesystem
+  expression: >-
+    (has(object.metadata.annotations) && ('k8s.io/CloneRequest' in object.metadata.annotations
+    || 'k8s.io/CloneOf' in object.metadata.annotations
+    || 'standalone-cinder.io/clone-token' in object.metadata.annotations))
+    || has(object.spec.dataSource) || has(object.spec.dataSourceRef)
+    || (has(object.spec.accessModes) && 'ReadWriteMany' in object.spec.accessModes)
+{{- end }}
+
+{{/* ... and of the claim-update entry: changes of the clone annotations, by anyone but the PV
+controller and the protection controller. */}}
+{{- define "standalone-cinder.updateConditions" -}}
+- name: not-a-bind-nor-a-finalizer-removal
+  expression: >-
+    !(request.userInfo.username in ['system:serviceaccount:kube-system:persistent-volume-binder',
+    'system:serviceaccount:kube-system:pvc-protection-controller', 'system:kube-controller-manager'])
+- name: touches-a-clone-annotation
+  expression: >-
+    ['k8s.io/CloneRequest', 'k8s.io/CloneOf', 'standalone-cinder.io/clone-token'].exists(k,
+    (has(object.metadata.annotations) && k in object.metadata.annotations
+    ? object.metadata.annotations[k] : '') != (has(oldObject.metadata.annotations)
+    && k in oldObject.metadata.annotations ? oldObject.metadata.annotations[k] : ''))
+{{- end }}

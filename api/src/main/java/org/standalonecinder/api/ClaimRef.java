@@ -19,6 +19,23 @@ public record ClaimRef(String namespace, String name) {
   /** On a source claim: namespaces (comma-separated) that may clone it. */
   public static final String CLONE_GRANT = "standalone-cinder.io/clone-grant";
 
+  /**
+   * Whether a {@link #CLONE_GRANT} value ({@code ns1,ns2}, spaces allowed) names the namespace.
+   *
+   * @param grant the annotation's value, or null for none
+   */
+  public static boolean grants(String grant, String namespace) {
+    if (grant == null || namespace == null) {
+      return false;
+    }
+    for (String ns : grant.split(",")) {
+      if (ns.trim().equals(namespace)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static final Pattern NAME =
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");

@@ -5,7 +5,14 @@ import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -15,15 +22,17 @@ import javax.crypto.spec.SecretKeySpec;
  * the provisioner clones across namespaces only with a valid one. A cluster where the webhook is
  * missing or bypassed thus cannot clone another namespace's data.
  *
- * <p>The token names the source and the target by namespace and name, not by the target's uid:
- * mutating admission runs before the API server assigns the uid. Instead the provisioner checks
- * that the claim was created while the token was valid ({@code creationTimestamp} is the API
- * server's), and the webhook keeps the annotation immutable, so a token cannot be moved to a later
- * claim of the same name after it expired.
+ * <p>The token says what the webhook decided and why, so that the provisioner can ask again when it
+ * clones (for a WaitForFirstConsumer claim that may be days later): the source claim by namespace,
+ * name and uid (a source deleted and re-created under its name is another claim), the target by
+ * namespace and name, on what the clone was allowed ({@link Basis}) and who asked. The target's uid
+ * is not in it: mutating admission runs before the API server assigns one. Instead the provisioner
+ * checks that the claim was created while the token was valid ({@code creationTimestamp} is the API
+ * server's), and the webhook keeps the annotation immutable.
  *
- * <p>Format: {@code base64url(payload) "." base64url(hmac)}, payload {@code
- * v1|srcNs|srcName|dstNs|dstName|issuedEpochSeconds|expiresEpochSeconds} (names cannot contain a
- * {@code |}).
+ * <p>Format: {@code base64url(payload) "." base64url(hmac)}; the payload is {@code v2|keyId|srcNs|
+ * srcName|srcUid|dstNs|dstName|issued|expires|basis|user|uid|groups|extra}, names as they are (they
+ * cannot contain a {@code |}), the requester's strings base64url-encoded (they can).
  */
 public final class CloneToken {
 
@@ -31,12 +40,17 @@ public final class CloneToken {
   public static final String ANNOTATION = "standalone-cinder.io/clone-token";
 
   /**
-   * The Secret (in the namespace of the webhook and the provisioner) that holds the key, under
-   * {@link #KEY_FIELD}. The webhook creates it with a random key on its first start.
+   * The Secret (in the namespace of the webhook and the provisioner) that holds the keys: {@link
+   * #KEY_FIELD} signs, {@link #PREVIOUS_KEY_FIELD} (when set) still verifies. The webhook creates
+   * it with a random key on its first start.
    */
   public static final String KEY_SECRET = "standalone-cinder-clone-token-key";
 
+  /** The key new tokens are signed with. */
   public static final String KEY_FIELD = "key";
+
+  /** A key that signed earlier tokens: they still verify, so a rotation breaks no pending clone. */
+  public static final String PREVIOUS_KEY_FIELD = "previous-key";
 
   /** How long after issue a claim may be created with the token. */
   public static final Duration VALIDITY = Duration.ofMinutes(5);
@@ -45,16 +59,83 @@ public final class CloneToken {
   public static final Duration SKEW = Duration.ofMinutes(1);
 
   private static final String ALGORITHM = "HmacSHA256";
+  private static final String VERSION = "v2";
+  private static final int FIELDS = 14;
+
+  /** On what the webhook allowed the clone; the provisioner asks the same again when it clones. */
+  public enum Basis {
+    /** The source's {@code standalone-cinder.io/clone-grant} named the target's namespace. */
+    GRANT,
+    /** The requester may create pods in the source's namespace (a SubjectAccessReview). */
+    REQUESTER,
+    /** The admin's policy allows every clone across namespaces ({@code crossNamespace: allow}). */
+    POLICY
+  }
+
+  /**
+   * Who asked for the clone, as the API server authenticated them.
+   *
+   * @param user the user name
+   * @param uid the user's uid, or empty
+   * @param groups the user's groups
+   * @param extra the authenticator's extra attributes (an authorizer may read them)
+   */
+  public record Principal(
+      String user, String uid, List<String> groups, Map<String, List<String>> extra) {
+    public Principal {
+      user = user == null ? "" : user;
+      uid = uid == null ? "" : uid;
+      groups = groups == null ? List.of() : List.copyOf(groups);
+      TreeMap<String, List<String>> sorted = new TreeMap<>();
+      if (extra != null) {
+        extra.forEach((k, v) -> sorted.put(k, v == null ? List.of() : List.copyOf(v)));
+      }
+      extra = java.util.Collections.unmodifiableMap(sorted);
+    }
+  }
 
   /**
    * What a token says.
    *
    * @param source the claim to clone
+   * @param sourceUid that claim's uid when the clone was allowed
    * @param target the claim that is the clone
    * @param issued when the webhook signed it
    * @param expires the last moment a claim may be created with it
+   * @param basis on what the clone was allowed
+   * @param requester who asked
    */
-  public record Claims(ClaimRef source, ClaimRef target, Instant issued, Instant expires) {}
+  public record Claims(
+      ClaimRef source,
+      String sourceUid,
+      ClaimRef target,
+      Instant issued,
+      Instant expires,
+      Basis basis,
+      Principal requester) {}
+
+  /**
+   * The keys a verifier accepts, by id, and the one a signer uses.
+   *
+   * @param signing the id of the key new tokens are signed with
+   * @param keys every accepted key by its {@link #keyId id}
+   */
+  public record Keys(String signing, Map<String, byte[]> keys) {
+
+    /** The current key, and a previous one (or null) whose tokens still verify. */
+    public static Keys of(byte[] current, byte[] previous) {
+      Map<String, byte[]> keys = new LinkedHashMap<>();
+      keys.put(keyId(current), current.clone());
+      if (previous != null && previous.length > 0) {
+        keys.putIfAbsent(keyId(previous), previous.clone());
+      }
+      return new Keys(keyId(current), java.util.Collections.unmodifiableMap(keys));
+    }
+
+    byte[] signingKey() {
+      return keys.get(signing);
+    }
+  }
 
   /** A token that does not verify; the message says why (never the key). */
   public static final class InvalidTokenException extends Exception {
@@ -65,32 +146,55 @@ public final class CloneToken {
 
   private CloneToken() {}
 
-  /** Signs the claims with the key. */
-  public static String sign(Claims c, byte[] key) {
+  /**
+   * A key's public id: the first 8 bytes of its SHA-256, in hex. Says which key signed a token
+   * without saying anything of the key.
+   */
+  public static String keyId(byte[] key) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(key);
+      return HexFormat.of().formatHex(Arrays.copyOf(digest, 8));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
+  }
+
+  /** Signs the claims with the signing key. */
+  public static String sign(Claims c, Keys keys) {
+    Principal p = c.requester();
     String payload =
         String.join(
             "|",
-            "v1",
+            VERSION,
+            keys.signing(),
             c.source().namespace(),
             c.source().name(),
+            c.sourceUid() == null ? "" : c.sourceUid(),
             c.target().namespace(),
             c.target().name(),
             Long.toString(c.issued().getEpochSecond()),
-            Long.toString(c.expires().getEpochSecond()));
+            Long.toString(c.expires().getEpochSecond()),
+            c.basis().name(),
+            b64(p.user()),
+            b64(p.uid()),
+            list(p.groups()),
+            extra(p.extra()));
     byte[] bytes = payload.getBytes(StandardCharsets.UTF_8);
     Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
-    return b64.encodeToString(bytes) + "." + b64.encodeToString(mac(key, bytes));
+    return b64.encodeToString(bytes) + "." + b64.encodeToString(mac(keys.signingKey(), bytes));
   }
 
   /**
-   * Verifies the signature and that the token is for this source and target, and that the target
-   * was created while the token was valid.
+   * Verifies the signature (with the key the token names) and that the token is for this source and
+   * target, and that the target was created while the token was valid. Whether the source is still
+   * the claim of {@link Claims#sourceUid()}, and whether its {@link Claims#basis()} still holds, is
+   * for the caller to check against the cluster.
    *
    * @param created the target claim's creationTimestamp
    * @throws InvalidTokenException saying what does not match
    */
   public static Claims verify(
-      String token, byte[] key, ClaimRef source, ClaimRef target, Instant created)
+      String token, Keys keys, ClaimRef source, ClaimRef target, Instant created)
       throws InvalidTokenException {
     if (token == null || token.isBlank()) {
       throw new InvalidTokenException("the claim carries no " + ANNOTATION);
@@ -107,22 +211,29 @@ public final class CloneToken {
     } catch (IllegalArgumentException e) {
       throw new InvalidTokenException(ANNOTATION + " is not a token");
     }
-    if (!MessageDigest.isEqual(mac(key, payload), signature)) {
-      throw new InvalidTokenException(ANNOTATION + " was not signed by the webhook");
-    }
     String[] f = new String(payload, StandardCharsets.UTF_8).split("\\|", -1);
-    if (f.length != 7 || !f[0].equals("v1")) {
-      throw new InvalidTokenException(ANNOTATION + " has an unknown format");
+    if (f.length != FIELDS || !f[0].equals(VERSION)) {
+      // A v1 token (of a webhook before key ids) lands here too: it bound no source uid.
+      throw new InvalidTokenException(
+          ANNOTATION + " has an unknown format (not a " + VERSION + " token of this webhook)");
+    }
+    byte[] key = keys.keys().get(f[1]);
+    if (key == null || !MessageDigest.isEqual(mac(key, payload), signature)) {
+      throw new InvalidTokenException(ANNOTATION + " was not signed by the webhook");
     }
     Claims c;
     try {
       c =
           new Claims(
-              new ClaimRef(f[1], f[2]),
-              new ClaimRef(f[3], f[4]),
-              Instant.ofEpochSecond(Long.parseLong(f[5])),
-              Instant.ofEpochSecond(Long.parseLong(f[6])));
-    } catch (NumberFormatException e) {
+              new ClaimRef(f[2], f[3]),
+              f[4],
+              new ClaimRef(f[5], f[6]),
+              Instant.ofEpochSecond(Long.parseLong(f[7])),
+              Instant.ofEpochSecond(Long.parseLong(f[8])),
+              Basis.valueOf(f[9]),
+              new Principal(unb64(f[10]), unb64(f[11]), unlist(f[12]), unextra(f[13])));
+    } catch (IllegalArgumentException e) {
+      // Signed by the key, yet unreadable: a webhook of another version wrote it.
       throw new InvalidTokenException(ANNOTATION + " has an unknown format");
     }
     if (!c.source().equals(source)) {
@@ -144,6 +255,53 @@ public final class CloneToken {
               + created);
     }
     return c;
+  }
+
+  private static String b64(String s) {
+    return Base64.getUrlEncoder()
+        .withoutPadding()
+        .encodeToString(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String unb64(String s) {
+    return new String(Base64.getUrlDecoder().decode(s), StandardCharsets.UTF_8);
+  }
+
+  // base64url has no ',', ';' or '=': they separate list items and map entries.
+  private static String list(List<String> items) {
+    return String.join(",", items.stream().map(CloneToken::b64).toList());
+  }
+
+  private static List<String> unlist(String s) {
+    if (s.isEmpty()) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>();
+    for (String item : s.split(",", -1)) {
+      out.add(unb64(item));
+    }
+    return out;
+  }
+
+  private static String extra(Map<String, List<String>> extra) {
+    List<String> entries = new ArrayList<>();
+    extra.forEach((k, v) -> entries.add(b64(k) + "=" + list(v)));
+    return String.join(";", entries);
+  }
+
+  private static Map<String, List<String>> unextra(String s) {
+    Map<String, List<String>> out = new TreeMap<>();
+    if (s.isEmpty()) {
+      return out;
+    }
+    for (String entry : s.split(";", -1)) {
+      int eq = entry.indexOf('=');
+      if (eq < 0) {
+        throw new IllegalArgumentException("no = in an extra entry");
+      }
+      out.put(unb64(entry.substring(0, eq)), unlist(entry.substring(eq + 1)));
+    }
+    return out;
   }
 
   private static byte[] mac(byte[] key, byte[] payload) {

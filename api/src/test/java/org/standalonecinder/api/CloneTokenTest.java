@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.List;
+import java.util.Map;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -21,13 +23,28 @@ class CloneTokenTest {
   private static final ClaimRef SOURCE = new ClaimRef("team-b", "shared");
   private static final ClaimRef TARGET = new ClaimRef("apps", "copy");
   private static final Instant T0 = Instant.parse("2026-11-22T10:00:00Z");
-  private static final String TOKEN =
-      CloneToken.sign(new CloneToken.Claims(SOURCE, TARGET, T0, T0.plus(CloneToken.VALIDITY)), KEY);
+  private static final CloneToken.Keys KEYS = CloneToken.Keys.of(KEY, null);
+  private static final CloneToken.Principal BOB =
+      new CloneToken.Principal(
+          "bob|admin",
+          "u-1",
+          List.of("dev,ops", "system:authenticated"),
+          Map.of("scopes.example.com", List.of("read;write", "x=y")));
+  private static final CloneToken.Claims CLAIMS =
+      new CloneToken.Claims(
+          SOURCE,
+          "uid-of-shared",
+          TARGET,
+          T0,
+          T0.plus(CloneToken.VALIDITY),
+          CloneToken.Basis.REQUESTER,
+          BOB);
+  private static final String TOKEN = CloneToken.sign(CLAIMS, KEYS);
 
   record Row(
       String name,
       UnaryOperator<String> token,
-      byte[] key,
+      CloneToken.Keys key,
       ClaimRef source,
       ClaimRef target,
       Instant created,
@@ -40,13 +57,22 @@ class CloneTokenTest {
 
   static Stream<Arguments> rows() {
     byte[] otherKey = "another key, another webhook....".getBytes(StandardCharsets.UTF_8);
+    CloneToken.Keys other = CloneToken.Keys.of(otherKey, null);
+    // v1: the format of the webhook before key ids, which bound no source uid.
+    String v1 =
+        Base64.getUrlEncoder()
+                .withoutPadding()
+                .encodeToString(
+                    "v1|team-b|shared|apps|copy|1795860000|1795860300"
+                        .getBytes(StandardCharsets.UTF_8))
+            + ".AAAA";
     return Stream.of(
             new Row(
-                "valid, created right away", t -> t, KEY, SOURCE, TARGET, T0.plusSeconds(1), null),
+                "valid, created right away", t -> t, KEYS, SOURCE, TARGET, T0.plusSeconds(1), null),
             new Row(
                 "valid at the last moment",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0.plus(CloneToken.VALIDITY),
@@ -54,7 +80,7 @@ class CloneTokenTest {
             new Row(
                 "valid within the clock skew",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0.minusSeconds(30),
@@ -62,16 +88,40 @@ class CloneTokenTest {
             new Row(
                 "no token",
                 t -> null,
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0,
                 "carries no standalone-cinder.io/clone-token"),
-            new Row("not a token", t -> "hello", KEY, SOURCE, TARGET, T0, "is not a token"),
+            new Row("not a token", t -> "hello", KEYS, SOURCE, TARGET, T0, "is not a token"),
+            new Row(
+                "a v1 token, which named no source uid",
+                t -> v1,
+                KEYS,
+                SOURCE,
+                TARGET,
+                T0,
+                "has an unknown format (not a v2 token"),
+            new Row(
+                "signed with the previous key after a rotation",
+                t -> t,
+                CloneToken.Keys.of(otherKey, KEY),
+                SOURCE,
+                TARGET,
+                T0,
+                null),
+            new Row(
+                "its key dropped from the Secret",
+                t -> t,
+                CloneToken.Keys.of(otherKey, null),
+                SOURCE,
+                TARGET,
+                T0,
+                "was not signed by the webhook"),
             new Row(
                 "signed with another key",
                 t -> t,
-                otherKey,
+                other,
                 SOURCE,
                 TARGET,
                 T0,
@@ -89,7 +139,7 @@ class CloneTokenTest {
                                     .getBytes(StandardCharsets.UTF_8))
                         + "."
                         + t.split("\\.")[1],
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0,
@@ -97,7 +147,7 @@ class CloneTokenTest {
             new Row(
                 "another source",
                 t -> t,
-                KEY,
+                KEYS,
                 new ClaimRef("team-b", "secret"),
                 TARGET,
                 T0,
@@ -105,7 +155,7 @@ class CloneTokenTest {
             new Row(
                 "another target",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 new ClaimRef("apps", "other"),
                 T0,
@@ -113,7 +163,7 @@ class CloneTokenTest {
             new Row(
                 "replayed on a claim of the same name in another namespace",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 new ClaimRef("team-c", "copy"),
                 T0,
@@ -121,7 +171,7 @@ class CloneTokenTest {
             new Row(
                 "replayed later on a claim made again with its name",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0.plus(CloneToken.VALIDITY).plus(CloneToken.SKEW).plusSeconds(1),
@@ -129,7 +179,7 @@ class CloneTokenTest {
             new Row(
                 "created after it expired",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0.plus(CloneToken.VALIDITY).plusSeconds(61),
@@ -137,7 +187,7 @@ class CloneTokenTest {
             new Row(
                 "created long before it was issued",
                 t -> t,
-                KEY,
+                KEYS,
                 SOURCE,
                 TARGET,
                 T0.minusSeconds(3600),
@@ -152,8 +202,7 @@ class CloneTokenTest {
     if (row.problem() == null) {
       CloneToken.Claims c =
           CloneToken.verify(token, row.key(), row.source(), row.target(), row.created());
-      assertThat(c.source()).isEqualTo(SOURCE);
-      assertThat(c.target()).isEqualTo(TARGET);
+      assertThat(c).isEqualTo(CLAIMS);
     } else {
       assertThatThrownBy(
               () -> CloneToken.verify(token, row.key(), row.source(), row.target(), row.created()))

@@ -342,10 +342,13 @@ class CloneAdmissionIT {
         CloneToken.sign(
             new CloneToken.Claims(
                 new ClaimRef("team-b", "shared"),
+                sharedUid(),
                 new ClaimRef("apps", "t1"),
                 now,
-                now.plusSeconds(300)),
-            otherKey);
+                now.plusSeconds(300),
+                CloneToken.Basis.REQUESTER,
+                new CloneToken.Principal("bob", null, null, null)),
+            CloneToken.Keys.of(otherKey, null));
     PersistentVolumeClaim withForged =
         claim(
             "apps",
@@ -373,10 +376,13 @@ class CloneAdmissionIT {
         CloneToken.sign(
             new CloneToken.Claims(
                 new ClaimRef("team-b", "shared"),
+                sharedUid(),
                 new ClaimRef("apps", "t2"),
                 long_ago,
-                long_ago.plusSeconds(300)),
-            key);
+                long_ago.plusSeconds(300),
+                CloneToken.Basis.REQUESTER,
+                new CloneToken.Principal("bob", null, null, null)),
+            CloneToken.Keys.of(key, null));
     PersistentVolumeClaim withExpired =
         claim(
             "apps",
@@ -393,6 +399,15 @@ class CloneAdmissionIT {
     assertThat(events("t2")).anyMatch(e -> e.contains("standalone-cinder.io/clone-token expired"));
     assertThat(k.persistentVolumes().withName(Names.pvName(bypass.getMetadata().getUid())).get())
         .isNull();
+  }
+
+  private static String sharedUid() {
+    return k.persistentVolumeClaims()
+        .inNamespace("team-b")
+        .withName("shared")
+        .get()
+        .getMetadata()
+        .getUid();
   }
 
   @Test

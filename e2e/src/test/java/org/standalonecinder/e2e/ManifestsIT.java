@@ -120,8 +120,16 @@ class ManifestsIT {
     RENDERS.put(
         "manifests/examples/storageclass.yaml",
         objects(Files.readString(ROOT.resolve("manifests/examples/storageclass.yaml"))));
-    RENDERS.put("helm template (required values)", objects(template(REQUIRED, null)));
-    Map<String, String> cm = new LinkedHashMap<>(REQUIRED);
+    RENDERS.put(
+        "kustomize manifests/match-conditions", objects(kustomize("manifests/match-conditions")));
+    // Helm's own default capabilities name a current Kubernetes: each form is asked for by name.
+    Map<String, String> selectors = new LinkedHashMap<>(REQUIRED);
+    selectors.put("webhook.matchConditions", "false");
+    RENDERS.put("helm template (required values)", objects(template(selectors, null)));
+    Map<String, String> conditions = new LinkedHashMap<>(REQUIRED);
+    conditions.put("webhook.matchConditions", "true");
+    RENDERS.put("helm template (match conditions)", objects(template(conditions, null)));
+    Map<String, String> cm = new LinkedHashMap<>(selectors);
     cm.put("certificates", "cert-manager");
     RENDERS.put("helm template (cert-manager)", objects(template(cm, null)));
     cm.put("certManager.issuerRef.name", "my-issuer");
@@ -306,6 +314,13 @@ class ManifestsIT {
   void theChartWithTheRequiredValuesRendersWhatManifestsBaseHolds() {
     assertSameObjects(
         RENDERS.get("kustomize manifests/base"), RENDERS.get("helm template (required values)"));
+  }
+
+  @Test
+  void theChartWithMatchConditionsRendersWhatTheMatchConditionsOverlayHolds() {
+    assertSameObjects(
+        RENDERS.get("kustomize manifests/match-conditions"),
+        RENDERS.get("helm template (match conditions)"));
   }
 
   @Test

@@ -146,7 +146,7 @@ class TopologyE2EIT {
   }
 
   /** What kube-scheduler writes on a claim once it has chosen the node of the claim's pod. */
-  private static void select(LocalInstall it, String ns, String claim, String node) {
+  static void select(LocalInstall it, String ns, String claim, String node) {
     it.kubectl.ok(
         null,
         "annotate",

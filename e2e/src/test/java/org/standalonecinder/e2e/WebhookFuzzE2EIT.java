@@ -379,7 +379,7 @@ class WebhookFuzzE2EIT {
 
   // ---- the process ----
 
-  private static Thread sampleMemory(long pid, AtomicLong max) {
+  static Thread sampleMemory(long pid, AtomicLong max) {
     Thread t =
         new Thread(
             () -> {
@@ -412,7 +412,7 @@ class WebhookFuzzE2EIT {
     return 0;
   }
 
-  private static int healthz(HttpClient client) throws Exception {
+  static int healthz(HttpClient client) throws Exception {
     return client
         .send(
             HttpRequest.newBuilder(
@@ -424,11 +424,11 @@ class WebhookFuzzE2EIT {
   }
 
   /** Trusts what the API server trusts: the caBundle the webhook wrote into its configuration. */
-  private static SSLContext trustingTheWebhook(LocalInstall it) {
+  static SSLContext trustingTheWebhook(LocalInstall it) {
     return CaRotationE2EIT.bundle(it).clientContext();
   }
 
-  private static HttpClient client(SSLContext tls, HttpClient.Version version) {
+  static HttpClient client(SSLContext tls, HttpClient.Version version) {
     return HttpClient.newBuilder()
         .sslContext(tls)
         .version(version)

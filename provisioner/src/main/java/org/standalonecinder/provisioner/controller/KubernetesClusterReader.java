@@ -3,9 +3,12 @@ package org.standalonecinder.provisioner.controller;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Base64;
+import java.util.Map;
 import java.util.Optional;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.provision.ClusterReader;
@@ -41,9 +44,36 @@ public final class KubernetesClusterReader implements ClusterReader {
   }
 
   @Override
-  public Optional<byte[]> cloneTokenKey() {
+  public Optional<CloneToken.Keys> cloneTokenKeys() {
     Secret s = client.secrets().inNamespace(ownNamespace).withName(CloneToken.KEY_SECRET).get();
-    String v = s == null || s.getData() == null ? null : s.getData().get(CloneToken.KEY_FIELD);
-    return v == null ? Optional.empty() : Optional.of(Base64.getDecoder().decode(v));
+    Map<String, String> data = s == null || s.getData() == null ? Map.of() : s.getData();
+    String current = data.get(CloneToken.KEY_FIELD);
+    String previous = data.get(CloneToken.PREVIOUS_KEY_FIELD);
+    return current == null
+        ? Optional.empty()
+        : Optional.of(
+            CloneToken.Keys.of(
+                Base64.getDecoder().decode(current),
+                previous == null ? null : Base64.getDecoder().decode(previous)));
+  }
+
+  @Override
+  public boolean canCreatePods(CloneToken.Principal who, String namespace) {
+    SubjectAccessReview review =
+        new SubjectAccessReviewBuilder()
+            .withNewSpec()
+            .withUser(who.user())
+            .withUid(who.uid().isEmpty() ? null : who.uid())
+            .withGroups(who.groups())
+            .withExtra(who.extra())
+            .withNewResourceAttributes()
+            .withNamespace(namespace)
+            .withVerb("create")
+            .withResource("pods")
+            .endResourceAttributes()
+            .endSpec()
+            .build();
+    SubjectAccessReview answer = client.authorization().v1().subjectAccessReview().create(review);
+    return answer.getStatus() != null && Boolean.TRUE.equals(answer.getStatus().getAllowed());
   }
 }

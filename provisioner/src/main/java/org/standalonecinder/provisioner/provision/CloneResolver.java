@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.standalonecinder.api.ClaimRef;
@@ -105,10 +106,15 @@ public final class CloneResolver {
   }
 
   /**
-   * Checks that a cross-namespace clone carries a token the webhook signed for this source and
-   * claim, so that bypassing the webhook cannot copy another namespace's data.
+   * Checks, when the clone is about to be made, that a cross-namespace clone may still be made: it
+   * carries a token the webhook signed for this source and claim (so that bypassing the webhook
+   * cannot copy another namespace's data), the source is still the claim the webhook judged (its
+   * uid: a source deleted and created again under its name is another claim, with other data), and
+   * what the clone was allowed on still holds: the source still grants the clone to this namespace,
+   * or the requester may still create pods in the source's namespace. A WaitForFirstConsumer clone
+   * may be made long after its admission; consent withdrawn meanwhile stops it.
    *
-   * @throws ProvisioningException (final) when it does not
+   * @throws ProvisioningException (final) when it may not
    */
   public void verifyToken(PersistentVolumeClaim target, ClaimRef source) {
     ClaimRef self =
@@ -116,8 +122,8 @@ public final class CloneResolver {
     if (source.namespace().equals(self.namespace())) {
       return;
     }
-    Optional<byte[]> key = cluster.cloneTokenKey();
-    if (key.isEmpty()) {
+    Optional<CloneToken.Keys> keys = cluster.cloneTokenKeys();
+    if (keys.isEmpty()) {
       throw ProvisioningException.invalid(
           "cloning "
               + source
@@ -128,13 +134,15 @@ public final class CloneResolver {
     }
     Map<String, String> ann = target.getMetadata().getAnnotations();
     String created = target.getMetadata().getCreationTimestamp();
+    CloneToken.Claims token;
     try {
-      CloneToken.verify(
-          ann == null ? null : ann.get(CloneToken.ANNOTATION),
-          key.get(),
-          source,
-          self,
-          created == null ? null : Instant.parse(created));
+      token =
+          CloneToken.verify(
+              ann == null ? null : ann.get(CloneToken.ANNOTATION),
+              keys.get(),
+              source,
+              self,
+              created == null ? null : Instant.parse(created));
     } catch (CloneToken.InvalidTokenException e) {
       throw ProvisioningException.invalid(
           "cloning "
@@ -143,6 +151,45 @@ public final class CloneResolver {
               + e.getMessage()
               + " (was the admission webhook bypassed?)");
     }
+    String refused = "cloning " + source + " across namespaces is refused: ";
+    PersistentVolumeClaim now = cluster.claim(source.namespace(), source.name()).orElse(null);
+    if (now == null || !Objects.equals(now.getMetadata().getUid(), token.sourceUid())) {
+      // Said the same whether it is gone or another claim now: either way not what was judged.
+      throw ProvisioningException.invalid(
+          refused
+              + "the source claim is not the one admitted (deleted, or deleted and created again"
+              + " under its name, since); create this claim again to have the present one judged");
+    }
+    switch (token.basis()) {
+      case GRANT -> {
+        if (!grants(now, self.namespace())) {
+          throw ProvisioningException.invalid(
+              refused
+                  + "the source no longer grants the clone to "
+                  + self.namespace()
+                  + " (annotation "
+                  + ClaimRef.CLONE_GRANT
+                  + ")");
+        }
+      }
+      case REQUESTER -> {
+        if (!cluster.canCreatePods(token.requester(), source.namespace())) {
+          throw ProvisioningException.invalid(
+              refused
+                  + token.requester().user()
+                  + ", who asked for it, may no longer create pods in "
+                  + source.namespace());
+        }
+      }
+      case POLICY -> {
+        // The admin's policy allowed every clone across namespaces: nothing to ask again.
+      }
+    }
+  }
+
+  private static boolean grants(PersistentVolumeClaim source, String namespace) {
+    Map<String, String> ann = source.getMetadata().getAnnotations();
+    return ClaimRef.grants(ann == null ? null : ann.get(ClaimRef.CLONE_GRANT), namespace);
   }
 
   /**

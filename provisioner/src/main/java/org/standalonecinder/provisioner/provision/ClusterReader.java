@@ -7,7 +7,8 @@ import java.util.Optional;
 
 /**
  * What cloning reads from the cluster, fresh from the API server (a cache could hand a clone a
- * source that is already going away): the source claim, its PV, and the clone token key.
+ * source that is already going away): the source claim, its PV, the clone token keys, and whether
+ * the requester of a clone may still read the source.
  */
 public interface ClusterReader {
 
@@ -17,6 +18,12 @@ public interface ClusterReader {
 
   Optional<StorageClass> storageClass(String name);
 
-  /** The key the webhook signs clone tokens with; empty when no webhook has created it. */
-  Optional<byte[]> cloneTokenKey();
+  /** The keys of the webhook's clone tokens; empty when no webhook has created them. */
+  Optional<org.standalonecinder.api.CloneToken.Keys> cloneTokenKeys();
+
+  /**
+   * Whether the principal may create pods in the namespace now (a SubjectAccessReview): the
+   * authorization a clone across namespaces was admitted on, asked again when the clone is made.
+   */
+  boolean canCreatePods(org.standalonecinder.api.CloneToken.Principal principal, String namespace);
 }

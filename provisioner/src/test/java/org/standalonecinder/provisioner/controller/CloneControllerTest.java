@@ -446,14 +446,19 @@ class CloneControllerTest {
                 .addToData(CloneToken.KEY_FIELD, Base64.getEncoder().encodeToString(KEY))
                 .build())
         .create();
+    String sharedUid = get("team-b", "shared").getMetadata().getUid();
     String forged =
         CloneToken.sign(
             new CloneToken.Claims(
                 new ClaimRef("team-b", "shared"),
+                sharedUid,
                 new ClaimRef("apps", "forged"),
                 Instant.now(),
-                Instant.now().plusSeconds(300)),
-            "not the webhook's key, 32 bytes!".getBytes(StandardCharsets.UTF_8));
+                Instant.now().plusSeconds(300),
+                CloneToken.Basis.POLICY,
+                new CloneToken.Principal("mallory", null, null, null)),
+            CloneToken.Keys.of(
+                "not the webhook's key, 32 bytes!".getBytes(StandardCharsets.UTF_8), null));
     client
         .persistentVolumeClaims()
         .inNamespace("apps")
@@ -474,10 +479,13 @@ class CloneControllerTest {
         CloneToken.sign(
             new CloneToken.Claims(
                 new ClaimRef("team-b", "shared"),
+                sharedUid,
                 new ClaimRef("apps", "granted"),
                 Instant.now().minusSeconds(5),
-                Instant.now().plusSeconds(300)),
-            KEY);
+                Instant.now().plusSeconds(300),
+                CloneToken.Basis.POLICY,
+                new CloneToken.Principal("alice", null, null, null)),
+            CloneToken.Keys.of(KEY, null));
     client
         .persistentVolumeClaims()
         .inNamespace("apps")

@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.certs.CaBundleInjector;
 import org.standalonecinder.certs.CertificateAuthority;
 import org.standalonecinder.certs.CertificateSource;
@@ -173,13 +174,15 @@ public final class WebhookApp implements AutoCloseable {
               ? null
               : new ResolverCloneCheck(o.resolver(), o.resolverTokenFile(), o.resolverDeadline());
       CloneCheck check = resolver == null ? CloneCheck.NONE : resolver;
-      // Not ready while the resolver next to it is down: the Service then sends reviews to a
-      // replica that can check clones. Asked on a worker; the probe only reads the flag.
+      // Readiness does not follow the resolver: a replica whose provisioner is down still judges
+      // every claim that is no clone, and denies clones with the reason (clone-check-unavailable).
+      // Were it unready, a crash-looping provisioner would stop every claim write of the cluster.
+      // The probe only says when the resolver comes and goes, in the log.
       AtomicBoolean resolverUp = new AtomicBoolean(resolver == null || resolver.reachable());
       if (o.resolver() == null) {
         LOG.warn("no resolver: clones are checked against Cinder only when they are provisioned");
       }
-      byte[] tokenKey = tokenKey(client, o);
+      CloneToken.Keys tokenKeys = tokenKeys(client, o);
       ReloadingPolicy policy =
           new ReloadingPolicy(
               o.policyFile(),
@@ -190,7 +193,7 @@ public final class WebhookApp implements AutoCloseable {
                       o.provisionerUser(),
                       cluster,
                       check,
-                      tokenKey,
+                      tokenKeys,
                       Clock.systemUTC(),
                       registry),
               registry);
@@ -209,7 +212,7 @@ public final class WebhookApp implements AutoCloseable {
           .register(registry);
       WebhookServer server =
           new WebhookServer(
-              vertx, certificates, policy, resolverUp::get, registry::scrape, o.tlsEngine());
+              vertx, certificates, policy, () -> true, registry::scrape, o.tlsEngine());
       server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();
       long timer =
           vertx.setPeriodic(
@@ -258,7 +261,7 @@ public final class WebhookApp implements AutoCloseable {
    * The clone token key from the cluster's Secret. A local webhook whose cluster cannot give one
    * signs with a key of its own, which no provisioner will accept: said in the log.
    */
-  private static byte[] tokenKey(KubernetesClient client, Options o) {
+  private static CloneToken.Keys tokenKeys(KubernetesClient client, Options o) {
     try {
       return CloneTokenKeyStore.loadOrCreate(client, o.namespace());
     } catch (RuntimeException e) {
@@ -271,7 +274,7 @@ public final class WebhookApp implements AutoCloseable {
           e.getMessage());
       byte[] key = new byte[32];
       new java.security.SecureRandom().nextBytes(key);
-      return key;
+      return CloneToken.Keys.of(key, null);
     }
   }
 

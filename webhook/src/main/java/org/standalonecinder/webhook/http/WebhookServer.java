@@ -104,6 +104,7 @@ public final class WebhookServer {
   private final Supplier<String> metrics;
   private final TlsEngine engine;
   private final ClientLimits limits;
+  private LoadGate.Limits gateLimits = LoadGate.Limits.DEFAULT;
   private HttpServer server;
 
   public WebhookServer(
@@ -160,6 +161,15 @@ public final class WebhookServer {
     this.engine = engine.resolve();
   }
 
+  /**
+   * How many reviews may be in flight at once (tests make them small, to reach them with a few
+   * requests); {@link LoadGate.Limits#DEFAULT} unless set before {@link #listen}.
+   */
+  WebhookServer gateLimits(LoadGate.Limits limits) {
+    this.gateLimits = limits;
+    return this;
+  }
+
   /** The engine that serves: never {@link TlsEngine#AUTO}. */
   public TlsEngine engine() {
     return engine;
@@ -195,8 +205,18 @@ public final class WebhookServer {
                       .onFailure(ctx::fail));
     }
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
-    router.post("/mutate").handler(body).handler(new AdmissionHandler(vertx, controller, true));
-    router.post("/validate").handler(body).handler(new AdmissionHandler(vertx, controller, false));
+    // Admitted (or refused at once) on the headers, before a byte of the body is buffered.
+    LoadGate gate = new LoadGate(gateLimits);
+    router
+        .post("/mutate")
+        .handler(gate)
+        .handler(body)
+        .handler(new AdmissionHandler(vertx, controller, true));
+    router
+        .post("/validate")
+        .handler(gate)
+        .handler(body)
+        .handler(new AdmissionHandler(vertx, controller, false));
     // Vert.x answers these with an empty body; every refusal says why.
     router.errorHandler(
         413, ctx -> refuse(ctx, 413, "the body is larger than " + MAX_BODY + " bytes"));

@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -37,7 +36,7 @@ final class ClaimReview {
   private final ClusterView cluster;
   private final Lookup<Optional<StorageClass>> storageClass;
   private final Lookup<Optional<PersistentVolumeClaim>> sourceClaim;
-  private final Lookup<Boolean> crossNamespaceAllowed;
+  private final Lookup<Optional<CloneToken.Basis>> crossNamespaceBasis;
   private final ClaimRef annotatedSource;
   private final String syntaxError;
   private final NativeRef nativeRef;
@@ -86,7 +85,7 @@ final class ClaimReview {
               ClaimRef src = source();
               return src == null ? Optional.empty() : cluster.claim(src.namespace(), src.name());
             });
-    this.crossNamespaceAllowed = new Lookup<>(this::decideCrossNamespace);
+    this.crossNamespaceBasis = new Lookup<>(this::decideCrossNamespace);
   }
 
   boolean isUpdate() {
@@ -239,7 +238,21 @@ final class ClaimReview {
 
   /** Whether the requester may clone across namespaces from the source (true when not across). */
   boolean crossNamespaceAllowed() {
-    return crossNamespaceAllowed.get();
+    return !crossNamespace() || crossNamespaceBasis.get().isPresent();
+  }
+
+  /** On what a clone across namespaces is allowed; empty when it is not (or is not across). */
+  Optional<CloneToken.Basis> crossNamespaceBasis() {
+    return crossNamespace() ? crossNamespaceBasis.get() : Optional.empty();
+  }
+
+  /**
+   * Whether the requester is a controller acting for someone else, whose own rights therefore do
+   * not count for a clone across namespaces ({@link Requesters}).
+   */
+  boolean byUntrustedDeputy() {
+    return request.getUserInfo() != null
+        && settings.requesters().untrustedDeputy(request.getUserInfo());
   }
 
   /**
@@ -250,24 +263,28 @@ final class ClaimReview {
     return source() != null && crossNamespaceAllowed() ? sourceClaim() : Optional.empty();
   }
 
-  private boolean decideCrossNamespace() {
-    if (!crossNamespace()) {
-      return true;
-    }
+  private Optional<CloneToken.Basis> decideCrossNamespace() {
     return switch (settings.crossNamespace()) {
-      case ALLOW -> true;
-      case DENY -> false;
-      case AUTHORIZED ->
-          sourceClaim().map(this::grantsTarget).orElse(false)
-              || (request.getUserInfo() != null
-                  && cluster.canCreatePods(request.getUserInfo(), source().namespace()));
+      case ALLOW -> Optional.of(CloneToken.Basis.POLICY);
+      case DENY -> Optional.empty();
+      case AUTHORIZED -> {
+        if (sourceClaim().map(s -> grants(s, namespace)).orElse(false)) {
+          yield Optional.of(CloneToken.Basis.GRANT);
+        }
+        // A deputy's own rights say nothing of the user it acts for: only the source's consent.
+        if (request.getUserInfo() != null
+            && !byUntrustedDeputy()
+            && cluster.canCreatePods(request.getUserInfo(), source().namespace())) {
+          yield Optional.of(CloneToken.Basis.REQUESTER);
+        }
+        yield Optional.empty();
+      }
     };
   }
 
-  private boolean grantsTarget(PersistentVolumeClaim source) {
-    String grant = annotation(source, ClonePolicy.CLONE_GRANT);
-    return grant != null
-        && Arrays.stream(grant.split(",")).map(String::trim).anyMatch(namespace::equals);
+  /** Whether the source's clone grant names the namespace. */
+  static boolean grants(PersistentVolumeClaim source, String namespace) {
+    return ClaimRef.grants(annotation(source, ClonePolicy.CLONE_GRANT), namespace);
   }
 
   static String annotation(PersistentVolumeClaim c, String key) {

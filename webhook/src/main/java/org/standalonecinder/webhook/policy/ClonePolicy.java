@@ -88,13 +88,28 @@ public final class ClonePolicy implements AdmissionController {
    * @param crossNamespace who may clone across namespaces
    * @param undersized what to do with a clone smaller than its source
    * @param checkUnavailable what to do when Cinder cannot be asked
+   * @param requesters which requesters act for others, and which of those the admin trusts
    */
   public record Settings(
       String provisionerName,
       String provisionerUser,
       CrossNamespace crossNamespace,
       Undersized undersized,
-      CheckUnavailable checkUnavailable) {
+      CheckUnavailable checkUnavailable,
+      Requesters requesters) {
+
+    public Settings {
+      requesters = requesters == null ? Requesters.DEFAULT : requesters;
+    }
+
+    public Settings(
+        String provisionerName,
+        String provisionerUser,
+        CrossNamespace cross,
+        Undersized undersized,
+        CheckUnavailable checkUnavailable) {
+      this(provisionerName, provisionerUser, cross, undersized, checkUnavailable, null);
+    }
 
     public Settings(String provisionerName, String provisionerUser, CrossNamespace cross) {
       this(provisionerName, provisionerUser, cross, Undersized.DENY, CheckUnavailable.DENY);
@@ -121,12 +136,16 @@ public final class ClonePolicy implements AdmissionController {
 
   /**
    * @param check asked by the validating endpoint once every other rule passed
-   * @param tokenKey signs the token of accepted cross-namespace clones ({@link
+   * @param tokenKeys sign the token of accepted cross-namespace clones ({@link
    *     org.standalonecinder.api.CloneToken}); null for none (the provisioner then refuses
    *     cross-namespace clones)
    */
   public ClonePolicy(
-      Settings settings, ClusterView cluster, CloneCheck check, byte[] tokenKey, Clock clock) {
+      Settings settings,
+      ClusterView cluster,
+      CloneCheck check,
+      org.standalonecinder.api.CloneToken.Keys tokenKeys,
+      Clock clock) {
     this.settings = settings;
     this.cluster = cluster;
     // The order is the order of the violations in a denial, and the rules that act only on a
@@ -148,7 +167,7 @@ public final class ClonePolicy implements AdmissionController {
             new VolumeModeRule(),
             new CloneSizeRule(),
             new DefaultNamespaceRule(),
-            new CloneTokenRule(tokenKey, clock),
+            new CloneTokenRule(tokenKeys, clock),
             new CinderCheckRule(check));
     this.readingRequest = rules.stream().filter(ClaimRule::readsRequestOnly).toList();
     this.lookingUp = rules.stream().filter(r -> !r.readsRequestOnly()).toList();

@@ -9,19 +9,20 @@ import java.util.Base64;
 import org.standalonecinder.api.CloneToken;
 
 /**
- * The key that signs clone tokens, in a Secret of the webhook's namespace that the provisioner
- * reads too. The first replica creates it with 32 random bytes; the others, and every restart, use
- * that one (a replica that loses the creation race reads the winner's).
+ * The keys of clone tokens, in a Secret of the webhook's namespace that the provisioner reads too:
+ * {@code key} signs, {@code previous-key} (set by an admin who rotates, docs/webhook.md) still
+ * verifies. The first replica creates the Secret with 32 random bytes; the others, and every
+ * restart, use that one (a replica that loses the creation race reads the winner's).
  */
 public final class CloneTokenKeyStore {
 
   private CloneTokenKeyStore() {}
 
-  public static byte[] loadOrCreate(KubernetesClient client, String namespace) {
+  public static CloneToken.Keys loadOrCreate(KubernetesClient client, String namespace) {
     var secrets = client.secrets().inNamespace(namespace);
-    byte[] key = read(secrets.withName(CloneToken.KEY_SECRET).get());
-    if (key != null) {
-      return key;
+    CloneToken.Keys keys = read(secrets.withName(CloneToken.KEY_SECRET).get());
+    if (keys != null) {
+      return keys;
     }
     byte[] fresh = new byte[32];
     new SecureRandom().nextBytes(fresh);
@@ -37,12 +38,12 @@ public final class CloneTokenKeyStore {
             .build();
     try {
       secrets.resource(s).create();
-      return fresh;
+      return CloneToken.Keys.of(fresh, null);
     } catch (KubernetesClientException e) {
       if (e.getCode() != 409) {
         throw e;
       }
-      byte[] theirs = read(secrets.withName(CloneToken.KEY_SECRET).get());
+      CloneToken.Keys theirs = read(secrets.withName(CloneToken.KEY_SECRET).get());
       if (theirs == null) {
         throw new IllegalStateException(
             "Secret " + CloneToken.KEY_SECRET + " exists without a " + CloneToken.KEY_FIELD);
@@ -51,8 +52,14 @@ public final class CloneTokenKeyStore {
     }
   }
 
-  private static byte[] read(Secret s) {
-    String v = s == null || s.getData() == null ? null : s.getData().get(CloneToken.KEY_FIELD);
-    return v == null ? null : Base64.getDecoder().decode(v);
+  private static CloneToken.Keys read(Secret s) {
+    var data = s == null || s.getData() == null ? java.util.Map.<String, String>of() : s.getData();
+    String current = data.get(CloneToken.KEY_FIELD);
+    String previous = data.get(CloneToken.PREVIOUS_KEY_FIELD);
+    return current == null
+        ? null
+        : CloneToken.Keys.of(
+            Base64.getDecoder().decode(current),
+            previous == null ? null : Base64.getDecoder().decode(previous));
   }
 }

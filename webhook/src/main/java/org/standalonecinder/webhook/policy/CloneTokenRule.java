@@ -1,26 +1,30 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Objects;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 
 /**
  * An accepted cross-namespace clone carries the webhook's signed token ({@link CloneToken}), which
- * the provisioner verifies before it clones: the mutating endpoint signs it, the validating one
- * verifies that it is there and names this source and this claim. A user may not bring one.
+ * the provisioner verifies, and re-checks against the cluster, before it clones: the mutating
+ * endpoint signs it with what it decided (the source's uid, the basis, the requester), the
+ * validating one verifies that it is there and names this source, still the same claim, and this
+ * claim. A token the user brings never reaches the rules: {@link CloneTokenGuard} removes it.
  */
 final class CloneTokenRule implements ClaimRule {
 
-  private final byte[] key;
+  private final CloneToken.Keys keys;
   private final Clock clock;
 
   /**
-   * @param key signs and verifies tokens; null for none (the provisioner then refuses
-   *     cross-namespace clones)
+   * @param keys sign and verify tokens; null for none (the provisioner then refuses cross-namespace
+   *     clones)
    */
-  CloneTokenRule(byte[] key, Clock clock) {
-    this.key = key == null ? null : key.clone();
+  CloneTokenRule(CloneToken.Keys keys, Clock clock) {
+    this.keys = keys;
     this.clock = clock;
   }
 
@@ -35,11 +39,13 @@ final class CloneTokenRule implements ClaimRule {
           CloneToken.ANNOTATION
               + " is set by the webhook only, for clones across namespaces; remove it");
     }
-    if (key == null || !r.crossNamespace() || !f.clean()) {
+    if (keys == null || !r.crossNamespace() || !f.clean()) {
       return;
     }
     ClaimRef src = r.source();
     ClaimRef self = new ClaimRef(r.namespace, r.claim.getMetadata().getName());
+    // The rules before this one found the source, and allowed the clone on a basis.
+    String sourceUid = r.sourceClaim().map(c -> c.getMetadata().getUid()).orElse(null);
     if (r.mutating) {
       Instant now = clock.instant();
       f.annotate(
@@ -47,18 +53,33 @@ final class CloneTokenRule implements ClaimRule {
           r.claim,
           CloneToken.ANNOTATION,
           CloneToken.sign(
-              new CloneToken.Claims(src, self, now, now.plus(CloneToken.VALIDITY)), key));
+              new CloneToken.Claims(
+                  src,
+                  sourceUid,
+                  self,
+                  now,
+                  now.plus(CloneToken.VALIDITY),
+                  r.crossNamespaceBasis().orElseThrow(),
+                  principal(r.request.getUserInfo())),
+              keys));
       return;
     }
     // The validating endpoint sees the claim as the mutating one left it: with our token.
     String created = r.claim.getMetadata().getCreationTimestamp();
     try {
-      CloneToken.verify(
-          r.annotation(CloneToken.ANNOTATION),
-          key,
-          src,
-          self,
-          created == null ? clock.instant() : Instant.parse(created));
+      CloneToken.Claims c =
+          CloneToken.verify(
+              r.annotation(CloneToken.ANNOTATION),
+              keys,
+              src,
+              self,
+              created == null ? clock.instant() : Instant.parse(created));
+      if (!Objects.equals(c.sourceUid(), sourceUid)) {
+        throw new CloneToken.InvalidTokenException(
+            "the source claim "
+                + src
+                + " was deleted and created again since the token was signed");
+      }
     } catch (CloneToken.InvalidTokenException e) {
       f.deny(
           ClonePolicy.RULE_TOKEN,
@@ -68,5 +89,11 @@ final class CloneTokenRule implements ClaimRule {
               + e.getMessage()
               + " (is the mutating webhook installed?)");
     }
+  }
+
+  static CloneToken.Principal principal(UserInfo u) {
+    return u == null
+        ? new CloneToken.Principal(null, null, null, null)
+        : new CloneToken.Principal(u.getUsername(), u.getUid(), u.getGroups(), u.getExtra());
   }
 }

@@ -12,7 +12,8 @@ import org.standalonecinder.webhook.metrics.AdmissionMetrics;
 /**
  * Puts the rules together as the policy file says: claims to {@link ClonePolicy}, StorageClasses to
  * {@link StorageClassPolicy}, everything else allowed; exempt namespaces around them, metrics
- * around that, and audit mode outermost, so that metrics see what would have been denied.
+ * around that, audit mode around that, so that metrics see what would have been denied, and the
+ * clone token guard outermost.
  */
 public final class PolicyChain {
 
@@ -25,7 +26,7 @@ public final class PolicyChain {
    * @param provisionerName our provisioner's name
    * @param provisionerUser the provisioner's service account user (may set {@code k8s.io/CloneOf})
    * @param check asks Cinder (through the resolver) whether a clone can be made
-   * @param tokenKey signs cross-namespace clone tokens; null for none
+   * @param tokenKeys sign cross-namespace clone tokens; null for none
    */
   public static AdmissionController build(
       PolicyConfig config,
@@ -33,7 +34,7 @@ public final class PolicyChain {
       String provisionerUser,
       ClusterView cluster,
       CloneCheck check,
-      byte[] tokenKey,
+      org.standalonecinder.api.CloneToken.Keys tokenKeys,
       Clock clock,
       MeterRegistry registry) {
     ClonePolicy claims =
@@ -43,10 +44,11 @@ public final class PolicyChain {
                 provisionerUser,
                 config.crossNamespace(),
                 config.undersizedClone(),
-                config.cinderCheckUnavailable()),
+                config.cinderCheckUnavailable(),
+                config.requesters()),
             cluster,
             check,
-            tokenKey,
+            tokenKeys,
             clock);
     StorageClassPolicy classes =
         new StorageClassPolicy(provisionerName, config.smartcloneClasses());
@@ -66,7 +68,9 @@ public final class PolicyChain {
             new ExemptNamespaces(byKind, config.exemptNamespaces(), cluster),
             registry,
             config.enforce() ? "enforce" : "audit");
-    return config.enforce() ? chain : new AuditMode(chain);
+    // The token guard is outermost: no mode, exemption or scope lets a token of another origin
+    // through.
+    return new CloneTokenGuard(config.enforce() ? chain : new AuditMode(chain));
   }
 
   private static Decision dispatch(

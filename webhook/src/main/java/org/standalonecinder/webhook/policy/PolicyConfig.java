@@ -26,6 +26,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * smartcloneClasses: [fast]     # if set, only these classes may have smartclone: "true"
  * undersizedClone: deny         # deny | raise (raise the request to the source's size, warn)
  * cinderCheckUnavailable: deny  # deny | allow (admit unchecked, with a warning)
+ * deputies: [group:ci-bots]     # more requesters that create claims for others (users, group:X)
+ * trustedDeputies: [system:serviceaccount:backup:velero]  # deputies whose own rights count
  * </pre>
  *
  * @param enforce false for audit mode
@@ -34,6 +36,7 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * @param smartcloneClasses classes allowed to enable smartclone; empty for any
  * @param undersizedClone what to do with a clone that requests less than its source holds
  * @param cinderCheckUnavailable what to do when the resolver cannot be asked
+ * @param requesters which requesters act for others ({@link Requesters})
  */
 public record PolicyConfig(
     boolean enforce,
@@ -41,7 +44,29 @@ public record PolicyConfig(
     LabelSelector exemptNamespaces,
     Set<String> smartcloneClasses,
     Undersized undersizedClone,
-    CheckUnavailable cinderCheckUnavailable) {
+    CheckUnavailable cinderCheckUnavailable,
+    Requesters requesters) {
+
+  public PolicyConfig {
+    requesters = requesters == null ? Requesters.DEFAULT : requesters;
+  }
+
+  public PolicyConfig(
+      boolean enforce,
+      CrossNamespace crossNamespace,
+      LabelSelector exemptNamespaces,
+      Set<String> smartcloneClasses,
+      Undersized undersizedClone,
+      CheckUnavailable cinderCheckUnavailable) {
+    this(
+        enforce,
+        crossNamespace,
+        exemptNamespaces,
+        smartcloneClasses,
+        undersizedClone,
+        cinderCheckUnavailable,
+        Requesters.DEFAULT);
+  }
 
   public static final PolicyConfig DEFAULTS =
       new PolicyConfig(
@@ -59,7 +84,9 @@ public record PolicyConfig(
           "exemptNamespaces",
           "smartcloneClasses",
           "undersizedClone",
-          "cinderCheckUnavailable");
+          "cinderCheckUnavailable",
+          "deputies",
+          "trustedDeputies");
 
   /** Parses the YAML text; empty text gives {@link #DEFAULTS}. */
   @SuppressWarnings("unchecked")
@@ -137,9 +164,32 @@ public record PolicyConfig(
         default -> problems.add("cinderCheckUnavailable '" + cu + "' must be deny or allow");
       }
     }
+    Set<String> deputies = names(map, "deputies", problems);
+    Set<String> trusted = names(map, "trustedDeputies", problems);
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException("policy: " + String.join("; ", problems));
     }
-    return new PolicyConfig(enforce, cross, exempt, classes, undersized, unavailable);
+    return new PolicyConfig(
+        enforce,
+        cross,
+        exempt,
+        classes,
+        undersized,
+        unavailable,
+        new Requesters(deputies, trusted));
+  }
+
+  /** A list of user names and {@code group:<name>} entries. */
+  private static Set<String> names(Map<?, ?> map, String key, List<String> problems) {
+    Object v = map.get(key);
+    if (v == null) {
+      return Set.of();
+    }
+    if (v instanceof List<?> l
+        && l.stream().allMatch(x -> x instanceof String s && !s.isBlank() && !s.equals("group:"))) {
+      return l.stream().map(String.class::cast).collect(java.util.stream.Collectors.toSet());
+    }
+    problems.add(key + " must be a list of user names and group:<name> entries");
+    return Set.of();
   }
 }

@@ -71,32 +71,65 @@ class WebhookManifestsTest {
   }
 
   @Test
-  void theConfigurationsCallOurServiceAndFailClosedWithoutSideEffects() {
+  void theConfigurationsCallOurServiceWithoutSideEffectsAndFailClosedOnlyOnClaimCreation() {
     MutatingWebhookConfiguration m = one(MutatingWebhookConfiguration.class);
     ValidatingWebhookConfiguration v = one(ValidatingWebhookConfiguration.class);
     assertThat(m.getMetadata().getName()).isEqualTo(defaults.webhookConfiguration);
     assertThat(v.getMetadata().getName()).isEqualTo(defaults.webhookConfiguration);
-    assertThat(m.getWebhooks()).hasSize(2);
-    assertThat(v.getWebhooks()).hasSize(2);
+    // entry -> failurePolicy, operations, whether kube-system and our namespace are left out
+    java.util.Map<String, String> expected =
+        java.util.Map.of(
+            "mutate claims.webhook.standalone-cinder.io", "Fail [CREATE] scoped",
+            "mutate storageclasses.webhook.standalone-cinder.io", "Ignore [CREATE] cluster",
+            "validate claims.webhook.standalone-cinder.io", "Fail [CREATE] scoped",
+            // The PV controller's binds and finalizer removals are updates: never blocked.
+            "validate claim-updates.webhook.standalone-cinder.io", "Ignore [UPDATE] scoped",
+            "validate storageclasses.webhook.standalone-cinder.io",
+                "Ignore [CREATE, UPDATE] cluster");
+    java.util.Map<String, String> actual = new java.util.TreeMap<>();
     m.getWebhooks()
         .forEach(
             w -> {
               servedByUs(w.getName(), w.getClientConfig(), "/mutate");
               assertThat(w.getSideEffects()).isEqualTo("None");
-              assertThat(w.getFailurePolicy()).isEqualTo("Fail");
               assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(10);
               assertThat(w.getAdmissionReviewVersions()).contains("v1");
+              actual.put(
+                  "mutate " + w.getName(),
+                  scope(w.getFailurePolicy(), w.getRules(), w.getNamespaceSelector()));
             });
     v.getWebhooks()
         .forEach(
             w -> {
               servedByUs(w.getName(), w.getClientConfig(), "/validate");
               assertThat(w.getSideEffects()).isEqualTo("None");
-              assertThat(w.getFailurePolicy()).isEqualTo("Fail");
-              assertThat(w.getRules().get(0).getOperations())
-                  .as("immutability needs UPDATE")
-                  .contains("CREATE", "UPDATE");
+              assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(10);
+              actual.put(
+                  "validate " + w.getName(),
+                  scope(w.getFailurePolicy(), w.getRules(), w.getNamespaceSelector()));
             });
+    assertThat(actual).isEqualTo(new java.util.TreeMap<>(expected));
+  }
+
+  private String scope(
+      String failurePolicy,
+      java.util.List<io.fabric8.kubernetes.api.model.admissionregistration.v1.RuleWithOperations>
+          rules,
+      io.fabric8.kubernetes.api.model.LabelSelector namespaces) {
+    boolean scoped =
+        namespaces != null
+            && namespaces.getMatchExpressions().stream()
+                .anyMatch(
+                    e ->
+                        e.getKey().equals("kubernetes.io/metadata.name")
+                            && e.getOperator().equals("NotIn")
+                            && e.getValues()
+                                .equals(java.util.List.of("kube-system", defaults.namespace)));
+    return failurePolicy
+        + " "
+        + rules.get(0).getOperations()
+        + " "
+        + (scoped ? "scoped" : namespaces == null ? "cluster" : "other: " + namespaces);
   }
 
   @Test

@@ -404,6 +404,128 @@ class WebhookServerTest {
     }
   }
 
+  /** A TLS connection from a chosen loopback address, as a second pod would come from its own. */
+  private javax.net.ssl.SSLSocket connectFrom(String localAddress, int port) throws Exception {
+    javax.net.ssl.SSLSocket s =
+        (javax.net.ssl.SSLSocket)
+            trust
+                .getSocketFactory()
+                .createSocket(
+                    java.net.InetAddress.getByName("127.0.0.1"),
+                    port,
+                    java.net.InetAddress.getByName(localAddress),
+                    0);
+    s.setSoTimeout(5000);
+    s.startHandshake();
+    return s;
+  }
+
+  /** Sends a request's headers declaring {@code length} bytes, and the first {@code send}. */
+  private static void start(javax.net.ssl.SSLSocket s, long length, byte[] send) throws Exception {
+    java.io.OutputStream out = s.getOutputStream();
+    out.write(
+        ("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: "
+                + length
+                + "\r\n\r\n")
+            .getBytes(StandardCharsets.ISO_8859_1));
+    out.write(send);
+    out.flush();
+  }
+
+  /** The status line and body of the answer on a socket, within its timeout. */
+  private static String answer(javax.net.ssl.SSLSocket s) throws Exception {
+    java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+    byte[] buf = new byte[8192];
+    try {
+      for (int n; (n = s.getInputStream().read(buf)) >= 0; ) {
+        got.write(buf, 0, n);
+        String text = got.toString(StandardCharsets.ISO_8859_1);
+        if (text.contains("\r\n\r\n")) {
+          int head = text.indexOf("\r\n\r\n");
+          String lengthHeader = "content-length: ";
+          int at = text.toLowerCase().indexOf(lengthHeader);
+          if (at >= 0 && at < head) {
+            int end = text.indexOf("\r\n", at);
+            int len = Integer.parseInt(text.substring(at + lengthHeader.length(), end).trim());
+            if (text.length() - head - 4 >= len) {
+              break;
+            }
+          }
+        }
+      }
+    } catch (java.net.SocketException e) {
+      // A server that closes after its answer may reset a connection with unread bytes.
+    }
+    return got.toString(StandardCharsets.ISO_8859_1);
+  }
+
+  /**
+   * The flood, in miniature (limits of 64 KiB a client, one large body): a client that holds its
+   * whole share with bodies it never finishes gets 429 at once for more, a large body waits for no
+   * one, a body declared over 3 MiB is refused before a byte of it is read, and another client (the
+   * API server) is answered all along. Then the held share is given back when the flooder's
+   * connections end.
+   */
+  @Test
+  void aFloodIsAnsweredTooBusyAtOnceWhileOtherClientsAreServed() throws Exception {
+    WebhookServer gated =
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine())
+            .gateLimits(new LoadGate.Limits(256 << 10, 64 << 10, 16 << 10, 1));
+    gated.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    List<javax.net.ssl.SSLSocket> held = new ArrayList<>();
+    byte[] body = review("admission.k8s.io/v1", "api", "data").getBytes(StandardCharsets.UTF_8);
+    try {
+      // The flooder declares 4 x 16 KiB and sends one byte of each: its whole share, held.
+      for (int i = 0; i < 4; i++) {
+        javax.net.ssl.SSLSocket s = connectFrom("127.0.0.2", gated.port());
+        start(s, 16 << 10, new byte[] {'{'});
+        held.add(s);
+      }
+      Thread.sleep(200);
+      long t0 = System.nanoTime();
+      try (javax.net.ssl.SSLSocket more = connectFrom("127.0.0.2", gated.port())) {
+        start(more, 1024, new byte[0]);
+        String a = answer(more);
+        assertThat(a).startsWith("HTTP/1.1 429").contains("Retry-After: 1");
+        assertThat(a).contains("too many reviews in flight from 127.0.0.2");
+      }
+      try (javax.net.ssl.SSLSocket huge = connectFrom("127.0.0.3", gated.port())) {
+        start(huge, 64L << 20, new byte[0]);
+        assertThat(answer(huge)).startsWith("HTTP/1.1 413").contains("larger than 3145728");
+      }
+      // A large body from a third client takes the one large place; a second waits for nobody.
+      try (javax.net.ssl.SSLSocket big = connectFrom("127.0.0.3", gated.port());
+          javax.net.ssl.SSLSocket big2 = connectFrom("127.0.0.4", gated.port())) {
+        start(big, 40 << 10, new byte[] {'{'});
+        Thread.sleep(100);
+        start(big2, 40 << 10, new byte[0]);
+        assertThat(answer(big2)).startsWith("HTTP/1.1 429").contains("too many large reviews");
+      }
+      assertThat((System.nanoTime() - t0) / 1_000_000).as("refusals come at once").isLessThan(3000);
+      // The API server, from its own address, is answered while the flood holds its share.
+      try (javax.net.ssl.SSLSocket api = connectFrom("127.0.0.1", gated.port())) {
+        start(api, body.length, body);
+        assertThat(answer(api)).startsWith("HTTP/1.1 200").contains("\"uid\":\"api\"");
+      }
+    } finally {
+      for (javax.net.ssl.SSLSocket s : held) {
+        s.close();
+      }
+    }
+    // The flooder's connections are gone: its share is back.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    String again;
+    do {
+      try (javax.net.ssl.SSLSocket s = connectFrom("127.0.0.2", gated.port())) {
+        start(s, body.length, body);
+        again = answer(s);
+      }
+    } while (!again.startsWith("HTTP/1.1 200") && System.nanoTime() < deadline);
+    assertThat(again).startsWith("HTTP/1.1 200");
+    gated.close().toCompletionStage().toCompletableFuture().get();
+  }
+
   @Test
   void manyConcurrentRequestsAllSucceed() throws Exception {
     HttpClient c = client(HttpClient.Version.HTTP_2);

@@ -41,6 +41,7 @@ abstract class ClaimRuleTable {
   private static final ObjectMapper JSON = new ObjectMapper();
   static final byte[] KEY =
       "the webhook's clone token key 32".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+  static final CloneToken.Keys KEYS = CloneToken.Keys.of(KEY, null);
   static final Instant NOW = Instant.parse("2026-11-22T10:00:00Z");
 
   /** The cluster a row sees: classes, claims, and who may create pods where. */
@@ -48,6 +49,14 @@ abstract class ClaimRuleTable {
     final Map<String, StorageClass> classes = new HashMap<>();
     final Map<String, PersistentVolumeClaim> claims = new HashMap<>();
     final Map<String, Set<String>> podCreators = new HashMap<>();
+
+    /**
+     * The policy's deputies and trustedDeputies (settings, kept here so that rows can set them).
+     */
+    final Set<String> deputies = new java.util.HashSet<>();
+
+    final Set<String> trusted = new java.util.HashSet<>();
+
     boolean unreachable;
 
     /** Only claim lookups fail (an API server that times out on some calls). */
@@ -111,6 +120,7 @@ abstract class ClaimRuleTable {
         .withNewMetadata()
         .withNamespace(ns)
         .withName(name)
+        .withUid("uid-" + ns + "-" + name)
         .addToAnnotations(ClonePolicy.STORAGE_PROVISIONER, OURS)
         .addToAnnotations(ClonePolicy.VOLUME_ID, "vol-" + name)
         .endMetadata()
@@ -236,6 +246,18 @@ abstract class ClaimRuleTable {
           allowed,
           patchOrMessage,
           warnings);
+    }
+
+    /** The admin trusts these deputies (policy trustedDeputies). */
+    Row trusting(String... names) {
+      Consumer<Cluster> before = setup;
+      return given(c -> before.andThen(x -> x.trusted.addAll(List.of(names))).accept(c));
+    }
+
+    /** The admin names these requesters deputies (policy deputies). */
+    Row deputies(String... names) {
+      Consumer<Cluster> before = setup;
+      return given(c -> before.andThen(x -> x.deputies.addAll(List.of(names))).accept(c));
     }
 
     Row by(String u) {
@@ -409,30 +431,36 @@ abstract class ClaimRuleTable {
       "this claim (5Gi) is larger than its source claim apps/src (2Gi): the cloned filesystem"
           + " keeps the source's size until it is grown";
 
-  /** The token the webhook signs at {@link #NOW} with {@link #KEY}. */
-  static String token(String source, String target) {
+  /**
+   * The token the webhook signs at {@link #NOW} with {@link #KEYS}, for a source of the fixture
+   * (whose uid is {@code uid-<namespace>-<name>}), allowed on {@code basis} for {@code user}.
+   */
+  static String token(String source, String target, CloneToken.Basis basis, String user) {
     String[] src = source.split("/");
     String[] dst = target.split("/");
     return CloneToken.sign(
         new CloneToken.Claims(
             new ClaimRef(src[0], src[1]),
+            "uid-" + src[0] + "-" + src[1],
             new ClaimRef(dst[0], dst[1]),
             NOW,
-            NOW.plus(CloneToken.VALIDITY)),
-        KEY);
+            NOW.plus(CloneToken.VALIDITY),
+            basis,
+            new CloneToken.Principal(user, null, null, null)),
+        KEYS);
   }
 
   /** The patch that stamps an accepted cross-namespace clone with its token. */
-  static String stamped(String source) {
+  static String stamped(String source, CloneToken.Basis basis, String user) {
     return "[{\"op\":\"add\",\"path\":\"/metadata/annotations/standalone-cinder.io~1clone-token\",\"value\":\""
-        + token(source, "apps/copy")
+        + token(source, "apps/copy", basis, user)
         + "\"}]";
   }
 
   /** The same for a claim without annotations: the whole map is added. */
-  static String stampedIntoNoAnnotations(String source) {
+  static String stampedIntoNoAnnotations(String source, CloneToken.Basis basis, String user) {
     return "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"standalone-cinder.io/clone-token\":\""
-        + token(source, "apps/copy")
+        + token(source, "apps/copy", basis, user)
         + "\"}}]";
   }
 
@@ -448,10 +476,16 @@ abstract class ClaimRuleTable {
     row.setup().accept(cluster);
     ClonePolicy policy =
         new ClonePolicy(
-            new ClonePolicy.Settings(OURS, SA, row.mode(), row.undersized(), row.unavailable()),
+            new ClonePolicy.Settings(
+                OURS,
+                SA,
+                row.mode(),
+                row.undersized(),
+                row.unavailable(),
+                new Requesters(cluster.deputies, cluster.trusted)),
             cluster,
             row.cinder(),
-            KEY,
+            KEYS,
             Clock.fixed(NOW, ZoneOffset.UTC));
     AdmissionRequest r = new AdmissionRequest();
     r.setUid("u");

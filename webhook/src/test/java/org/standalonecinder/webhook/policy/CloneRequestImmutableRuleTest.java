@@ -3,7 +3,6 @@ package org.standalonecinder.webhook.policy;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
-import org.standalonecinder.api.CloneToken;
 
 /** Clone annotations fixed at creation (clone-request-immutable): one named row a case. */
 class CloneRequestImmutableRuleTest extends ClaimRuleTable {
@@ -30,30 +29,7 @@ class CloneRequestImmutableRuleTest extends ClaimRuleTable {
                     target(clone("apps/src"), "clone", "2Gi", null),
                     null)
                 .updating(target(clone("apps/src"), "clone", "2Gi", null))
-                .given(c -> c.claims.remove("apps/src")),
-            deny(
-                    "the token cannot change after creation",
-                    target(
-                        Map.of(
-                            ClonePolicy.CLONE_REQUEST,
-                            "team-b/shared",
-                            CloneToken.ANNOTATION,
-                            "new"),
-                        "clone",
-                        "1Gi",
-                        null),
-                    "standalone-cinder.io/clone-token cannot change after the claim is created")
-                .updating(
-                    target(
-                        Map.of(
-                            ClonePolicy.CLONE_REQUEST,
-                            "team-b/shared",
-                            CloneToken.ANNOTATION,
-                            "old"),
-                        "clone",
-                        "1Gi",
-                        null))
-                .by(SA))
+                .given(c -> c.claims.remove("apps/src")))
         .map(Arguments::of);
   }
 }

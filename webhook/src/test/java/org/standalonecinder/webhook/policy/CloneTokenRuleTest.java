@@ -5,6 +5,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.CloneToken.Basis;
 
 /** The cross-namespace clone token (clone-token): one named row a case. */
 class CloneTokenRuleTest extends ClaimRuleTable {
@@ -30,7 +31,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         "clone",
                         "1Gi",
                         null),
-                    stamped("team-b/shared"))
+                    stamped("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob"),
             deny(
                     "without the mutating webhook a cross-namespace clone has no token",
@@ -48,11 +49,16 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                             CloneToken.sign(
                                 new CloneToken.Claims(
                                     new ClaimRef("team-b", "shared"),
+                                    "uid-team-b-shared",
                                     new ClaimRef("apps", "copy"),
                                     NOW,
-                                    NOW.plusSeconds(300)),
-                                "not the key of this webhook, 32b"
-                                    .getBytes(java.nio.charset.StandardCharsets.UTF_8))),
+                                    NOW.plusSeconds(300),
+                                    Basis.POLICY,
+                                    new CloneToken.Principal("bob", null, null, null)),
+                                CloneToken.Keys.of(
+                                    "not the key of this webhook, 32b"
+                                        .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                                    null))),
                         "clone",
                         "1Gi",
                         null),
@@ -67,13 +73,43 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                                 ClonePolicy.CLONE_REQUEST,
                                 "team-b/shared",
                                 CloneToken.ANNOTATION,
-                                token("team-b/shared", "apps/copy")),
+                                token("team-b/shared", "apps/copy", Basis.REQUESTER, "bob")),
                             "clone",
                             "1Gi",
                             null),
                         NOW.plusSeconds(3600)),
                     "standalone-cinder.io/clone-token expired")
                 .by("bob")
+                .withoutMutatingWebhook(),
+            allow(
+                    "a token signed for the source's present uid verifies",
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "team-b/shared",
+                            CloneToken.ANNOTATION,
+                            token("team-b/shared", "apps/copy", Basis.GRANT, "bob")),
+                        "clone",
+                        "1Gi",
+                        null),
+                    null)
+                .by("bob")
+                .withoutMutatingWebhook(),
+            deny(
+                    "a source deleted and created again under its name is another claim",
+                    target(
+                        Map.of(
+                            ClonePolicy.CLONE_REQUEST,
+                            "team-b/shared",
+                            CloneToken.ANNOTATION,
+                            token("team-b/shared", "apps/copy", Basis.GRANT, "bob")),
+                        "clone",
+                        "1Gi",
+                        null),
+                    "the source claim team-b/shared was deleted and created again since the token"
+                        + " was signed")
+                .by("bob")
+                .given(c -> c.claims.get("team-b/shared").getMetadata().setUid("uid-new"))
                 .withoutMutatingWebhook())
         .map(Arguments::of);
   }

@@ -1,12 +1,17 @@
 package org.standalonecinder.webhook.policy;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
+import org.standalonecinder.api.CloneToken.Basis;
 import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
 
 /** Clones across namespaces (clone-cross-namespace): one named row a case. */
 class CrossNamespaceRuleTest extends ClaimRuleTable {
+
+  static final String STATEFULSET_CONTROLLER =
+      "system:serviceaccount:kube-system:statefulset-controller";
 
   static Stream<Arguments> rows() {
     return Stream.of(
@@ -17,12 +22,12 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
             allow(
                     "cross-namespace by someone who may create pods there",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    stamped("team-b/shared"))
+                    stamped("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob"),
             allow(
                     "cross-namespace with a grant on the source",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    stamped("team-b/shared"))
+                    stamped("team-b/shared", Basis.GRANT, "alice"))
                 .given(
                     c ->
                         c.claims
@@ -50,11 +55,55 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
             allow(
                     "cross-namespace allowed by policy, with a warning",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    stamped("team-b/shared"))
+                    stamped("team-b/shared", Basis.POLICY, "alice"))
                 .crossNamespace(CrossNamespace.ALLOW)
                 .warns(
                     "cloning team-b/shared into namespace apps without an authorization check: the"
                         + " cluster's policy allows every clone across namespaces"),
+            deny(
+                    "a service account that may create pods in the source's namespace is a deputy:"
+                        + " its own rights do not count",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:serviceaccount:kube-system:statefulset-controller, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
+                .by(STATEFULSET_CONTROLLER)
+                .given(c -> c.podCreators.put("team-b", Set.of(STATEFULSET_CONTROLLER))),
+            deny(
+                    "the controller manager with its own credentials is a deputy too",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "the claim is created by system:kube-controller-manager, a controller acting")
+                .by("system:kube-controller-manager")
+                .given(c -> c.podCreators.put("team-b", Set.of("system:kube-controller-manager"))),
+            deny(
+                    "a node is a deputy",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "the claim is created by system:node:worker-1, a controller acting")
+                .by("system:node:worker-1")
+                .given(c -> c.podCreators.put("team-b", Set.of("system:node:worker-1"))),
+            allow(
+                    "a deputy clones what the source grants to the namespace",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    stamped("team-b/shared", Basis.GRANT, STATEFULSET_CONTROLLER))
+                .by(STATEFULSET_CONTROLLER)
+                .given(
+                    c ->
+                        c.claims
+                            .get("team-b/shared")
+                            .getMetadata()
+                            .getAnnotations()
+                            .put(ClonePolicy.CLONE_GRANT, "apps")),
+            allow(
+                    "a deputy the admin trusts clones on its own rights",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    stamped("team-b/shared", Basis.REQUESTER, STATEFULSET_CONTROLLER))
+                .by(STATEFULSET_CONTROLLER)
+                .given(c -> c.podCreators.put("team-b", Set.of(STATEFULSET_CONTROLLER)))
+                .trusting(STATEFULSET_CONTROLLER),
+            deny(
+                    "a user the admin names a deputy is one",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "the claim is created by bob, a controller acting for someone else")
+                .by("bob")
+                .deputies("bob"),
             deny(
                 "a missing cross-namespace source looks like a forbidden one",
                 target(clone("team-b/ghost"), "clone", "1Gi", null),
@@ -81,7 +130,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                         "PersistentVolumeClaim",
                         "shared",
                         "team-b"),
-                    stampedIntoNoAnnotations("team-b/shared"))
+                    stampedIntoNoAnnotations("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob"))
         .map(Arguments::of);
   }

@@ -1,0 +1,379 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.Kubectl;
+import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.provisioner.provision.Names;
+
+/**
+ * The clone policy tried as a tenant would get around it, on the real control plane: mallory has
+ * {@code edit} in {@code attacker} only and no right at all in {@code victim}, whose claim {@code
+ * db} holds data. Each test is one way around the rule, and shows that no clone of {@code
+ * victim/db} lands in {@code attacker} (and that the tenant is told why).
+ */
+@ExtendWith(Installed.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Order(3)
+class CloneAttacksE2EIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String WFFC_CLASS =
+      """
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-later}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {fsType: ext4, smartclone: "true"}
+      reclaimPolicy: Delete
+      volumeBindingMode: WaitForFirstConsumer
+      """;
+  private static final String NODE = "e2e-attacks-node";
+
+  private LocalInstall it;
+  private String victim;
+  private String attacker;
+
+  @BeforeAll
+  void victimAndAttacker(LocalInstall installation) {
+    it = installation;
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    it.kubectl.ok(WFFC_CLASS, "apply", "-f", "-");
+    victim = it.namespace("e2e-victim");
+    attacker = it.namespace("e2e-attacker");
+    it.kubectl.ok(LocalInstall.claimYaml(victim, "db", "e2e-cinder", ""), "apply", "-f", "-");
+    it.bound(victim, "db");
+    it.kubectl.ok(
+        null,
+        "create",
+        "rolebinding",
+        "mallory-edit",
+        "-n",
+        attacker,
+        "--clusterrole=edit",
+        "--user=mallory");
+    LocalInstall.await(
+        "mallory's RBAC in force",
+        () ->
+            it.kubectl
+                .run(
+                    null, "auth", "can-i", "create", "statefulsets", "-n", attacker, "--as=mallory")
+                .ok(),
+        Duration.ofSeconds(10));
+    assertThat(
+            it.kubectl
+                .run(null, "auth", "can-i", "create", "pods", "-n", victim, "--as=mallory")
+                .ok())
+        .as("mallory has no right in victim")
+        .isFalse();
+    it.admin
+        .nodes()
+        .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
+        .createOr(n -> n.update());
+  }
+
+  @AfterAll
+  void deleteTheNode() {
+    it.admin.nodes().withName(NODE).delete();
+  }
+
+  private Kubectl.Result asMallory(String yaml, String... args) {
+    String[] all = new String[args.length + 1];
+    System.arraycopy(args, 0, all, 0, args.length);
+    all[args.length] = "--as=mallory";
+    return it.kubectl.run(yaml, all);
+  }
+
+  private List<String> events(String ns, String name) {
+    return it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
+        .filter(e -> name.equals(e.getRegarding().getName()))
+        .map(e -> e.getReason() + ": " + e.getNote())
+        .toList();
+  }
+
+  /** Core events (the statefulset controller records through the core API). */
+  private List<String> coreEvents(String ns, String name) {
+    return it.admin.v1().events().inNamespace(ns).list().getItems().stream()
+        .filter(e -> name.equals(e.getInvolvedObject().getName()))
+        .map(e -> e.getReason() + ": " + e.getMessage())
+        .toList();
+  }
+
+  private boolean anyCloneOfTheVictim() {
+    return it.admin.persistentVolumes().list().getItems().stream()
+        .anyMatch(
+            pv ->
+                pv.getMetadata().getAnnotations() != null
+                    && (victim + "/db")
+                        .equals(pv.getMetadata().getAnnotations().get(Names.ANN_CLONE_OF)));
+  }
+
+  /**
+   * The deputy: mallory may create StatefulSets, and the statefulset controller, which creates
+   * their claims, may create pods in every namespace. Its own rights must not count for her.
+   */
+  @Test
+  @Order(1)
+  void aStatefulSetCannotCloneAnotherNamespaceForItsOwner() throws Exception {
+    String sts =
+        """
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {name: thief, namespace: %s}
+        spec:
+          serviceName: thief
+          replicas: 1
+          selector: {matchLabels: {app: thief}}
+          template:
+            metadata: {labels: {app: thief}}
+            spec:
+              containers: [{name: c, image: example.invalid/none}]
+          volumeClaimTemplates:
+            - metadata:
+                name: data
+                annotations: {k8s.io/CloneRequest: %s/db}
+              spec:
+                storageClassName: e2e-cinder
+                accessModes: [ReadWriteOnce]
+                resources: {requests: {storage: 1Gi}}
+        """
+            .formatted(attacker, victim);
+    Kubectl.Result r = asMallory(sts, "create", "-f", "-");
+    assertThat(r.ok()).as(r.toString()).isTrue();
+    LocalInstall.await(
+        "the statefulset controller told no",
+        () -> coreEvents(attacker, "thief").stream().anyMatch(e -> e.startsWith("FailedCreate")),
+        Duration.ofSeconds(60));
+    assertThat(coreEvents(attacker, "thief"))
+        .anyMatch(
+            e ->
+                e.contains(
+                        "cloning " + victim + "/db into namespace " + attacker + " is not allowed")
+                    && e.contains(
+                        "system:serviceaccount:kube-system:statefulset-controller, a controller"
+                            + " acting for someone else"));
+    assertThat(
+            it.admin.persistentVolumeClaims().inNamespace(attacker).withName("data-thief-0").get())
+        .as("no claim was made")
+        .isNull();
+    assertThat(anyCloneOfTheVictim()).isFalse();
+    it.kubectl.ok(null, "delete", "statefulset", "thief", "-n", attacker, "--wait=false");
+  }
+
+  /**
+   * The forged review: mallory posts an AdmissionReview she wrote, claiming system:masters, to the
+   * webhook's port and gets a signed token. Under audit mode her claim is admitted, but without her
+   * token, and the provisioner refuses the clone.
+   */
+  @Test
+  @Order(2)
+  void aTokenFromAForgedReviewDoesNotCloneEvenInAuditMode() throws Exception {
+    String wanted =
+        LocalInstall.claimYaml(
+            attacker, "forged", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
+    String token = forgedToken(wanted);
+    String withToken =
+        LocalInstall.claimYaml(
+            attacker,
+            "forged",
+            "e2e-cinder",
+            "k8s.io/CloneRequest: " + victim + "/db, standalone-cinder.io/clone-token: " + token);
+    String before = Files.readString(it.policyFile);
+    try {
+      Files.writeString(it.policyFile, before.replace("mode: enforce", "mode: audit"));
+      LocalInstall.await(
+          "audit mode in force",
+          () -> asMallory(wanted, "create", "--dry-run=server", "-f", "-").ok(),
+          Duration.ofSeconds(30));
+      Kubectl.Result admitted = asMallory(withToken, "create", "-f", "-");
+      assertThat(admitted.ok()).as(admitted.toString()).isTrue();
+      assertThat(admitted.err()).contains("standalone-cinder.io/clone-token given was removed");
+    } finally {
+      Files.writeString(it.policyFile, before);
+    }
+    PersistentVolumeClaim stored =
+        it.admin.persistentVolumeClaims().inNamespace(attacker).withName("forged").get();
+    assertThat(stored.getMetadata().getAnnotations())
+        .as("her token was not stored")
+        .doesNotContainKey("standalone-cinder.io/clone-token");
+    LocalInstall.await(
+        "the provisioner's refusal",
+        () ->
+            events(attacker, "forged").stream()
+                .anyMatch(
+                    e ->
+                        e.startsWith("ProvisioningFailed")
+                            && e.contains("the claim carries no standalone-cinder.io/clone-token")),
+        Duration.ofSeconds(30));
+    assertThat(anyCloneOfTheVictim()).isFalse();
+    // Nor can she add it afterwards, whatever the mode.
+    Kubectl.Result added =
+        asMallory(
+            null,
+            "annotate",
+            "pvc",
+            "forged",
+            "-n",
+            attacker,
+            "standalone-cinder.io/clone-token=" + token);
+    assertThat(added.ok()).as(added.toString()).isFalse();
+    assertThat(added.err())
+        .contains("standalone-cinder.io/clone-token cannot be added, changed or removed");
+    it.kubectl.ok(null, "delete", "pvc", "forged", "-n", attacker, "--wait=false");
+  }
+
+  /** What the webhook's port answers anyone who reaches it with a review of their own making. */
+  private String forgedToken(String claimYaml) throws Exception {
+    JsonNode claim =
+        JSON.valueToTree(
+            it.admin
+                .getKubernetesSerialization()
+                .unmarshal(claimYaml, PersistentVolumeClaim.class));
+    String review =
+        JSON.writeValueAsString(
+            JSON.createObjectNode()
+                .put("apiVersion", "admission.k8s.io/v1")
+                .put("kind", "AdmissionReview")
+                .set(
+                    "request",
+                    JSON.createObjectNode()
+                        .put("uid", "forged-1")
+                        .put("namespace", attacker)
+                        .put("operation", "CREATE")
+                        .<com.fasterxml.jackson.databind.node.ObjectNode>set(
+                            "kind",
+                            JSON.createObjectNode()
+                                .put("group", "")
+                                .put("version", "v1")
+                                .put("kind", "PersistentVolumeClaim"))
+                        .<com.fasterxml.jackson.databind.node.ObjectNode>set(
+                            "userInfo",
+                            JSON.createObjectNode()
+                                .put("username", "admin")
+                                .set("groups", JSON.createArrayNode().add("system:masters")))
+                        .set("object", claim)));
+    HttpResponse<String> r =
+        HttpClient.newBuilder()
+            .sslContext(CaRotationE2EIT.bundle(it).clientContext())
+            .build()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("https://127.0.0.1:" + LocalInstall.WEBHOOK_PORT + "/mutate"))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(review))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    JsonNode answer = JSON.readTree(r.body()).path("response");
+    assertThat(answer.path("allowed").asBoolean()).as(r.body()).isTrue();
+    JsonNode patch = JSON.readTree(Base64.getDecoder().decode(answer.path("patch").asText()));
+    String token = "";
+    for (JsonNode op : patch) {
+      if (op.path("path").asText().endsWith("clone-token")) {
+        token = op.path("value").asText();
+      }
+    }
+    assertThat(token).as("the forged review got a token: " + patch).isNotEmpty();
+    return token;
+  }
+
+  /**
+   * Consent checked once, long before the copy: a WaitForFirstConsumer clone admitted under the
+   * source's grant waits for a node; meanwhile the owner takes the grant back, or deletes the
+   * source and makes a new claim of that name. When the node is selected, nothing is cloned.
+   */
+  @Test
+  @Order(3)
+  void consentWithdrawnBeforeAWaitingCloneIsMadeStopsIt() throws Exception {
+    it.kubectl.ok(
+        null,
+        "annotate",
+        "pvc",
+        "db",
+        "-n",
+        victim,
+        "standalone-cinder.io/clone-grant=" + attacker);
+    String clone = "k8s.io/CloneRequest: " + victim + "/db";
+    for (String name : List.of("after-revoke", "after-recreate")) {
+      Kubectl.Result r =
+          asMallory(
+              LocalInstall.claimYaml(attacker, name, "e2e-later", clone), "create", "-f", "-");
+      assertThat(r.ok()).as("admitted under the grant: " + r).isTrue();
+    }
+    // The owner takes the grant back; the scheduler then picks a node for the first claim.
+    it.kubectl.ok(null, "annotate", "pvc", "db", "-n", victim, "standalone-cinder.io/clone-grant-");
+    select(attacker, "after-revoke");
+    LocalInstall.await(
+        "refused at clone time",
+        () ->
+            events(attacker, "after-revoke").stream()
+                .anyMatch(
+                    e ->
+                        e.startsWith("ProvisioningFailed")
+                            && e.contains("the source no longer grants the clone to " + attacker)),
+        Duration.ofSeconds(60));
+
+    // The owner deletes db and makes a new claim of that name (new data), granting again.
+    it.kubectl.ok(null, "delete", "pvc", "db", "-n", victim, "--timeout=120s");
+    it.kubectl.ok(
+        LocalInstall.claimYaml(
+            victim, "db", "e2e-cinder", "standalone-cinder.io/clone-grant: " + attacker),
+        "apply",
+        "-f",
+        "-");
+    it.bound(victim, "db");
+    select(attacker, "after-recreate");
+    LocalInstall.await(
+        "refused at clone time",
+        () ->
+            events(attacker, "after-recreate").stream()
+                .anyMatch(
+                    e ->
+                        e.startsWith("ProvisioningFailed")
+                            && e.contains("the source claim is not the one admitted")),
+        Duration.ofSeconds(60));
+    assertThat(anyCloneOfTheVictim()).isFalse();
+    for (String name : List.of("after-revoke", "after-recreate")) {
+      assertThat(
+              it.admin
+                  .persistentVolumes()
+                  .withName(
+                      Names.pvName(
+                          it.admin
+                              .persistentVolumeClaims()
+                              .inNamespace(attacker)
+                              .withName(name)
+                              .get()
+                              .getMetadata()
+                              .getUid()))
+                  .get())
+          .isNull();
+      it.kubectl.ok(null, "delete", "pvc", name, "-n", attacker, "--wait=false");
+    }
+  }
+
+  /** What kube-scheduler writes on a claim once it has chosen the node of the claim's pod. */
+  private void select(String ns, String claim) {
+    TopologyE2EIT.select(it, ns, claim, NODE);
+  }
+}

@@ -1,0 +1,226 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.LocalInstall;
+
+/**
+ * The flood that ended the webhook with an OutOfMemoryError, and with it every claim write of the
+ * cluster: {@code flood.requests} (1,000 in CI, more in dev/reliability.sh) connections at once,
+ * each from one of eight loopback addresses (pods of their own), each declaring the largest body (3
+ * MiB) and sending it whole (fast) or all but its last byte, held for seconds (slow). Meanwhile the
+ * API server's own reviews go on: {@code flood.claims} claims are created through it one after
+ * another, each reviewed by the webhook. The webhook must live, stay under the Pod's memory limit,
+ * and answer the API server within its timeout every time.
+ */
+@ExtendWith(Installed.class)
+@Order(6)
+class WebhookFloodE2EIT {
+
+  static final int REQUESTS = Integer.getInteger("flood.requests", 1_000);
+  static final int CLAIMS = Integer.getInteger("flood.claims", 20);
+  static final int BODY = 3 * 1024 * 1024;
+  static final Duration HOLD = Duration.ofSeconds(5);
+
+  /** The webhook's timeout in the API server's configuration. */
+  static final Duration REVIEW_TIMEOUT = Duration.ofSeconds(10);
+
+  private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
+
+  @Test
+  void aFloodOfLargestBodiesNeitherKillsTheWebhookNorDelaysTheApiServersReviews(LocalInstall it)
+      throws Exception {
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    String ns = it.namespace("e2e-flood");
+    SSLContext tls = WebhookFuzzE2EIT.trustingTheWebhook(it);
+    long pid = it.pid("webhook");
+    AtomicLong maxRss = new AtomicLong(WebhookFuzzE2EIT.rss(pid));
+    Thread sampler = WebhookFuzzE2EIT.sampleMemory(pid, maxRss);
+    byte[] body = body();
+
+    // Connected: the handshakes are done. The flood's client runs on this machine's two cores, with
+    // the API server and the webhook; its thousand handshakes are the attacker's CPU (another
+    // node's, in a cluster), so the API server's reviews are measured once they are done, while
+    // the bodies arrive and are held.
+    CountDownLatch connected = new CountDownLatch(REQUESTS);
+    List<Thread> flood = new ArrayList<>();
+    long t0 = System.nanoTime();
+    for (int i = 0; i < REQUESTS; i++) {
+      String from = "127.0.0." + (2 + i % 8);
+      boolean slow = i % 2 == 0;
+      Thread t =
+          new Thread(
+              null,
+              () ->
+                  outcomes
+                      .computeIfAbsent(send(tls, from, body, slow, connected), k -> new LongAdder())
+                      .increment(),
+              "flood-" + i,
+              256 * 1024);
+      t.setDaemon(true);
+      t.start();
+      flood.add(t);
+    }
+    connected.await(60, TimeUnit.SECONDS);
+
+    // The API server's reviews while the flood lasts: plain claims, each created and reviewed.
+    List<Long> millis = Collections.synchronizedList(new ArrayList<>());
+    List<String> refused = new ArrayList<>();
+    for (int i = 0; i < CLAIMS; i++) {
+      long s = System.nanoTime();
+      var r =
+          it.kubectl.run(
+              LocalInstall.claimYaml(ns, "during-" + i, "e2e-plain", ""), "create", "-f", "-");
+      millis.add((System.nanoTime() - s) / 1_000_000);
+      if (!r.ok()) {
+        refused.add(r.err());
+      }
+    }
+    for (Thread t : flood) {
+      t.join(TimeUnit.SECONDS.toMillis(90));
+    }
+    long floodMillis = (System.nanoTime() - t0) / 1_000_000;
+    sampler.interrupt();
+    sampler.join();
+    boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    int healthz =
+        WebhookFuzzE2EIT.healthz(
+            WebhookFuzzE2EIT.client(tls, java.net.http.HttpClient.Version.HTTP_2));
+
+    List<Long> sorted = new ArrayList<>(millis);
+    Collections.sort(sorted);
+    long p50 = sorted.get(sorted.size() / 2);
+    long p99 = sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(sorted.size() * 0.99) - 1));
+    String report =
+        String.format(
+            "webhook flood: %d connections from 8 addresses, each declaring %d bytes (half sent"
+                + " whole, half held %d s before the last byte), %.1f s in all%n"
+                + "  outcomes: %s%n"
+                + "  the API server's reviews meanwhile: %d claims created through kubectl, %d"
+                + " refused; kubectl create p50 %d ms, p99 %d ms, max %d ms (the webhook's"
+                + " timeout: %d s); in order: %s ms%n"
+                + "  webhook: alive %s, /healthz %d, peak RSS %.1f MiB (limit %d MiB)%n",
+            REQUESTS,
+            BODY,
+            HOLD.toSeconds(),
+            floodMillis / 1000.0,
+            new TreeMap<>(outcomes),
+            CLAIMS,
+            refused.size(),
+            p50,
+            p99,
+            sorted.get(sorted.size() - 1),
+            REVIEW_TIMEOUT.toSeconds(),
+            millis,
+            alive,
+            healthz,
+            maxRss.get() / 1048576.0,
+            WebhookFuzzE2EIT.LIMIT_BYTES >> 20);
+    System.out.println(report);
+    Path out = Path.of("target/reliability/webhook-flood.txt");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, report);
+
+    assertThat(alive).as("the webhook process is alive").isTrue();
+    assertThat(healthz).as("/healthz after the flood").isEqualTo(200);
+    assertThat(maxRss.get()).as("the webhook's peak RSS").isLessThan(WebhookFuzzE2EIT.LIMIT_BYTES);
+    assertThat(refused).as("claims the API server refused during the flood").isEmpty();
+    assertThat(sorted.get(sorted.size() - 1))
+        .as("every claim created within the webhook's timeout")
+        .isLessThan(REVIEW_TIMEOUT.toMillis());
+    assertThat(outcomes.getOrDefault("429", new LongAdder()).sum())
+        .as("the flood was answered too busy")
+        .isPositive();
+    it.kubectl.ok(null, "delete", "namespace", ns, "--wait=false");
+  }
+
+  /** An AdmissionReview of a claim whose one annotation pads it to the largest body. */
+  private static byte[] body() {
+    String head =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+            + "\"uid\":\"flood\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+            + "\"kind\":\"PersistentVolumeClaim\"},\"namespace\":\"flood\",\"operation\":\"CREATE\","
+            + "\"userInfo\":{\"username\":\"flood\"},\"object\":{\"apiVersion\":\"v1\","
+            + "\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"f\",\"namespace\":\"flood\","
+            + "\"annotations\":{\"pad\":\"";
+    String tail = "\"}},\"spec\":{\"storageClassName\":\"x\"}}}}";
+    byte[] out = new byte[BODY];
+    byte[] h = head.getBytes(StandardCharsets.US_ASCII);
+    byte[] t = tail.getBytes(StandardCharsets.US_ASCII);
+    System.arraycopy(h, 0, out, 0, h.length);
+    java.util.Arrays.fill(out, h.length, BODY - t.length, (byte) 'a');
+    System.arraycopy(t, 0, out, BODY - t.length, t.length);
+    return out;
+  }
+
+  /** One hostile request; its outcome: the status, or how the connection ended. */
+  private static String send(
+      SSLContext tls, String from, byte[] body, boolean slow, CountDownLatch connected) {
+    try (SSLSocket s =
+        (SSLSocket)
+            tls.getSocketFactory()
+                .createSocket(
+                    InetAddress.getByName("127.0.0.1"),
+                    LocalInstall.WEBHOOK_PORT,
+                    InetAddress.getByName(from),
+                    0)) {
+      s.setSoTimeout(60_000);
+      try {
+        s.startHandshake();
+      } finally {
+        connected.countDown();
+      }
+      OutputStream out = s.getOutputStream();
+      out.write(
+          ("POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  + "Content-Length: "
+                  + body.length
+                  + "\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
+      out.write(body, 0, body.length - 1);
+      out.flush();
+      if (slow) {
+        Thread.sleep(HOLD.toMillis());
+      }
+      out.write(body, body.length - 1, 1);
+      out.flush();
+      InputStream in = s.getInputStream();
+      byte[] status = new byte[12];
+      int n = in.readNBytes(status, 0, 12);
+      return n < 12 ? "closed" : new String(status, 9, 3, StandardCharsets.US_ASCII);
+    } catch (java.net.ConnectException e) {
+      connected.countDown();
+      return "connect refused";
+    } catch (java.net.SocketTimeoutException e) {
+      return "no answer in 60 s";
+    } catch (IOException e) {
+      return "reset";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "interrupted";
+    }
+  }
+}

@@ -1,0 +1,205 @@
+package org.standalonecinder.provisioner.provision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.CloneToken.Basis;
+
+/**
+ * The provisioner's check, when it is about to clone across namespaces, that the clone may still be
+ * made: the webhook's token, the source still the claim the webhook judged, and the consent or the
+ * right it was allowed on still there. Each row is what an owner or an attacker did between the
+ * admission of a WaitForFirstConsumer clone and the moment a node was selected.
+ */
+class CloneAuthorizationTest {
+
+  private static final byte[] KEY =
+      "the webhook's clone token key 32".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] NEW_KEY =
+      "a key after a rotation, 32 bytes".getBytes(StandardCharsets.UTF_8);
+  private static final ClaimRef SOURCE = new ClaimRef("victim", "db");
+  private static final String SOURCE_UID = "uid-of-db";
+  private static final Instant CREATED = Instant.parse("2026-11-25T10:00:00Z");
+
+  /** The cluster as the provisioner reads it when it clones. */
+  static final class Cluster implements ClusterReader {
+    final Map<String, PersistentVolumeClaim> claims = new HashMap<>();
+    final Set<String> podCreators = new HashSet<>();
+    CloneToken.Keys keys = CloneToken.Keys.of(KEY, null);
+    int accessReviews;
+
+    Cluster() {
+      claims.put("victim/db", source(SOURCE_UID, "attacker"));
+      podCreators.add("bob@victim");
+    }
+
+    @Override
+    public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
+      return Optional.ofNullable(claims.get(namespace + "/" + name));
+    }
+
+    @Override
+    public Optional<PersistentVolume> volume(String name) {
+      return Optional.empty();
+    }
+
+    @Override
+    public Optional<StorageClass> storageClass(String name) {
+      return Optional.empty();
+    }
+
+    @Override
+    public Optional<CloneToken.Keys> cloneTokenKeys() {
+      return Optional.ofNullable(keys);
+    }
+
+    @Override
+    public boolean canCreatePods(CloneToken.Principal who, String namespace) {
+      accessReviews++;
+      return podCreators.contains(who.user() + "@" + namespace);
+    }
+  }
+
+  static PersistentVolumeClaim source(String uid, String grant) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withNamespace("victim")
+        .withName("db")
+        .withUid(uid)
+        .withAnnotations(
+            grant == null ? Map.of() : new HashMap<>(Map.of(ClaimRef.CLONE_GRANT, grant)))
+        .endMetadata()
+        .build();
+  }
+
+  static String token(Basis basis, String user, String sourceUid, byte[] key) {
+    return CloneToken.sign(
+        new CloneToken.Claims(
+            SOURCE,
+            sourceUid,
+            new ClaimRef("attacker", "copy"),
+            CREATED.minusSeconds(1),
+            CREATED.plus(CloneToken.VALIDITY),
+            basis,
+            new CloneToken.Principal(user, null, null, null)),
+        CloneToken.Keys.of(key, null));
+  }
+
+  record Row(String name, String token, Consumer<Cluster> meanwhile, String refusal) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static Stream<Arguments> rows() {
+    String granted =
+        token(
+            Basis.GRANT,
+            "system:serviceaccount:kube-system:statefulset-controller",
+            SOURCE_UID,
+            KEY);
+    String byBob = token(Basis.REQUESTER, "bob", SOURCE_UID, KEY);
+    return Stream.of(
+            new Row("the grant still holds", granted, c -> {}, null),
+            new Row(
+                "the owner took the grant back",
+                granted,
+                c -> c.claims.put("victim/db", source(SOURCE_UID, null)),
+                "the source no longer grants the clone to attacker (annotation"
+                    + " standalone-cinder.io/clone-grant)"),
+            new Row(
+                "the owner narrowed the grant to another namespace",
+                granted,
+                c -> c.claims.put("victim/db", source(SOURCE_UID, "ops")),
+                "the source no longer grants the clone to attacker"),
+            new Row(
+                "the source was deleted and created again under its name, grant and all",
+                granted,
+                c -> c.claims.put("victim/db", source("uid-of-the-new-db", "attacker")),
+                "the source claim is not the one admitted (deleted, or deleted and created again"
+                    + " under its name, since)"),
+            new Row(
+                "the source is gone",
+                granted,
+                c -> c.claims.remove("victim/db"),
+                "the source claim is not the one admitted"),
+            new Row("the requester may still create pods there", byBob, c -> {}, null),
+            new Row(
+                "the requester lost the right",
+                byBob,
+                c -> c.podCreators.clear(),
+                "bob, who asked for it, may no longer create pods in victim"),
+            new Row(
+                "the admin's policy allowed every clone",
+                token(Basis.POLICY, "mallory", SOURCE_UID, KEY),
+                c -> c.claims.put("victim/db", source(SOURCE_UID, null)),
+                null),
+            new Row(
+                "the token key was rotated; the previous key still verifies",
+                granted,
+                c -> c.keys = CloneToken.Keys.of(NEW_KEY, KEY),
+                null),
+            new Row(
+                "the token key was rotated twice: its key is gone",
+                granted,
+                c -> c.keys = CloneToken.Keys.of(NEW_KEY, null),
+                "was not signed by the webhook (was the admission webhook bypassed?)"),
+            new Row(
+                "no webhook ever made a key",
+                granted,
+                c -> c.keys = null,
+                "needs the admission webhook's token, and no webhook has created its key"),
+            new Row(
+                "a token for the old source's uid on a claim of the same name",
+                token(Basis.GRANT, "mallory", "uid-from-long-ago", KEY),
+                c -> {},
+                "the source claim is not the one admitted"))
+        .map(Arguments::of);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rows")
+  void atCloneTime(Row row) {
+    Cluster cluster = new Cluster();
+    row.meanwhile().accept(cluster);
+    CloneResolver resolver = new CloneResolver(cluster, null, ProvisionerSettings.DEFAULT_NAME);
+    PersistentVolumeClaim target =
+        new PersistentVolumeClaimBuilder()
+            .withNewMetadata()
+            .withNamespace("attacker")
+            .withName("copy")
+            .withCreationTimestamp(CREATED.toString())
+            .addToAnnotations(ClaimRef.CLONE_REQUEST, SOURCE.toString())
+            .addToAnnotations(CloneToken.ANNOTATION, row.token())
+            .endMetadata()
+            .build();
+    if (row.refusal() == null) {
+      assertThatCode(() -> resolver.verifyToken(target, SOURCE)).doesNotThrowAnyException();
+    } else {
+      ProvisioningException e =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              ProvisioningException.class, () -> resolver.verifyToken(target, SOURCE));
+      assertThat(e.isFinal()).as("waiting does not make it allowed").isTrue();
+      assertThat(e.getMessage()).contains(row.refusal());
+    }
+  }
+}

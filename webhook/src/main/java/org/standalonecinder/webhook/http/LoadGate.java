@@ -1,0 +1,198 @@
+package org.standalonecinder.webhook.http;
+
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.PlatformHandler;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Bounds what reviews in flight may hold, so that no flood of requests (a pod that reaches the
+ * port, a broken client) can exhaust the heap: every claim and StorageClass write of the cluster
+ * may wait on this process, so it must answer "too busy" at once rather than die.
+ *
+ * <p>A request is admitted before its body is read, on what its headers declare, and holds its
+ * declared length (the largest body, {@link WebhookServer#MAX_BODY}, when it declares none) until
+ * its answer is sent or its connection ends:
+ *
+ * <ul>
+ *   <li>A declared body over {@link WebhookServer#MAX_BODY}: 413 at once, the body unread.
+ *   <li>All requests in flight together hold at most {@link Limits#bytes()}, and those of one
+ *       client address at most {@link Limits#perClientBytes()}: a client that floods waits for its
+ *       own share while the API server keeps its own.
+ *   <li>A large body (over {@link Limits#largeBody()}, or undeclared) parses into tens of MiB: at
+ *       most {@link Limits#largeRequests()} at once in all, and one a client. Every review the API
+ *       server sends for a claim or a class is far smaller.
+ *   <li>Anything over a bound: 429 with {@code Retry-After: 1} at once, and the connection closed
+ *       (HTTP/1.1) or the stream reset (HTTP/2), so the unread body costs nothing.
+ * </ul>
+ *
+ * A trickling body still has the request deadline of {@link ClientDeadlines}, which frees its share
+ * within 30 s.
+ */
+final class LoadGate implements PlatformHandler {
+
+  /**
+   * How long a refused HTTP/1.1 request's body is read and dropped before its connection closes.
+   */
+  static final long DRAIN_MILLIS = 2_000;
+
+  /**
+   * @param bytes declared body bytes in flight at once, in all
+   * @param perClientBytes of those, from one client address
+   * @param largeBody the largest body that is not large
+   * @param largeRequests large (or undeclared) bodies in flight at once, in all (one a client)
+   */
+  record Limits(long bytes, long perClientBytes, long largeBody, int largeRequests) {
+    /**
+     * 16 MiB in flight, 6 MiB from one client, two large bodies (over 256 KiB) at once: within the
+     * webhook's 64 MiB heap with room for the parsed objects, and far above what an API server
+     * sends (a review of a claim is a few KiB, answered in milliseconds: 6 MiB is a thousand of
+     * them at once).
+     */
+    static final Limits DEFAULT = new Limits(16L << 20, 6L << 20, 256L << 10, 2);
+  }
+
+  private final Limits limits;
+  private final AtomicLong bytes = new AtomicLong();
+  private final AtomicInteger large = new AtomicInteger();
+  // Per client address; an entry leaves with its last request (merge and computeIfPresent are
+  // atomic per key, so the sums stay exact across event loops).
+  private final Map<String, Long> bytesByClient = new ConcurrentHashMap<>();
+  private final Map<String, Long> largeByClient = new ConcurrentHashMap<>();
+  private final LongAdder refused = new LongAdder();
+
+  LoadGate(Limits limits) {
+    this.limits = limits;
+  }
+
+  /** Requests answered 429 so far. */
+  long refused() {
+    return refused.sum();
+  }
+
+  @Override
+  public void handle(RoutingContext ctx) {
+    HttpServerRequest req = ctx.request();
+    long declared = declaredLength(req);
+    if (declared > WebhookServer.MAX_BODY) {
+      shed(ctx, 413, "the body is larger than " + WebhookServer.MAX_BODY + " bytes");
+      return;
+    }
+    String client = req.remoteAddress() == null ? "" : req.remoteAddress().hostAddress();
+    long holds = declared < 0 ? WebhookServer.MAX_BODY : declared;
+    boolean isLarge = declared < 0 || declared > limits.largeBody();
+    List<Runnable> taken = new ArrayList<>(4);
+    String refusal = null;
+    if (!take(bytesByClient, client, holds, limits.perClientBytes(), taken)) {
+      refusal = "too many reviews in flight from " + client + "; retry";
+    } else if (!take(bytes, holds, limits.bytes(), taken)) {
+      refusal = "too many reviews in flight; retry";
+    } else if (isLarge
+        && (!take(largeByClient, client, 1, 1, taken)
+            || !take(large, limits.largeRequests(), taken))) {
+      refusal = "too many large reviews in flight; retry";
+    }
+    if (refusal != null) {
+      taken.forEach(Runnable::run);
+      refused.increment();
+      shed(ctx, 429, refusal);
+      return;
+    }
+    // Given back once, whichever comes first: the answer, or the client going away.
+    AtomicBoolean freed = new AtomicBoolean();
+    Runnable free =
+        () -> {
+          if (freed.compareAndSet(false, true)) {
+            taken.forEach(Runnable::run);
+          }
+        };
+    ctx.addEndHandler(v -> free.run());
+    ctx.response().closeHandler(v -> free.run());
+    ctx.next();
+  }
+
+  private static boolean take(
+      Map<String, Long> byClient, String client, long n, long cap, List<Runnable> taken) {
+    Runnable giveBack = () -> byClient.computeIfPresent(client, (k, v) -> v <= n ? null : v - n);
+    if (byClient.merge(client, n, Long::sum) > cap) {
+      giveBack.run();
+      return false;
+    }
+    taken.add(giveBack);
+    return true;
+  }
+
+  private static boolean take(AtomicLong total, long n, long cap, List<Runnable> taken) {
+    if (total.addAndGet(n) > cap) {
+      total.addAndGet(-n);
+      return false;
+    }
+    taken.add(() -> total.addAndGet(-n));
+    return true;
+  }
+
+  private static boolean take(AtomicInteger total, int cap, List<Runnable> taken) {
+    if (total.incrementAndGet() > cap) {
+      total.decrementAndGet();
+      return false;
+    }
+    taken.add(total::decrementAndGet);
+    return true;
+  }
+
+  /** The declared Content-Length; -1 when there is none (chunked) or it is not a number. */
+  private static long declaredLength(HttpServerRequest req) {
+    String v = req.getHeader("Content-Length");
+    if (v == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Answers at once without keeping the body. Over HTTP/2 the stream is reset after the answer, the
+   * connection's other streams go on. Over HTTP/1.1 the connection is closed: after the body has
+   * been read and dropped, so that a client still sending it reads the answer rather than a reset
+   * connection, but no longer than {@link #DRAIN_MILLIS}.
+   */
+  private static void shed(RoutingContext ctx, int status, String reason) {
+    HttpServerRequest req = ctx.request();
+    var response = ctx.response();
+    response.setStatusCode(status).putHeader("Content-Type", "text/plain");
+    if (status == 429) {
+      response.putHeader("Retry-After", "1");
+    }
+    if (req.version() == HttpVersion.HTTP_2) {
+      response.end(reason + "\n").onComplete(done -> response.reset());
+      return;
+    }
+    response.putHeader("Connection", "close");
+    var connection = req.connection();
+    if (status == 429) {
+      response.end(reason + "\n").onComplete(done -> connection.close());
+      return;
+    }
+    long timer = ctx.vertx().setTimer(DRAIN_MILLIS, id -> connection.close());
+    req.handler(dropped -> {});
+    req.endHandler(
+        v -> {
+          ctx.vertx().cancelTimer(timer);
+          connection.close();
+        });
+    req.exceptionHandler(e -> connection.close());
+    req.resume();
+    response.end(reason + "\n");
+  }
+}

@@ -1,0 +1,94 @@
+package org.standalonecinder.webhook.policy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequestBuilder;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Decision;
+
+/**
+ * Only the webhook's own decision makes a clone token, whatever the policy's mode, the namespace's
+ * exemption or the claim's class: it wraps every other layer (audit mode, exemptions, scope). The
+ * mutating endpoint removes a token a claim is created with before the rules see the claim (they
+ * sign a new one when they accept a clone across namespaces), and the validating endpoint refuses
+ * any change of the token after creation. A token obtained elsewhere (a review sent by hand to the
+ * webhook's port) thus cannot ride on a claim through audit mode, an exempt namespace, or a claim
+ * that becomes ours later.
+ */
+public final class CloneTokenGuard implements AdmissionController {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final AdmissionController rules;
+
+  public CloneTokenGuard(AdmissionController rules) {
+    this.rules = rules;
+  }
+
+  @Override
+  public Decision review(AdmissionRequest request, boolean mutating) {
+    if (!(request.getObject() instanceof PersistentVolumeClaim claim)
+        || "DELETE".equals(request.getOperation())) {
+      return rules.review(request, mutating);
+    }
+    String token = ClaimReview.annotation(claim, CloneToken.ANNOTATION);
+    if (request.getOldObject() instanceof PersistentVolumeClaim old) {
+      if (!mutating && !Objects.equals(token, ClaimReview.annotation(old, CloneToken.ANNOTATION))) {
+        return Decision.deny(
+            403,
+            ClonePolicy.RULE_TOKEN,
+            CloneToken.ANNOTATION
+                + " cannot be added, changed or removed after the claim is created");
+      }
+      return rules.review(request, mutating);
+    }
+    if (!mutating || token == null) {
+      return rules.review(request, mutating);
+    }
+    Map<String, String> annotations = new LinkedHashMap<>(claim.getMetadata().getAnnotations());
+    annotations.remove(CloneToken.ANNOTATION);
+    PersistentVolumeClaim stripped =
+        new PersistentVolumeClaimBuilder(claim)
+            .editMetadata()
+            .withAnnotations(annotations)
+            .endMetadata()
+            .build();
+    Decision d =
+        rules.review(new AdmissionRequestBuilder(request).withObject(stripped).build(), true);
+    if (!d.allowed()) {
+      return d;
+    }
+    ArrayNode patch = JSON.createArrayNode();
+    patch
+        .addObject()
+        .put("op", "remove")
+        .put("path", "/metadata/annotations/" + Findings.pointer(CloneToken.ANNOTATION));
+    if (d.jsonPatch() != null) {
+      try {
+        JSON.readTree(d.jsonPatch()).forEach(patch::add);
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException("the rules made a patch that is not JSON", e);
+      }
+    }
+    List<String> warnings = new ArrayList<>(d.warnings());
+    warnings.add(
+        "the "
+            + CloneToken.ANNOTATION
+            + " given was removed: only the webhook sets it, when it accepts a clone across"
+            + " namespaces");
+    List<String> named = new ArrayList<>(d.rules());
+    if (!named.contains(ClonePolicy.RULE_TOKEN)) {
+      named.add(ClonePolicy.RULE_TOKEN);
+    }
+    return Decision.allow(warnings, patch.toString(), named);
+  }
+}
