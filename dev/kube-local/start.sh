@@ -119,6 +119,9 @@ cert apiserver "/CN=kube-apiserver" server \
   "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
 cert admin "/O=system:masters/CN=kube-local-admin" client
 cert controller-manager "/CN=system:kube-controller-manager" client
+# The API server's client certificate for admission webhooks (its AdmissionConfiguration below):
+# a webhook started with --client-ca can tell the API server from any other caller.
+cert webhook-client "/CN=kube-apiserver-webhook-client" client
 if [ ! -f "$PKI/sa.key" ]; then
   openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -195,8 +198,34 @@ rules:
     userGroups: ["system:serviceaccounts:standalone-cinder"]
   - level: None
 POLICY
+# The webhooks the suite starts listen on 127.0.0.1:19443 (the e2e suite, the demo) and :19444.
+cat >"$STATE/webhook-client.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: "127.0.0.1:19443"
+  user: {client-certificate: $PKI/webhook-client.crt, client-key: $PKI/webhook-client.key}
+- name: "127.0.0.1:19444"
+  user: {client-certificate: $PKI/webhook-client.crt, client-key: $PKI/webhook-client.key}
+EOF
+cat >"$STATE/admission.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $STATE/webhook-client.kubeconfig
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $STATE/webhook-client.kubeconfig
+EOF
 if ! alive kube-apiserver; then
   launch kube-apiserver "$BIN/kube-apiserver" \
+    --admission-control-config-file "$STATE/admission.yaml" \
     --audit-policy-file "$STATE/audit-policy.yaml" \
     --audit-log-path "$LOGS/audit.log" --audit-log-format json --audit-log-mode blocking \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
@@ -254,5 +283,7 @@ KUBE_LOCAL_CA=$STATE/ca.crt
 KUBE_LOCAL_BIN=$BIN
 KUBE_LOCAL_VERSION=$VERSION
 KUBE_LOCAL_AUDIT_LOG=$LOGS/audit.log
+KUBE_LOCAL_WEBHOOK_CLIENT_CA=$PKI/ca.crt
+KUBE_LOCAL_WEBHOOK_CLIENT_NAME=kube-apiserver-webhook-client
 EOF
 echo "READY kube-local $VERSION at $SERVER (build/cache $(awk -v a="$t0" -v b="$t_built" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$t_built" -v b="$t_etcd" 'BEGIN{printf "%.1f", b-a}') s, kube-apiserver $(awk -v a="$t_etcd" -v b="$t_api" 'BEGIN{printf "%.1f", b-a}') s, controller-manager $(awk -v a="$t_api" -v b="$t_cm" 'BEGIN{printf "%.1f", b-a}') s; total $(since "$t0") s); KUBECONFIG=$STATE/admin.kubeconfig"

@@ -113,13 +113,6 @@ public final class CertificateAuthority {
     if (dnsNames.isEmpty() && ipAddresses.isEmpty()) {
       throw new IllegalArgumentException("a serving certificate needs at least one name");
     }
-    KeyPair kp = newKeyPair();
-    Instant now = clock.instant();
-    Instant notAfter = now.plus(validity);
-    if (notAfter.isAfter(certificate.getNotAfter().toInstant())) {
-      // A leaf must not outlive its CA: clients would reject it at the CA's end anyway.
-      notAfter = certificate.getNotAfter().toInstant();
-    }
     List<GeneralName> sans = new ArrayList<>();
     dnsNames.forEach(n -> sans.add(new GeneralName(GeneralName.dNSName, n)));
     for (String ip : ipAddresses) {
@@ -127,6 +120,27 @@ public final class CertificateAuthority {
       sans.add(new GeneralName(GeneralName.iPAddress, ip));
     }
     String cn = dnsNames.isEmpty() ? ipAddresses.get(0) : dnsNames.get(0);
+    return issue(cn, sans, KeyPurposeId.id_kp_serverAuth, validity, clock);
+  }
+
+  /**
+   * A client certificate (TLS client authentication) whose subject is {@code CN=commonName}: what
+   * an API server presents to a webhook that asks who calls it (for tests and local set-ups; a
+   * cluster's API server has its own).
+   */
+  public IssuedCertificate issueClient(String commonName, Duration validity, Clock clock) {
+    return issue(commonName, List.of(), KeyPurposeId.id_kp_clientAuth, validity, clock);
+  }
+
+  private IssuedCertificate issue(
+      String cn, List<GeneralName> sans, KeyPurposeId purpose, Duration validity, Clock clock) {
+    KeyPair kp = newKeyPair();
+    Instant now = clock.instant();
+    Instant notAfter = now.plus(validity);
+    if (notAfter.isAfter(certificate.getNotAfter().toInstant())) {
+      // A leaf must not outlive its CA: clients would reject it at the CA's end anyway.
+      notAfter = certificate.getNotAfter().toInstant();
+    }
     try {
       JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
       X509v3CertificateBuilder b =
@@ -142,22 +156,19 @@ public final class CertificateAuthority {
                   Extension.keyUsage,
                   true,
                   new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment))
-              .addExtension(
-                  Extension.extendedKeyUsage,
-                  false,
-                  new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))
-              .addExtension(
-                  Extension.subjectAlternativeName,
-                  false,
-                  new GeneralNames(sans.toArray(GeneralName[]::new)))
-              .addExtension(
-                  Extension.subjectKeyIdentifier,
-                  false,
-                  ext.createSubjectKeyIdentifier(kp.getPublic()))
-              .addExtension(
-                  Extension.authorityKeyIdentifier,
-                  false,
-                  ext.createAuthorityKeyIdentifier(certificate));
+              .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
+      if (!sans.isEmpty()) {
+        b.addExtension(
+            Extension.subjectAlternativeName,
+            false,
+            new GeneralNames(sans.toArray(GeneralName[]::new)));
+      }
+      b.addExtension(
+              Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(kp.getPublic()))
+          .addExtension(
+              Extension.authorityKeyIdentifier,
+              false,
+              ext.createAuthorityKeyIdentifier(certificate));
       X509Certificate leaf = sign(b, key);
       return new IssuedCertificate(leaf, kp.getPrivate(), List.of(leaf, certificate));
     } catch (GeneralSecurityException | CertIOException e) {

@@ -70,8 +70,8 @@ public final class Demo {
           "installed in "
               + ms(t0)
               + ": kubectl apply -k dev/kube-local/manifests (manifests/base without its"
-              + " Deployment; the jars run as host processes with the Pod's"
-              + " ServiceAccount's token); the webhook wrote its CA into the webhook"
+              + " Deployment; the jars run as host processes, each with its container's"
+              + " ServiceAccount token); the webhook wrote its CA into the webhook"
               + " configurations; Cinder "
               + it.cinderEnv.get("CINDER_ENDPOINT")
               + " (noauth), cluster id "

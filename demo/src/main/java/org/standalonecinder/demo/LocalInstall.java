@@ -48,6 +48,9 @@ public final class LocalInstall implements AutoCloseable {
   /** The one ServiceAccount of the Pod, which both its containers run as. */
   static final String SERVICE_ACCOUNT = "standalone-cinder";
 
+  /** The webhook container's own account (manifests/base/rbac.yaml). */
+  static final String WEBHOOK_ACCOUNT = "standalone-cinder-webhook";
+
   /** The cluster's initiator, which the PVs carry and the node logs in as. */
   public static final String INITIATOR = "iqn.2026-11.org.standalonecinder:local-node";
 
@@ -143,6 +146,7 @@ public final class LocalInstall implements AutoCloseable {
                 .withNewMetadata()
                 .withName(CEPHX_SECRET)
                 .withNamespace(NS)
+                .addToLabels("standalone-cinder.io/cephx", "true")
                 .endMetadata()
                 .withStringData(Map.of("key", key))
                 .build())
@@ -171,6 +175,7 @@ public final class LocalInstall implements AutoCloseable {
         "kubernetes.io/metadata.name=kube-system",
         "--overwrite");
     Path podConfig = serviceAccountKubeconfig(SERVICE_ACCOUNT);
+    Path webhookConfig = serviceAccountKubeconfig(WEBHOOK_ACCOUNT);
     Path policy = work.resolve("policy.yaml");
     policyFile = policy;
     Files.writeString(
@@ -253,7 +258,7 @@ public final class LocalInstall implements AutoCloseable {
             jar("webhook/target/standalone-cinder-webhook.jar"),
             "serve",
             "--kubeconfig",
-            podConfig.toString(),
+            webhookConfig.toString(),
             "--namespace",
             NS,
             "--listen",

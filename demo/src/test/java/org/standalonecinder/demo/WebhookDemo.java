@@ -100,6 +100,7 @@ final class WebhookDemo implements AutoCloseable {
                 Duration.ofSeconds(3),
                 null,
                 null,
+                null,
                 null));
     return new WebhookDemo(
         app,

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.provisioner.provision.Names;
@@ -64,15 +66,7 @@ class CloneAttacksE2EIT {
     attacker = it.namespace("e2e-attacker");
     it.kubectl.ok(LocalInstall.claimYaml(victim, "db", "e2e-cinder", ""), "apply", "-f", "-");
     it.bound(victim, "db");
-    it.kubectl.ok(
-        null,
-        "create",
-        "rolebinding",
-        "mallory-edit",
-        "-n",
-        attacker,
-        "--clusterrole=edit",
-        "--user=mallory");
+    malloryEdits(attacker);
     LocalInstall.await(
         "mallory's RBAC in force",
         () ->
@@ -91,6 +85,19 @@ class CloneAttacksE2EIT {
         .nodes()
         .resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build())
         .createOr(n -> n.update());
+  }
+
+  /** Mallory gets {@code edit} in the namespace: claims, StatefulSets, pods, and no more. */
+  private void malloryEdits(String ns) {
+    it.kubectl.ok(
+        null,
+        "create",
+        "rolebinding",
+        "mallory-edit",
+        "-n",
+        ns,
+        "--clusterrole=edit",
+        "--user=mallory");
   }
 
   @AfterAll
@@ -183,27 +190,44 @@ class CloneAttacksE2EIT {
 
   /**
    * The forged review: mallory posts an AdmissionReview she wrote, claiming system:masters, to the
-   * webhook's port and gets a signed token. Under audit mode her claim is admitted, but without her
-   * token, and the provisioner refuses the clone.
+   * webhook's port and gets a signed token. Where her claim is admitted without a denial (audit
+   * mode; a namespace the policy exempts) it is admitted without her token, and the provisioner
+   * refuses the clone; nor can she add the token afterwards.
    */
-  @Test
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "audit mode | mode: enforce | mode: audit",
+        "an exempt namespace | crossNamespace: authorized | crossNamespace: authorized\\n"
+            + "exemptNamespaces: {matchLabels: {e2e-exempt: \"true\"}}"
+      })
   @Order(2)
-  void aTokenFromAForgedReviewDoesNotCloneEvenInAuditMode() throws Exception {
+  void aTokenFromAForgedReviewDoesNotClone(String name, String replace, String with)
+      throws Exception {
+    boolean exempt = name.contains("exempt");
+    String ns = attacker;
+    if (exempt) {
+      ns = it.namespace("e2e-sandbox");
+      it.kubectl.ok(null, "label", "namespace", ns, "e2e-exempt=true");
+      malloryEdits(ns);
+    }
     String wanted =
         LocalInstall.claimYaml(
-            attacker, "forged", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
-    String token = forgedToken(wanted);
+            ns, "forged", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
+    String token = forgedToken(ns, wanted);
     String withToken =
         LocalInstall.claimYaml(
-            attacker,
+            ns,
             "forged",
             "e2e-cinder",
             "k8s.io/CloneRequest: " + victim + "/db, standalone-cinder.io/clone-token: " + token);
     String before = Files.readString(it.policyFile);
+    assertThat(before).contains(replace);
     try {
-      Files.writeString(it.policyFile, before.replace("mode: enforce", "mode: audit"));
+      Files.writeString(it.policyFile, before.replace(replace, with.replace("\\n", "\n")));
       LocalInstall.await(
-          "audit mode in force",
+          name + " in force",
           () -> asMallory(wanted, "create", "--dry-run=server", "-f", "-").ok(),
           Duration.ofSeconds(30));
       Kubectl.Result admitted = asMallory(withToken, "create", "-f", "-");
@@ -213,21 +237,23 @@ class CloneAttacksE2EIT {
       Files.writeString(it.policyFile, before);
     }
     PersistentVolumeClaim stored =
-        it.admin.persistentVolumeClaims().inNamespace(attacker).withName("forged").get();
+        it.admin.persistentVolumeClaims().inNamespace(ns).withName("forged").get();
     assertThat(stored.getMetadata().getAnnotations())
         .as("her token was not stored")
         .doesNotContainKey("standalone-cinder.io/clone-token");
+    String in = ns;
     LocalInstall.await(
         "the provisioner's refusal",
         () ->
-            events(attacker, "forged").stream()
+            events(in, "forged").stream()
                 .anyMatch(
                     e ->
                         e.startsWith("ProvisioningFailed")
                             && e.contains("the claim carries no standalone-cinder.io/clone-token")),
         Duration.ofSeconds(30));
     assertThat(anyCloneOfTheVictim()).isFalse();
-    // Nor can she add it afterwards, whatever the mode.
+    // Nor can she add it afterwards, whatever the mode: the policy is back to enforce, and the
+    // token guard stands outside modes and exemptions anyway.
     Kubectl.Result added =
         asMallory(
             null,
@@ -235,55 +261,100 @@ class CloneAttacksE2EIT {
             "pvc",
             "forged",
             "-n",
-            attacker,
+            ns,
             "standalone-cinder.io/clone-token=" + token);
     assertThat(added.ok()).as(added.toString()).isFalse();
     assertThat(added.err())
         .contains("standalone-cinder.io/clone-token cannot be added, changed or removed");
-    it.kubectl.ok(null, "delete", "pvc", "forged", "-n", attacker, "--wait=false");
+    it.kubectl.ok(null, "delete", "pvc", "forged", "-n", ns, "--wait=false");
   }
 
-  /** What the webhook's port answers anyone who reaches it with a review of their own making. */
-  private String forgedToken(String claimYaml) throws Exception {
+  /**
+   * The cure for forged reviews where the cluster allows it: the API server presents a client
+   * certificate to webhooks (dev/kube-local gives it one through its AdmissionConfiguration), and
+   * the webhook, started with {@code --client-ca}, takes reviews only from it. Mallory's review is
+   * refused before it is read; the API server's reviews go on, and kubectl is still told why a
+   * clone is denied.
+   */
+  @Test
+  @Order(3)
+  void withClientCertificatesRequiredAForgedReviewIsRefusedAndTheApiServerStillJudged()
+      throws Exception {
+    String wanted =
+        LocalInstall.claimYaml(
+            attacker, "forged-mtls", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
+    it.stop("webhook");
+    try {
+      it.restart(
+          "webhook",
+          List.of(
+              "--client-ca",
+              it.kubeEnv.get("KUBE_LOCAL_WEBHOOK_CLIENT_CA"),
+              "--client-name",
+              it.kubeEnv.get("KUBE_LOCAL_WEBHOOK_CLIENT_NAME")));
+      it.awaitWebhook();
+      HttpResponse<String> forged = post(review(attacker, wanted));
+      assertThat(forged.statusCode()).as(forged.body()).isEqualTo(401);
+      assertThat(forged.body()).contains("reviews are taken from the API server only");
+      Kubectl.Result denied = asMallory(wanted, "create", "-f", "-");
+      assertThat(denied.ok()).as(denied.toString()).isFalse();
+      assertThat(denied.err())
+          .contains("cloning " + victim + "/db into namespace " + attacker + " is not allowed");
+    } finally {
+      it.stop("webhook");
+      it.restart("webhook");
+      it.awaitWebhook();
+    }
+  }
+
+  /** A review of mallory's claim that claims to come from an admin in system:masters. */
+  private String review(String namespace, String claimYaml) throws Exception {
     JsonNode claim =
         JSON.valueToTree(
             it.admin
                 .getKubernetesSerialization()
                 .unmarshal(claimYaml, PersistentVolumeClaim.class));
-    String review =
-        JSON.writeValueAsString(
-            JSON.createObjectNode()
-                .put("apiVersion", "admission.k8s.io/v1")
-                .put("kind", "AdmissionReview")
-                .set(
-                    "request",
-                    JSON.createObjectNode()
-                        .put("uid", "forged-1")
-                        .put("namespace", attacker)
-                        .put("operation", "CREATE")
-                        .<com.fasterxml.jackson.databind.node.ObjectNode>set(
-                            "kind",
-                            JSON.createObjectNode()
-                                .put("group", "")
-                                .put("version", "v1")
-                                .put("kind", "PersistentVolumeClaim"))
-                        .<com.fasterxml.jackson.databind.node.ObjectNode>set(
-                            "userInfo",
-                            JSON.createObjectNode()
-                                .put("username", "admin")
-                                .set("groups", JSON.createArrayNode().add("system:masters")))
-                        .set("object", claim)));
-    HttpResponse<String> r =
-        HttpClient.newBuilder()
-            .sslContext(CaRotationE2EIT.bundle(it).clientContext())
-            .build()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create("https://127.0.0.1:" + LocalInstall.WEBHOOK_PORT + "/mutate"))
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(review))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+    return JSON.writeValueAsString(
+        JSON.createObjectNode()
+            .put("apiVersion", "admission.k8s.io/v1")
+            .put("kind", "AdmissionReview")
+            .set(
+                "request",
+                JSON.createObjectNode()
+                    .put("uid", "forged-1")
+                    .put("namespace", namespace)
+                    .put("operation", "CREATE")
+                    .<com.fasterxml.jackson.databind.node.ObjectNode>set(
+                        "kind",
+                        JSON.createObjectNode()
+                            .put("group", "")
+                            .put("version", "v1")
+                            .put("kind", "PersistentVolumeClaim"))
+                    .<com.fasterxml.jackson.databind.node.ObjectNode>set(
+                        "userInfo",
+                        JSON.createObjectNode()
+                            .put("username", "admin")
+                            .set("groups", JSON.createArrayNode().add("system:masters")))
+                    .set("object", claim)));
+  }
+
+  /** POSTs a review to the webhook's /mutate, as anyone who reaches its port can. */
+  private HttpResponse<String> post(String review) throws Exception {
+    return HttpClient.newBuilder()
+        .sslContext(CaRotationE2EIT.bundle(it).clientContext())
+        .build()
+        .send(
+            HttpRequest.newBuilder(
+                    URI.create("https://127.0.0.1:" + LocalInstall.WEBHOOK_PORT + "/mutate"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(review))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** What the webhook's port answers anyone who reaches it with a review of their own making. */
+  private String forgedToken(String namespace, String claimYaml) throws Exception {
+    HttpResponse<String> r = post(review(namespace, claimYaml));
     JsonNode answer = JSON.readTree(r.body()).path("response");
     assertThat(answer.path("allowed").asBoolean()).as(r.body()).isTrue();
     JsonNode patch = JSON.readTree(Base64.getDecoder().decode(answer.path("patch").asText()));
@@ -303,7 +374,7 @@ class CloneAttacksE2EIT {
    * source and makes a new claim of that name. When the node is selected, nothing is cloned.
    */
   @Test
-  @Order(3)
+  @Order(4)
   void consentWithdrawnBeforeAWaitingCloneIsMadeStopsIt() throws Exception {
     it.kubectl.ok(
         null,

@@ -122,6 +122,8 @@ class ManifestsIT {
         objects(Files.readString(ROOT.resolve("manifests/examples/storageclass.yaml"))));
     RENDERS.put(
         "kustomize manifests/match-conditions", objects(kustomize("manifests/match-conditions")));
+    RENDERS.put(
+        "kustomize manifests/network-policy", objects(kustomize("manifests/network-policy")));
     // Helm's own default capabilities name a current Kubernetes: each form is asked for by name.
     Map<String, String> selectors = new LinkedHashMap<>(REQUIRED);
     selectors.put("webhook.matchConditions", "false");
@@ -129,6 +131,13 @@ class ManifestsIT {
     Map<String, String> conditions = new LinkedHashMap<>(REQUIRED);
     conditions.put("webhook.matchConditions", "true");
     RENDERS.put("helm template (match conditions)", objects(template(conditions, null)));
+    Map<String, String> fenced = new LinkedHashMap<>(selectors);
+    fenced.put("networkPolicy.enabled", "true");
+    fenced.put("networkPolicy.apiServer[0]", "192.0.2.10/32");
+    fenced.put(
+        "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name",
+        "monitoring");
+    RENDERS.put("helm template (network policy)", objects(template(fenced, null)));
     Map<String, String> cm = new LinkedHashMap<>(selectors);
     cm.put("certificates", "cert-manager");
     RENDERS.put("helm template (cert-manager)", objects(template(cm, null)));
@@ -321,6 +330,13 @@ class ManifestsIT {
     assertSameObjects(
         RENDERS.get("kustomize manifests/match-conditions"),
         RENDERS.get("helm template (match conditions)"));
+  }
+
+  @Test
+  void theChartWithANetworkPolicyRendersWhatTheNetworkPolicyOverlayHolds() {
+    assertSameObjects(
+        RENDERS.get("kustomize manifests/network-policy"),
+        RENDERS.get("helm template (network policy)"));
   }
 
   @Test

@@ -668,7 +668,10 @@ public final class ProvisionController implements AutoCloseable {
     if (name == null) {
       return Map.of();
     }
-    Node node = client.nodes().withName(name).get();
+    // Anyone who may update the claim may write this annotation; a value that is no node name
+    // (a "/" or "..") would reach another URL of the API server than the node's.
+    boolean aName = org.standalonecinder.api.ClaimRef.isName(name);
+    Node node = aName ? client.nodes().withName(name).get() : null;
     if (node != null) {
       Map<String, String> labels = node.getMetadata().getLabels();
       return labels == null ? Map.of() : labels;
@@ -691,10 +694,14 @@ public final class ProvisionController implements AutoCloseable {
       // chosen again (or taken off) since: the next sync sees the new choice
     }
     throw new ProvisioningException(
-        "the node "
-            + name
-            + " the scheduler selected for this claim does not exist; the scheduler is asked to"
-            + " select another",
+        aName
+            ? "the node "
+                + name
+                + " the scheduler selected for this claim does not exist; the scheduler is asked"
+                + " to select another"
+            : Names.ANN_SELECTED_NODE
+                + " is not a node name; it was taken off the claim (the scheduler writes it when"
+                + " it selects a node)",
         false,
         null);
   }

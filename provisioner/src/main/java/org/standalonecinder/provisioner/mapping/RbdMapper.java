@@ -37,6 +37,12 @@ public final class RbdMapper implements VolumeMapper {
   public static final String RBD_SECRET_TYPE = "kubernetes.io/rbd";
 
   /** The key of the in-tree Secret. */
+  /**
+   * The label that marks a Secret of the provisioner's namespace as an admin's cephx Secret: only
+   * such a Secret may be named by {@code --cephx-secret} or a class's {@code cephxSecret}.
+   */
+  public static final String CEPHX_LABEL = "standalone-cinder.io/cephx";
+
   public static final String KEY = "key";
 
   /** The keys of ceph-csi's node-stage Secret. */

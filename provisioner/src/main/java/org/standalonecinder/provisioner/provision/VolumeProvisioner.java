@@ -730,6 +730,23 @@ public final class VolumeProvisioner {
               + " --from-literal=key=\"$(ceph auth get-key client.cinder)\"");
     }
     Secret s = found.get();
+    Map<String, String> labels = s.getMetadata() == null ? null : s.getMetadata().getLabels();
+    if (labels == null || !"true".equals(labels.get(RbdMapper.CEPHX_LABEL))) {
+      // A class names the Secret; only Secrets the admin marked may become the key that nodes
+      // map images with (copied into a shared Secret), never another Secret of this namespace
+      // (CHAP credentials, the webhook's CA or clone token key).
+      return Cephx.unusable(
+          ns,
+          name,
+          where
+              + " is not marked as a cephx Secret: if it is one, label it: kubectl -n "
+              + ns
+              + " label secret "
+              + name
+              + " "
+              + RbdMapper.CEPHX_LABEL
+              + "=true");
+    }
     String key;
     String user;
     try {

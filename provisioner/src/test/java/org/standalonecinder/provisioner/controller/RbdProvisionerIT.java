@@ -84,6 +84,7 @@ class RbdProvisionerIT {
                 .withNewMetadata()
                 .withName("cephx")
                 .withNamespace(NS)
+                .addToLabels("standalone-cinder.io/cephx", "true")
                 .endMetadata()
                 .withStringData(Map.of("key", key))
                 .build())

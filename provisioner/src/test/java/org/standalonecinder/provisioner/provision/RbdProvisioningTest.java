@@ -25,6 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.mapping.RbdForm;
+import org.standalonecinder.provisioner.mapping.RbdMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 
 /**
@@ -88,6 +89,7 @@ class RbdProvisioningTest {
         .withNewMetadata()
         .withName("cephx")
         .withNamespace(NS)
+        .addToLabels(RbdMapper.CEPHX_LABEL, "true")
         .endMetadata()
         .withData(encoded)
         .build();
@@ -200,6 +202,16 @@ class RbdProvisioningTest {
             "the cephx Secret standalone-cinder/cephx does not exist: create it with the key of"
                 + " the Ceph user Cinder names, e.g. kubectl -n standalone-cinder create secret"
                 + " generic cephx --from-literal=key="),
+        problem(
+            "the Secret is not marked by the admin (a class may name any Secret of the namespace)",
+            t -> {
+              Secret s = t.adminSecret(Map.of("key", "AQ-the-webhook's-token-key"));
+              s.getMetadata().setLabels(null);
+              t.secrets.secrets.put(NS + "/cephx", s);
+            },
+            "the cephx Secret standalone-cinder/cephx is not marked as a cephx Secret: if it is"
+                + " one, label it: kubectl -n standalone-cinder label secret cephx"
+                + " standalone-cinder.io/cephx=true"),
         problem(
             "the Secret has no key",
             t -> t.adminSecretIs(Map.of("userID", "cinder")),

@@ -151,6 +151,20 @@ final class ServeCommand implements Callable<Integer> {
           "deadline of one check, well under the API server's 10 s (default ${DEFAULT-VALUE})")
   long resolverTimeoutMillis;
 
+  @Option(
+      names = "--client-ca",
+      description =
+          "take reviews only from callers with a client certificate of these CAs (PEM): the API"
+              + " server's, set in its AdmissionConfiguration (docs/webhook.md)")
+  Path clientCa;
+
+  @Option(
+      names = "--client-name",
+      description =
+          "with --client-ca: a name (common name or DNS name) the caller's certificate must carry;"
+              + " repeatable")
+  List<String> clientNames = new ArrayList<>();
+
   /** Every problem with the options at once; empty when they can run. */
   List<String> problems() {
     List<String> problems = new ArrayList<>();
@@ -209,6 +223,16 @@ final class ServeCommand implements Callable<Integer> {
     if (refreshSeconds < 1) {
       problems.add("--refresh-seconds must be at least 1");
     }
+    if (!clientNames.isEmpty() && clientCa == null) {
+      problems.add("--client-name goes with --client-ca");
+    }
+    if (clientCa != null) {
+      try {
+        callers();
+      } catch (java.io.IOException | java.security.cert.CertificateException e) {
+        problems.add("--client-ca " + clientCa + ": " + e.getMessage());
+      }
+    }
     return problems;
   }
 
@@ -234,7 +258,22 @@ final class ServeCommand implements Callable<Integer> {
         Duration.ofMillis(resolverTimeoutMillis),
         extraNames,
         caValidity(),
-        tlsEngine);
+        tlsEngine,
+        callersOrNull());
+  }
+
+  private WebhookServer.Callers callers()
+      throws java.io.IOException, java.security.cert.CertificateException {
+    return WebhookServer.Callers.of(clientCa, java.util.Set.copyOf(clientNames));
+  }
+
+  private WebhookServer.Callers callersOrNull() {
+    try {
+      return clientCa == null ? null : callers();
+    } catch (java.io.IOException | java.security.cert.CertificateException e) {
+      throw new IllegalStateException(
+          "--client-ca was checked in problems(): " + e.getMessage(), e);
+    }
   }
 
   /** Lower-case names on the command line; a wrong one lists the right ones. */

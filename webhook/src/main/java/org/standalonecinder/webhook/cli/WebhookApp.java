@@ -74,6 +74,7 @@ public final class WebhookApp implements AutoCloseable {
    * @param resolverTokenFile where the resolver keeps its token
    * @param resolverDeadline for one check, shorter than the API server's webhook timeout
    * @param tlsEngine the TLS implementation; null means {@link WebhookServer.TlsEngine#AUTO}
+   * @param callers who may send reviews (the API server's client certificate); null for anyone
    */
   public record Options(
       String host,
@@ -94,7 +95,8 @@ public final class WebhookApp implements AutoCloseable {
       Duration resolverDeadline,
       List<String> extraNames,
       Duration caValidity,
-      WebhookServer.TlsEngine tlsEngine) {
+      WebhookServer.TlsEngine tlsEngine,
+      WebhookServer.Callers callers) {
 
     /** How long a CA made for the Secret lives unless said otherwise; rotated at 2/3. */
     public static final Duration CA_VALIDITY = Duration.ofDays(365);
@@ -213,6 +215,9 @@ public final class WebhookApp implements AutoCloseable {
       WebhookServer server =
           new WebhookServer(
               vertx, certificates, policy, () -> true, registry::scrape, o.tlsEngine());
+      if (o.callers() != null) {
+        server.requireCallers(o.callers());
+      }
       server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();
       long timer =
           vertx.setPeriodic(
@@ -241,12 +246,20 @@ public final class WebhookApp implements AutoCloseable {
                         }));
       }
       LOG.info(
-          "webhook listening on https://{}:{} ({} certificates, TLS by {}, policy {})",
+          "webhook listening on https://{}:{} ({} certificates, TLS by {}, policy {}, reviews from"
+              + " {})",
           o.host(),
           server.port(),
           o.certificates(),
           server.engine(),
-          o.policyFile() == null ? "defaults" : o.policyFile());
+          o.policyFile() == null ? "defaults" : o.policyFile(),
+          o.callers() == null
+              ? "anyone who reaches the port"
+              : "client certificates of "
+                  + o.callers().cas().stream()
+                      .map(c -> c.getSubjectX500Principal().getName())
+                      .toList()
+                  + (o.callers().names().isEmpty() ? "" : " named " + o.callers().names()));
       return new WebhookApp(vertx, client, certificates, server, policy, timer);
     } catch (RuntimeException | IOException | InterruptedException | ExecutionException e) {
       if (client != null) {

@@ -105,6 +105,7 @@ public final class WebhookServer {
   private final TlsEngine engine;
   private final ClientLimits limits;
   private LoadGate.Limits gateLimits = LoadGate.Limits.DEFAULT;
+  private Callers callers;
   private HttpServer server;
 
   public WebhookServer(
@@ -170,6 +171,46 @@ public final class WebhookServer {
     return this;
   }
 
+  /**
+   * Who may send reviews: the API server, by the client certificate it presents (its
+   * AdmissionConfiguration's {@code kubeConfigFile}).
+   *
+   * @param cas the CAs that issue the API server's client certificate
+   * @param names names its certificate carries (common name or DNS name), one of which must match;
+   *     empty for any certificate of those CAs
+   */
+  public record Callers(List<java.security.cert.X509Certificate> cas, Set<String> names) {
+    public Callers {
+      if (cas.isEmpty()) {
+        throw new IllegalArgumentException("no CA certificate to check callers with");
+      }
+      cas = List.copyOf(cas);
+      names = Set.copyOf(names);
+    }
+
+    /** The CA certificates of a PEM file. */
+    public static Callers of(java.nio.file.Path caFile, Set<String> names)
+        throws java.io.IOException, java.security.cert.CertificateException {
+      List<java.security.cert.X509Certificate> cas = new java.util.ArrayList<>();
+      try (var in = java.nio.file.Files.newInputStream(caFile)) {
+        for (var c :
+            java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+          cas.add((java.security.cert.X509Certificate) c);
+        }
+      }
+      if (cas.isEmpty()) {
+        throw new java.security.cert.CertificateException(caFile + " holds no PEM certificate");
+      }
+      return new Callers(cas, names);
+    }
+  }
+
+  /** Takes reviews only from these callers; unless set before {@link #listen}, from anyone. */
+  public WebhookServer requireCallers(Callers callers) {
+    this.callers = callers;
+    return this;
+  }
+
   /** The engine that serves: never {@link TlsEngine#AUTO}. */
   public TlsEngine engine() {
     return engine;
@@ -207,16 +248,17 @@ public final class WebhookServer {
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
     // Admitted (or refused at once) on the headers, before a byte of the body is buffered.
     LoadGate gate = new LoadGate(gateLimits);
-    router
-        .post("/mutate")
-        .handler(gate)
-        .handler(body)
-        .handler(new AdmissionHandler(vertx, controller, true));
-    router
-        .post("/validate")
-        .handler(gate)
-        .handler(body)
-        .handler(new AdmissionHandler(vertx, controller, false));
+    for (String path : List.of("/mutate", "/validate")) {
+      var route = router.post(path);
+      if (callers != null) {
+        // Before the gate: a caller that is not the API server holds no share of it.
+        route.handler(new CallerCheck(callers.cas(), callers.names()));
+      }
+      route
+          .handler(gate)
+          .handler(body)
+          .handler(new AdmissionHandler(vertx, controller, path.equals("/mutate")));
+    }
     // Vert.x answers these with an empty body; every refusal says why.
     router.errorHandler(
         413, ctx -> refuse(ctx, 413, "the body is larger than " + MAX_BODY + " bytes"));
@@ -242,6 +284,14 @@ public final class WebhookServer {
             // Vert.x allows 100 streams per HTTP/2 connection; a burst of reviews may need more.
             .setInitialSettings(new Http2Settings().setMaxConcurrentStreams(MAX_STREAMS))
             .setKeyCertOptions(KeyCertOptions.wrap(keyManager));
+    if (callers != null) {
+      // Asked for, not required: the kubelet's probes present none. CallerCheck decides.
+      io.vertx.core.net.PemTrustOptions trust = new io.vertx.core.net.PemTrustOptions();
+      for (var ca : callers.cas()) {
+        trust.addCertValue(io.vertx.core.buffer.Buffer.buffer(pem(ca)));
+      }
+      options.setClientAuth(io.vertx.core.http.ClientAuth.REQUEST).setTrustOptions(trust);
+    }
     CIPHER_SUITES.forEach(options::addEnabledCipherSuite);
     certificates.onChange(
         next -> {
@@ -254,6 +304,18 @@ public final class WebhookServer {
         .requestHandler(router)
         .listen(port, host)
         .onSuccess(s -> server = s);
+  }
+
+  private static String pem(java.security.cert.X509Certificate c) {
+    try {
+      return "-----BEGIN CERTIFICATE-----\n"
+          + java.util.Base64.getMimeEncoder(
+                  64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+              .encodeToString(c.getEncoded())
+          + "\n-----END CERTIFICATE-----\n";
+    } catch (java.security.cert.CertificateEncodingException e) {
+      throw new IllegalArgumentException("a CA certificate that cannot be encoded", e);
+    }
   }
 
   private static void refuse(io.vertx.ext.web.RoutingContext ctx, int status, String reason) {

@@ -45,6 +45,9 @@ class ServeCommandTest {
         "--san with --local | --local --ca-out DIR/ca.crt --san 10.0.0.1 | not with --local",
         "a --san that is no name | --san a/b | --san a/b is neither a DNS name nor an IP address",
         "a CA validity without unit | --ca-validity 365 | --ca-validity 365 is not a duration",
+        "--client-name without --client-ca | --client-name kube-apiserver | --client-name goes with --client-ca",
+        "--client-ca that is missing | --client-ca DIR/none.pem | --client-ca DIR/none.pem: ",
+        "--client-ca that holds no certificate | --client-ca DIR | --client-ca DIR: ",
         "a CA validity too short | --ca-validity 10s | of at least 30s"
       })
   void refusals(String name, String args, String problem) {

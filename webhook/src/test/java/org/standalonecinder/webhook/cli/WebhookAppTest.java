@@ -170,6 +170,7 @@ class WebhookAppTest {
             null,
             null,
             null,
+            null,
             null));
   }
 
@@ -663,6 +664,7 @@ class WebhookAppTest {
                 OURS,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
                 Duration.ofSeconds(30),
+                null,
                 null,
                 null,
                 null,

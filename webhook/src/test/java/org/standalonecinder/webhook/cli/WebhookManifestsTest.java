@@ -10,8 +10,10 @@ import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhoo
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfig;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -192,32 +194,107 @@ class WebhookManifestsTest {
   }
 
   @Test
-  void thePermissionsAreWhatTheWebhookDoesAndNoMore() {
-    List<PolicyRule> cluster = one(ClusterRole.class).getRules();
-    assertThat(cluster)
-        .anySatisfy(
-            r -> {
-              assertThat(r.getResources()).containsExactly("subjectaccessreviews");
-              assertThat(r.getVerbs()).containsExactly("create");
-            });
-    assertThat(cluster)
-        .anySatisfy(
-            r -> {
-              assertThat(r.getResources()).contains("mutatingwebhookconfigurations");
-              assertThat(r.getResourceNames()).containsExactly(defaults.webhookConfiguration);
-            });
-    assertThat(cluster).allSatisfy(r -> assertThat(r.getVerbs()).doesNotContain("*"));
-    assertThat(cluster)
-        .as("no Secret outside the namespace")
-        .allSatisfy(r -> assertThat(r.getResources()).doesNotContain("secrets"));
-    List<PolicyRule> own = one(Role.class).getRules();
-    assertThat(own)
-        .anySatisfy(
-            r -> {
-              assertThat(r.getResourceNames())
-                  .containsExactlyInAnyOrder(
-                      defaults.caSecret, org.standalonecinder.api.CloneToken.KEY_SECRET);
-              assertThat(r.getVerbs()).containsExactly("update");
-            });
+  void theWebhookHasItsOwnAccountWithWhatItDoesAndNoMore() {
+    // Every grant of the webhook's account, cluster-wide and in its namespace, as one table:
+    // reads for the rules, SubjectAccessReviews, our configurations' caBundle, its two Secrets.
+    java.util.Set<String> expected =
+        java.util.Set.of(
+            "cluster get persistentvolumeclaims",
+            "cluster get storageclasses",
+            "cluster get namespaces",
+            "cluster create subjectaccessreviews",
+            "cluster get mutatingwebhookconfigurations [" + defaults.webhookConfiguration + "]",
+            "cluster update mutatingwebhookconfigurations [" + defaults.webhookConfiguration + "]",
+            "cluster get validatingwebhookconfigurations [" + defaults.webhookConfiguration + "]",
+            "cluster update validatingwebhookconfigurations ["
+                + defaults.webhookConfiguration
+                + "]",
+            "namespace create secrets",
+            "namespace get secrets [" + defaults.caSecret + "]",
+            "namespace get secrets [" + org.standalonecinder.api.CloneToken.KEY_SECRET + "]",
+            "namespace update secrets [" + defaults.caSecret + "]");
+    String account = "standalone-cinder-webhook";
+    java.util.Set<String> granted = new java.util.TreeSet<>();
+    OBJECTS.stream()
+        .filter(ClusterRoleBinding.class::isInstance)
+        .map(ClusterRoleBinding.class::cast)
+        .filter(b -> b.getSubjects().stream().anyMatch(x -> x.getName().equals(account)))
+        .forEach(b -> granted.addAll(grants("cluster", clusterRole(b.getRoleRef().getName()))));
+    OBJECTS.stream()
+        .filter(RoleBinding.class::isInstance)
+        .map(RoleBinding.class::cast)
+        .filter(b -> b.getSubjects().stream().anyMatch(x -> x.getName().equals(account)))
+        .forEach(b -> granted.addAll(grants("namespace", role(b.getRoleRef().getName()))));
+    assertThat(granted).isEqualTo(new java.util.TreeSet<>(expected));
+
+    // The webhook container mounts its own account's token, never the Pod's (the provisioner's).
+    var pod = one(Deployment.class).getSpec().getTemplate().getSpec();
+    assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+    var webhook =
+        pod.getContainers().stream().filter(c -> c.getName().equals("webhook")).findFirst().get();
+    var mount =
+        webhook.getVolumeMounts().stream()
+            .filter(m -> m.getMountPath().equals("/var/run/secrets/kubernetes.io/serviceaccount"))
+            .findFirst()
+            .orElseThrow();
+    var volume =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals(mount.getName()))
+            .findFirst()
+            .orElseThrow();
+    io.fabric8.kubernetes.api.model.Secret token =
+        OBJECTS.stream()
+            .filter(io.fabric8.kubernetes.api.model.Secret.class::isInstance)
+            .map(io.fabric8.kubernetes.api.model.Secret.class::cast)
+            .filter(x -> x.getMetadata().getName().equals(volume.getSecret().getSecretName()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(token.getType()).isEqualTo("kubernetes.io/service-account-token");
+    assertThat(token.getMetadata().getAnnotations())
+        .containsEntry("kubernetes.io/service-account.name", account);
+  }
+
+  private static ClusterRole clusterRole(String name) {
+    return OBJECTS.stream()
+        .filter(ClusterRole.class::isInstance)
+        .map(ClusterRole.class::cast)
+        .filter(r -> r.getMetadata().getName().equals(name))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private static Role role(String name) {
+    return OBJECTS.stream()
+        .filter(Role.class::isInstance)
+        .map(Role.class::cast)
+        .filter(r -> r.getMetadata().getName().equals(name))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private static List<String> grants(String scope, ClusterRole r) {
+    return grants(scope, r.getRules());
+  }
+
+  private static List<String> grants(String scope, Role r) {
+    return grants(scope, r.getRules());
+  }
+
+  private static List<String> grants(String scope, List<PolicyRule> rules) {
+    List<String> out = new java.util.ArrayList<>();
+    for (PolicyRule r : rules) {
+      for (String res : r.getResources()) {
+        for (String v : r.getVerbs()) {
+          if (r.getResourceNames() == null || r.getResourceNames().isEmpty()) {
+            out.add(scope + " " + v + " " + res);
+          } else {
+            for (String n : r.getResourceNames()) {
+              out.add(scope + " " + v + " " + res + " [" + n + "]");
+            }
+          }
+        }
+      }
+    }
+    return out;
   }
 }

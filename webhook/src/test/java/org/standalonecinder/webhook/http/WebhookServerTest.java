@@ -526,6 +526,115 @@ class WebhookServerTest {
     gated.close().toCompletionStage().toCompletableFuture().get();
   }
 
+  /** A client that trusts the webhook and presents {@code identity} (null: no certificate). */
+  private HttpClient presenting(org.standalonecinder.certs.IssuedCertificate identity)
+      throws Exception {
+    java.security.KeyStore keys = java.security.KeyStore.getInstance("PKCS12");
+    keys.load(null, null);
+    if (identity != null) {
+      keys.setKeyEntry(
+          "me",
+          identity.key(),
+          new char[0],
+          identity.chain().toArray(java.security.cert.Certificate[]::new));
+    }
+    javax.net.ssl.KeyManagerFactory kmf =
+        javax.net.ssl.KeyManagerFactory.getInstance(
+            javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+    kmf.init(keys, new char[0]);
+    java.security.KeyStore trusted = java.security.KeyStore.getInstance("PKCS12");
+    trusted.load(null, null);
+    trusted.setCertificateEntry("ca", ca.certificate());
+    javax.net.ssl.TrustManagerFactory tmf =
+        javax.net.ssl.TrustManagerFactory.getInstance(
+            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trusted);
+    SSLContext tls = SSLContext.getInstance("TLS");
+    tls.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
+    return HttpClient.newBuilder()
+        .sslContext(tls)
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  /**
+   * With {@code --client-ca}, reviews come from the API server only: a caller without a client
+   * certificate (any pod that reaches the port), with one of another CA, or with one of the CA for
+   * another name is refused before its review is read, whatever its review claims; the API server's
+   * certificate is answered; the kubelet's probes, which present none, still are.
+   */
+  @Test
+  void withCallersRequiredOnlyTheApiServersCertificateGetsAReview() throws Exception {
+    CertificateAuthority clients =
+        CertificateAuthority.generate("api-server-client-ca", Duration.ofDays(1), clock);
+    CertificateAuthority other =
+        CertificateAuthority.generate("someone-else", Duration.ofDays(1), clock);
+    WebhookServer guarded =
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine())
+            .requireCallers(
+                new WebhookServer.Callers(
+                    List.of(clients.certificate()), java.util.Set.of("kube-apiserver")));
+    guarded.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    String body = review("admission.k8s.io/v1", "u-1", "data");
+    record Caller(
+        String name,
+        org.standalonecinder.certs.IssuedCertificate identity,
+        int status,
+        String says) {}
+    List<Caller> callers =
+        List.of(
+            new Caller("no certificate", null, 401, "this connection presented none"),
+            new Caller(
+                "a certificate of another CA",
+                other.issueClient("kube-apiserver", Duration.ofHours(1), clock),
+                // The server names the CAs it takes, so a client offers none of another CA.
+                401,
+                "reviews are taken from the API server only"),
+            new Caller(
+                "the CA's certificate for another name",
+                clients.issueClient("mallory", Duration.ofHours(1), clock),
+                403,
+                "names [mallory], none of [kube-apiserver]"),
+            new Caller(
+                "the API server",
+                clients.issueClient("kube-apiserver", Duration.ofHours(1), clock),
+                200,
+                "\"uid\":\"u-1\""));
+    try {
+      for (Caller c : callers) {
+        HttpResponse<String> r;
+        try {
+          r =
+              presenting(c.identity())
+                  .send(
+                      HttpRequest.newBuilder(
+                              URI.create("https://localhost:" + guarded.port() + "/validate"))
+                          .header("Content-Type", "application/json")
+                          .POST(HttpRequest.BodyPublishers.ofString(body))
+                          .build(),
+                      HttpResponse.BodyHandlers.ofString());
+        } catch (java.io.IOException e) {
+          // A TLS engine may end the handshake on a certificate of a CA it does not trust.
+          assertThat(c.status()).as(c.name() + ": " + e).isEqualTo(401);
+          continue;
+        }
+        assertThat(r.statusCode()).as(c.name()).isEqualTo(c.status());
+        assertThat(r.body()).as(c.name()).contains(c.says());
+      }
+      HttpResponse<String> probe =
+          presenting(null)
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create("https://localhost:" + guarded.port() + "/healthz"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(probe.statusCode()).as("the kubelet's probe").isEqualTo(200);
+    } finally {
+      guarded.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
+
   @Test
   void manyConcurrentRequestsAllSucceed() throws Exception {
     HttpClient c = client(HttpClient.Version.HTTP_2);
