@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
  *     null for the provisioner's default
  * @param cephxSecret the Secret, in the provisioner's namespace, holding the cephx key of the Ceph
  *     user Cinder names, or null for the provisioner's default
+ * @param iscsiChap {@code required} or {@code optional}: whether an iSCSI export without CHAP may
+ *     become a PV of this class, or null for the provisioner's default (required)
  */
 public record ClassParameters(
     String volumeType,
@@ -31,12 +33,33 @@ public record ClassParameters(
     boolean smartclone,
     String rbdForm,
     String cephClusterId,
-    String cephxSecret) {
+    String cephxSecret,
+    String iscsiChap) {
 
-  /** Without any Ceph parameter. */
+  /** Without any Ceph or CHAP parameter. */
   public ClassParameters(
       String volumeType, String availabilityZone, String fsType, boolean smartclone) {
-    this(volumeType, availabilityZone, fsType, smartclone, null, null, null);
+    this(volumeType, availabilityZone, fsType, smartclone, null, null, null, null);
+  }
+
+  /** Without a CHAP parameter. */
+  public ClassParameters(
+      String volumeType,
+      String availabilityZone,
+      String fsType,
+      boolean smartclone,
+      String rbdForm,
+      String cephClusterId,
+      String cephxSecret) {
+    this(
+        volumeType,
+        availabilityZone,
+        fsType,
+        smartclone,
+        rbdForm,
+        cephClusterId,
+        cephxSecret,
+        null);
   }
 
   /** The keys, in their documented spelling. */
@@ -48,7 +71,11 @@ public record ClassParameters(
           "smartclone",
           "rbdForm",
           "cephClusterID",
-          "cephxSecret");
+          "cephxSecret",
+          "iscsiChap");
+
+  /** The values of {@code iscsiChap}. */
+  public static final List<String> ISCSI_CHAP = List.of("required", "optional");
 
   /** The values of {@code rbdForm}. */
   public static final List<String> RBD_FORMS = List.of("rbd", "csi");
@@ -85,6 +112,7 @@ public record ClassParameters(
     String rbdForm = null;
     String cephClusterId = null;
     String cephxSecret = null;
+    String iscsiChap = null;
     List<String> problems = new ArrayList<>();
     Map<String, String> spellings = new java.util.TreeMap<>();
     // In key order, so that the problems are listed the same way whatever order the map has.
@@ -155,13 +183,29 @@ public record ClassParameters(
                 "parameter " + key + "='" + value + "' is not a Secret name (a DNS subdomain)");
           }
         }
+        case "iscsichap" -> {
+          iscsiChap = nonEmpty(key, value, problems);
+          if (iscsiChap != null) {
+            iscsiChap = iscsiChap.toLowerCase(Locale.ROOT);
+            if (!ISCSI_CHAP.contains(iscsiChap)) {
+              problems.add(
+                  "parameter "
+                      + key
+                      + "='"
+                      + value
+                      + "' must be \"required\" (the default) or \"optional\" (an export"
+                      + " without CHAP may be used: any pod that reaches the portal can read it)");
+            }
+          }
+        }
         default -> problems.add("unknown parameter '" + key + "'" + suggestion(key));
       }
     }
     if (!problems.isEmpty()) {
       throw new InvalidClassParametersException(problems);
     }
-    return new ClassParameters(type, zone, fsType, smartclone, rbdForm, cephClusterId, cephxSecret);
+    return new ClassParameters(
+        type, zone, fsType, smartclone, rbdForm, cephClusterId, cephxSecret, iscsiChap);
   }
 
   private static String nonEmpty(String key, String value, List<String> problems) {

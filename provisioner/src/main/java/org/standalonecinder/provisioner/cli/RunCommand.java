@@ -114,6 +114,15 @@ final class RunCommand implements Callable<Integer> {
   String rbdForm;
 
   @Option(
+      names = "--iscsi-chap",
+      defaultValue = "${env:ISCSI_CHAP:-required}",
+      description =
+          "required: an iSCSI export without CHAP is refused (any pod that reaches the portal could"
+              + " read it); optional: allowed, for a storage network closed to pods (env"
+              + " ISCSI_CHAP; a class's iscsiChap wins; default ${DEFAULT-VALUE})")
+  String iscsiChap;
+
+  @Option(
       names = "--cephx-secret",
       defaultValue = "${env:CEPHX_SECRET:-}",
       description =
@@ -285,6 +294,12 @@ final class RunCommand implements Callable<Integer> {
                   rbdImageFeatures));
     } catch (IllegalArgumentException e) {
       problems.add(e.getMessage());
+    }
+    String chap = iscsiChap == null ? "" : iscsiChap.trim().toLowerCase(java.util.Locale.ROOT);
+    if (!org.standalonecinder.api.ClassParameters.ISCSI_CHAP.contains(chap)) {
+      problems.add("--iscsi-chap must be required or optional, was '" + iscsiChap + "'");
+    } else if (settings != null) {
+      settings = settings.withIscsiChapOptional(chap.equals("optional"));
     }
     ProvisionerApp.Election election = null;
     if (leaderElect) {

@@ -155,7 +155,15 @@ public final class Attacher {
       HostExport export = HostExport.of(info, connector, connector.multipath());
       say.accept("export: " + export.describe());
       // Pushed before the login: a login that stopped half way is undone too.
-      rollback.push("log out", () -> undo("log out", () -> runAll(export.disconnect(host))));
+      rollback.push(
+          "log out",
+          () ->
+              undo(
+                  "log out",
+                  () -> {
+                    export.kept(host).ifPresent(say);
+                    runAll(export.disconnect(host));
+                  }));
       runAll(export.connect(host));
       String device = awaitDevice(export);
       say.accept("device: " + device);
@@ -256,6 +264,7 @@ public final class Attacher {
         }
       }
       try {
+        export.kept(host).ifPresent(say);
         runAll(export.disconnect(host));
       } catch (HostException e) {
         if (!force) {

@@ -25,6 +25,9 @@ public interface Host {
   /** Whether the device node, or the link udev makes for it, exists. */
   boolean exists(String device);
 
+  /** The names in a folder of device links (e.g. {@code /dev/disk/by-path}); empty when none. */
+  java.util.List<String> list(String folder);
+
   /**
    * What is using the device so that taking it away would lose data: a mount of it or of one of its
    * partitions, or a holder such as device-mapper; empty when nothing is.

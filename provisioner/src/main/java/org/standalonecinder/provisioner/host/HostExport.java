@@ -33,6 +33,14 @@ public sealed interface HostExport {
   List<String> devices();
 
   /**
+   * Why part of this export stays connected when it is disconnected (another volume of this host
+   * uses the same session); empty when all of it goes.
+   */
+  default java.util.Optional<String> kept(Host host) {
+    return java.util.Optional.empty();
+  }
+
+  /**
    * How this host reaches Cinder's export.
    *
    * @param connector what Cinder was told of this host (its initiator name is the one that logs in)
@@ -71,8 +79,11 @@ public sealed interface HostExport {
           new IscsiMapper()
               .map(
                   info,
+                  // The admin attaches this volume here by hand, on purpose: an export without
+                  // CHAP is the cloud's choice, not a pod's way in, so it is not refused.
                   new MappingContext(
-                      "host", connector.initiator(), null, true, false, "-", Map.of()));
+                          "host", connector.initiator(), null, true, false, "-", Map.of())
+                      .withChapOptional(true));
       PersistentVolumeSpec spec = new PersistentVolumeSpec();
       m.source().accept(spec);
       Map<String, String> chap = m.secret().map(Secret::getStringData).orElse(Map.of());
@@ -98,7 +109,49 @@ public sealed interface HostExport {
     @Override
     public List<Command> disconnect(Host host) {
       // Always run: each step counts "nothing to log out" as done, and the node records go too.
-      return OpenIscsi.logout(source, multipath);
+      // But a session is the target's, not the LUN's: many arrays export every volume of a host
+      // through one IQN, and logging out would take the other volumes' devices away too.
+      List<Command> out = new ArrayList<>();
+      for (String portal : OpenIscsi.portals(source, multipath)) {
+        if (otherLuns(host, portal).isEmpty()) {
+          out.addAll(OpenIscsi.logout(source, portal));
+        }
+      }
+      return out;
+    }
+
+    @Override
+    public java.util.Optional<String> kept(Host host) {
+      List<String> kept = new ArrayList<>();
+      for (String portal : OpenIscsi.portals(source, multipath)) {
+        List<String> others = otherLuns(host, portal);
+        if (!others.isEmpty()) {
+          kept.add(portal + " (LUN " + String.join(", ", others) + ")");
+        }
+      }
+      return kept.isEmpty()
+          ? java.util.Optional.empty()
+          : java.util.Optional.of(
+              "the session to "
+                  + source.getIqn()
+                  + " stays logged in at "
+                  + String.join(", ", kept)
+                  + ": other volumes of this host use the same target");
+    }
+
+    /** The other LUNs of this target that have a device on the host through the portal. */
+    private List<String> otherLuns(Host host, String portal) {
+      String prefix = "ip-" + portal + "-iscsi-" + source.getIqn() + "-lun-";
+      List<String> out = new ArrayList<>();
+      for (String name : host.list(OpenIscsi.BY_PATH)) {
+        if (name.startsWith(prefix)) {
+          String lun = name.substring(prefix.length());
+          if (lun.matches("[0-9]+") && Integer.parseInt(lun) != source.getLun()) {
+            out.add(lun);
+          }
+        }
+      }
+      return out;
     }
 
     @Override

@@ -109,6 +109,17 @@ public final class LocalHost implements Host {
   }
 
   @Override
+  public java.util.List<String> list(String folder) {
+    // Under the test's root like proc and sys; "/" on a real host.
+    Path dir = root.resolve(folder.startsWith("/") ? folder.substring(1) : folder);
+    try (var names = Files.list(dir)) {
+      return names.map(p -> p.getFileName().toString()).sorted().toList();
+    } catch (IOException e) {
+      return java.util.List.of();
+    }
+  }
+
+  @Override
   public Optional<String> usedBy(String device) {
     Path real;
     try {

@@ -65,16 +65,27 @@ public final class OpenIscsi {
   public static List<Command> logout(ISCSIPersistentVolumeSource s, boolean multipath) {
     List<Command> out = new ArrayList<>();
     for (String portal : portals(s, multipath)) {
-      out.add(update(s, portal, "node.startup", "manual").alsoOk(NOTHING_FOUND));
-      out.add(node(s, portal, "--logout").alsoOk(NOTHING_FOUND));
-      out.add(node(s, portal, "--op", "delete").alsoOk(NOTHING_FOUND));
+      out.addAll(logout(s, portal));
     }
     return out;
   }
 
+  /**
+   * The logout of one portal's session (see {@link #logout(ISCSIPersistentVolumeSource, boolean)}).
+   */
+  public static List<Command> logout(ISCSIPersistentVolumeSource s, String portal) {
+    return List.of(
+        update(s, portal, "node.startup", "manual").alsoOk(NOTHING_FOUND),
+        node(s, portal, "--logout").alsoOk(NOTHING_FOUND),
+        node(s, portal, "--op", "delete").alsoOk(NOTHING_FOUND));
+  }
+
+  /** Where udev links iSCSI LUNs by portal, target and LUN. */
+  public static final String BY_PATH = "/dev/disk/by-path";
+
   /** The block device udev names for the LUN through a portal. */
   public static String device(ISCSIPersistentVolumeSource s, String portal) {
-    return "/dev/disk/by-path/ip-" + portal + "-iscsi-" + s.getIqn() + "-lun-" + s.getLun();
+    return BY_PATH + "/ip-" + portal + "-iscsi-" + s.getIqn() + "-lun-" + s.getLun();
   }
 
   private static Command node(ISCSIPersistentVolumeSource s, String portal, String... rest) {

@@ -60,6 +60,9 @@ public final class IscsiMapper implements VolumeMapper {
               + String.join(", ", missing)
               + ": the backend's driver did not export the volume (is it a real iSCSI backend?)");
     }
+    ExportNames.iqn(iqn);
+    ExportNames.portal(portal);
+    ExportNames.lun(lun);
     if (Boolean.TRUE.equals(info.data().get("encrypted"))) {
       throw new UnmappableExportException(
           "the volume is encrypted; Kubernetes' iSCSI plugin cannot open Cinder's LUKS volumes:"
@@ -68,6 +71,17 @@ public final class IscsiMapper implements VolumeMapper {
 
     boolean chapSession = "CHAP".equalsIgnoreCase(info.string("auth_method"));
     boolean chapDiscovery = "CHAP".equalsIgnoreCase(info.string("discovery_auth_method"));
+    if (!chapSession && !ctx.chapOptional()) {
+      throw new UnmappableExportException(
+          "Cinder exported the volume over iSCSI without CHAP (auth_method "
+              + (blank(info.string("auth_method")) ? "absent" : info.string("auth_method"))
+              + "): any pod that reaches "
+              + portal
+              + " could read and write it, so it was refused and undone. Have Cinder's driver use"
+              + " CHAP (e.g. use_chap_auth = True for LVM/tgt), or, if the storage network is"
+              + " closed to pods, allow it: the class parameter iscsiChap: optional, or"
+              + " --iscsi-chap optional (env ISCSI_CHAP)");
+    }
     Map<String, String> secretData = new LinkedHashMap<>();
     if (chapSession) {
       requireCredentials(info, "auth_username", "auth_password");
@@ -135,7 +149,7 @@ public final class IscsiMapper implements VolumeMapper {
       boolean sameIqn = i >= iqns.size() || iqn.equals(String.valueOf(iqns.get(i)));
       Integer l = i < luns.size() ? lun(luns.get(i)) : Integer.valueOf(lun);
       if (!p.equals(portal) && sameIqn && l != null && l == lun && !out.contains(p)) {
-        out.add(p);
+        out.add(ExportNames.portal(p));
       }
     }
     return out;

@@ -15,6 +15,7 @@ import java.util.Map;
  * @param sharedSecretLabels labels of auth Secrets that several PVs use
  * @param rbd how RBD exports become PVs, for this claim
  * @param multiNode whether the claim asked for ReadWriteMany (writers on several nodes at once)
+ * @param chapOptional whether an iSCSI export without CHAP may become a PV (the admin opted in)
  */
 public record MappingContext(
     String pvName,
@@ -26,7 +27,34 @@ public record MappingContext(
     Map<String, String> secretLabels,
     Map<String, String> sharedSecretLabels,
     RbdOptions rbd,
-    boolean multiNode) {
+    boolean multiNode,
+    boolean chapOptional) {
+
+  /** CHAP required of iSCSI exports. */
+  public MappingContext(
+      String pvName,
+      String initiatorName,
+      String fsType,
+      boolean block,
+      boolean readOnly,
+      String secretNamespace,
+      Map<String, String> secretLabels,
+      Map<String, String> sharedSecretLabels,
+      RbdOptions rbd,
+      boolean multiNode) {
+    this(
+        pvName,
+        initiatorName,
+        fsType,
+        block,
+        readOnly,
+        secretNamespace,
+        secretLabels,
+        sharedSecretLabels,
+        rbd,
+        multiNode,
+        false);
+  }
 
   /** Without RBD configuration: RBD exports are refused with the reason. */
   public MappingContext(
@@ -67,6 +95,23 @@ public record MappingContext(
         secretLabels,
         sharedSecretLabels,
         rbd,
-        multiNode);
+        multiNode,
+        chapOptional);
+  }
+
+  /** The same context, with an iSCSI export without CHAP allowed (or not). */
+  public MappingContext withChapOptional(boolean optional) {
+    return new MappingContext(
+        pvName,
+        initiatorName,
+        fsType,
+        block,
+        readOnly,
+        secretNamespace,
+        secretLabels,
+        sharedSecretLabels,
+        rbd,
+        multiNode,
+        optional);
   }
 }

@@ -56,9 +56,12 @@ public record RbdImage(
               + " use a volume type without encryption");
     }
     String user = info.string("auth_username");
+    if (!blank(user)) {
+      ExportNames.ceph("Ceph user", user);
+    }
     return new RbdImage(
-        poolImage[0],
-        poolImage[1],
+        ExportNames.ceph("Ceph pool", poolImage[0]),
+        ExportNames.ceph("RBD image", poolImage[1]),
         monitors,
         blank(user) ? null : user,
         truthy(info.data().get("auth_enabled")));
@@ -95,7 +98,7 @@ public record RbdImage(
       if (host.contains(":") && !host.startsWith("[")) {
         host = "[" + host + "]";
       }
-      out.add(host + ":" + port);
+      out.add(ExportNames.monitorHost(host) + ":" + port);
     }
     return out;
   }

@@ -26,6 +26,8 @@ import org.standalonecinder.provisioner.mapping.RbdOptions;
  * @param wwnns their node names
  * @param rbd the defaults for volumes Cinder exports over RBD
  * @param topology how the nodes name their zones
+ * @param iscsiChapOptional whether an iSCSI export without CHAP may become a PV (a class's {@code
+ *     iscsiChap} wins); false by default: any pod that reaches such a portal can read the volume
  */
 public record ProvisionerSettings(
     String provisionerName,
@@ -39,7 +41,38 @@ public record ProvisionerSettings(
     List<String> wwpns,
     List<String> wwnns,
     RbdDefaults rbd,
-    Placement.Topology topology) {
+    Placement.Topology topology,
+    boolean iscsiChapOptional) {
+
+  /** CHAP required of iSCSI exports. */
+  public ProvisionerSettings(
+      String provisionerName,
+      String identity,
+      String clusterId,
+      String initiatorName,
+      String connectorHost,
+      String connectorIp,
+      String secretNamespace,
+      boolean multipath,
+      List<String> wwpns,
+      List<String> wwnns,
+      RbdDefaults rbd,
+      Placement.Topology topology) {
+    this(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        rbd,
+        topology,
+        false);
+  }
 
   /**
    * The provisioner-wide RBD choices; a StorageClass may override the form, the cluster id and the
@@ -136,7 +169,8 @@ public record ProvisionerSettings(
         wwpns,
         wwnns,
         r,
-        topology);
+        topology,
+        iscsiChapOptional);
   }
 
   /** The same, with this topology. */
@@ -153,7 +187,26 @@ public record ProvisionerSettings(
         wwpns,
         wwnns,
         rbd,
-        t);
+        t,
+        iscsiChapOptional);
+  }
+
+  /** The same, with iSCSI exports without CHAP allowed (or not). */
+  public ProvisionerSettings withIscsiChapOptional(boolean optional) {
+    return new ProvisionerSettings(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        rbd,
+        topology,
+        optional);
   }
 
   /** Without Fibre Channel. */

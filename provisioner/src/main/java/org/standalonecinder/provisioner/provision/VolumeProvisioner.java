@@ -250,7 +250,10 @@ public final class VolumeProvisioner {
                   Names.secretLabels(pvName),
                   Names.sharedSecretLabels(),
                   rbd,
-                  req.multiNode()));
+                  req.multiNode(),
+                  req.params().iscsiChap() != null
+                      ? "optional".equals(req.params().iscsiChap())
+                      : settings.iscsiChapOptional()));
       mapped
           .secret()
           .ifPresent(

@@ -77,6 +77,9 @@ class AttacherTest {
   List<String> log(String... lines) {
     List<String> out = new ArrayList<>();
     for (String l : lines) {
+      if (l == null) {
+        continue;
+      }
       if (l.equals("LOGIN")) {
         out.addAll(LOGIN);
       } else if (l.equals("LOGIN-REFUSED")) {
@@ -278,6 +281,52 @@ class AttacherTest {
     assertThat(attacher().detach("vol-9", null, false).attachmentId())
         .as("a second detach finds nothing to do")
         .isNull();
+  }
+
+  /**
+   * Many arrays export every volume of a host through one target: another volume's LUN on the same
+   * session means no logout (it would take that volume's device away too), on the detach and on the
+   * undo of a failed attach alike; the attachment still goes, and the user is told.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "another LUN of the target in use: the session stays | lun-2 | false",
+        "its partition does not count as another LUN | lun-1-part1 | true",
+        "another target's LUN does not count | OTHER | true"
+      })
+  void aSessionOtherVolumesUseIsNotLoggedOut(String name, String link, boolean logsOut) {
+    seed("available", false);
+    attacher().attach("vol-9", false);
+    String prefix = "ip-127.0.0.1:3260-iscsi-iqn.2010-10.org.openstack:volume-x-";
+    host.otherLinks.add(
+        link.equals("OTHER")
+            ? "ip-127.0.0.1:3260-iscsi-iqn.2010-10.org.openstack:volume-y-lun-2"
+            : prefix + link);
+    cinder.clearLog();
+    said.clear();
+
+    attacher().detach("vol-9", null, false);
+
+    assertThat(cinder.log())
+        .containsExactlyElementsOf(
+            log(
+                "getVolume vol-9",
+                "listAttachments vol-9",
+                "getAttachment att-1",
+                logsOut ? "LOGOUT" : "deleteAttachment att-1",
+                logsOut ? "deleteAttachment att-1" : null));
+    if (!logsOut) {
+      assertThat(said)
+          .anyMatch(
+              l ->
+                  l.contains(
+                      "the session to iqn.2010-10.org.openstack:volume-x stays logged in at"
+                          + " 127.0.0.1:3260 (LUN 2): other volumes of this host use the same"
+                          + " target"));
+    }
+    assertThat(cinder.volumes().get("vol-9").status()).isEqualTo("available");
   }
 
   @Test

@@ -61,6 +61,16 @@ final class FakeHost implements Host {
     return connected && deviceAppears;
   }
 
+  /** Device links the host has besides the attached volume's (other volumes' LUNs). */
+  final java.util.List<String> otherLinks = new java.util.ArrayList<>();
+
+  @Override
+  public java.util.List<String> list(String folder) {
+    return "/dev/disk/by-path".equals(folder)
+        ? java.util.List.copyOf(otherLinks)
+        : java.util.List.of();
+  }
+
   @Override
   public Optional<String> usedBy(String device) {
     return Optional.ofNullable(usedBy);

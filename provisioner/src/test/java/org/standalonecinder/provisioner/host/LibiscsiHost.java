@@ -121,6 +121,12 @@ class LibiscsiHost implements Host {
   }
 
   @Override
+  public java.util.List<String> list(String folder) {
+    // libiscsi makes no device links: no other LUN is ever seen in use.
+    return java.util.List.of();
+  }
+
+  @Override
   public boolean exists(String device) {
     Matcher m = DEVICE.matcher(device);
     synchronized (this) {

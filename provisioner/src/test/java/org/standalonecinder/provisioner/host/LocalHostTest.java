@@ -57,6 +57,22 @@ class LocalHostTest {
     assertThat(host.usedBy(dev.resolve("sdx").toString()).orElse("-")).isEqualTo(expected);
   }
 
+  /** The device links of a folder, under the host's root; none for a folder that is not there. */
+  @Test
+  void theLinksOfAFolderAreListedInOrder() throws IOException {
+    Path root = dir.resolve("root");
+    Path byPath = Files.createDirectories(root.resolve("dev/disk/by-path"));
+    Files.createFile(byPath.resolve("ip-127.0.0.1:3260-iscsi-iqn.2010-10.org.x:v-lun-2"));
+    Files.createFile(byPath.resolve("ip-127.0.0.1:3260-iscsi-iqn.2010-10.org.x:v-lun-1"));
+    LocalHost host = new LocalHost(root, Duration.ofSeconds(5));
+
+    assertThat(host.list("/dev/disk/by-path"))
+        .containsExactly(
+            "ip-127.0.0.1:3260-iscsi-iqn.2010-10.org.x:v-lun-1",
+            "ip-127.0.0.1:3260-iscsi-iqn.2010-10.org.x:v-lun-2");
+    assertThat(host.list("/dev/disk/by-id")).isEmpty();
+  }
+
   @Test
   void aCommandsExitAndOutputAreReturned() {
     Host.Result r =

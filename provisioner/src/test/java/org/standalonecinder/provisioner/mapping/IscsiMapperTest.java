@@ -71,9 +71,9 @@ class IscsiMapperTest {
               assertThat(secret.getMetadata().getLabels()).containsEntry("l", "v");
             }),
         ok(
-            "no CHAP: no Secret",
+            "no CHAP where the admin allows it: no Secret",
             export("auth_method", null, "auth_username", null, "auth_password", null),
-            FS,
+            FS.withChapOptional(true),
             m -> {
               assertThat(m.secret()).isEmpty();
               assertThat(iscsi(m).getSecretRef()).isNull();
@@ -158,6 +158,41 @@ class IscsiMapperTest {
         Arguments.of(
             "CHAP without password", "iscsi", export("auth_password", null), "CHAP but sent no"),
         Arguments.of("encrypted", "iscsi", export("encrypted", true), "encrypted"),
+        // Any pod that reaches the portal could log in to an export without CHAP.
+        Arguments.of(
+            "no CHAP, and the admin did not allow it",
+            "iscsi",
+            export("auth_method", null, "auth_username", null, "auth_password", null),
+            "Cinder exported the volume over iSCSI without CHAP (auth_method absent): any pod that"
+                + " reaches 127.0.0.1:3260 could read and write it, so it was refused and undone."),
+        Arguments.of(
+            "CHAP named something else",
+            "iscsi",
+            export("auth_method", "None"),
+            "without CHAP (auth_method None)"),
+        // A hostile or broken Cinder: nothing a node or the attach command could read two ways.
+        Arguments.of(
+            "an IQN that is an option",
+            "iscsi",
+            export("target_iqn", "-o delete"),
+            "names iSCSI target '-o delete', which is not an iqn., eui. or naa. name"),
+        Arguments.of(
+            "an IQN with a path in it",
+            "iscsi",
+            export("target_iqn", "iqn.2010-10.org.openstack:../../dev/sda"),
+            "which is not an iqn., eui. or naa. name"),
+        Arguments.of(
+            "a portal that is no host:port",
+            "iscsi",
+            export("target_portal", "127.0.0.1:3260 --op delete"),
+            "names iSCSI portal '127.0.0.1:3260 --op delete', which is not host:port"),
+        Arguments.of(
+            "a portal of another multipath target that is no host:port",
+            "iscsi",
+            export("target_portals", List.of("127.0.0.1:3260", "$(reboot):3260")),
+            "names iSCSI portal '$(reboot):3260'"),
+        Arguments.of(
+            "a LUN out of range", "iscsi", export("target_lun", -1), "names iSCSI LUN '-1'"),
         Arguments.of(
             "unknown protocol", "nvmeof", Map.of(), "'nvmeof', which this provisioner cannot"),
         Arguments.of("no protocol", null, Map.of(), "'null'"));

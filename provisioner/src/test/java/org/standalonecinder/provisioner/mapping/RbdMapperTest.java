@@ -301,6 +301,31 @@ class RbdMapperTest {
             "monitor port '67890', not a port number"),
         Arguments.of(
             "encrypted", lab("encrypted", true), RBD, false, "cannot open Cinder's LUKS volumes"),
+        // A hostile or broken Cinder: /dev/rbd/<pool>/<image> must stay under /dev/rbd.
+        Arguments.of(
+            "an image that climbs out of /dev/rbd",
+            lab("name", "../sda"),
+            RBD,
+            false,
+            "names Ceph pool '..', which is not a Ceph name"),
+        Arguments.of(
+            "an image that is an option",
+            lab("name", "volumes/--pool=other"),
+            RBD,
+            false,
+            "names RBD image '--pool=other', which is not a Ceph name"),
+        Arguments.of(
+            "a user that is an option",
+            lab("auth_username", "admin --keyring=/etc/shadow"),
+            RBD,
+            false,
+            "names Ceph user 'admin --keyring=/etc/shadow'"),
+        Arguments.of(
+            "a monitor that is no host",
+            lab("hosts", List.of("mon1;reboot")),
+            RBD,
+            false,
+            "names Ceph monitor host 'mon1;reboot'"),
         Arguments.of(
             "the form unknown (no version, nothing configured)",
             lab(),

@@ -30,8 +30,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>A large body (over {@link Limits#largeBody()}, or undeclared) parses into tens of MiB: at
  *       most {@link Limits#largeRequests()} at once in all, and one a client. Every review the API
  *       server sends for a claim or a class is far smaller.
- *   <li>Anything over a bound: 429 with {@code Retry-After: 1} at once, and the connection closed
- *       (HTTP/1.1) or the stream reset (HTTP/2), so the unread body costs nothing.
+ *   <li>Anything over a bound: 429 with {@code Retry-After: 1} at once; its body is dropped as it
+ *       arrives (never kept), for at most the request deadline.
  * </ul>
  *
  * A trickling body still has the request deadline of {@link ClientDeadlines}, which frees its share
@@ -40,9 +40,10 @@ import java.util.concurrent.atomic.LongAdder;
 final class LoadGate implements PlatformHandler {
 
   /**
-   * How long a refused HTTP/1.1 request's body is read and dropped before its connection closes.
+   * How long the body of a refused request is read and dropped before its stream or connection
+   * ends: the request deadline (a client may take that long to send a body it was told not to).
    */
-  static final long DRAIN_MILLIS = 2_000;
+  private final long drainMillis;
 
   /**
    * @param bytes declared body bytes in flight at once, in all
@@ -69,8 +70,9 @@ final class LoadGate implements PlatformHandler {
   private final Map<String, Long> largeByClient = new ConcurrentHashMap<>();
   private final LongAdder refused = new LongAdder();
 
-  LoadGate(Limits limits) {
+  LoadGate(Limits limits, java.time.Duration drain) {
     this.limits = limits;
+    this.drainMillis = drain.toMillis();
   }
 
   /** Requests answered 429 so far. */
@@ -162,36 +164,43 @@ final class LoadGate implements PlatformHandler {
   }
 
   /**
-   * Answers at once without keeping the body. Over HTTP/2 the stream is reset after the answer, the
-   * connection's other streams go on. Over HTTP/1.1 the connection is closed: after the body has
-   * been read and dropped, so that a client still sending it reads the answer rather than a reset
-   * connection, but no longer than {@link #DRAIN_MILLIS}.
+   * Answers at once without keeping the body: it is read and dropped (so that a client still
+   * sending it, as HTTP clients do before they read an answer, gets to read why), for at most the
+   * request deadline. Then an HTTP/1.1 connection is closed; an HTTP/2 stream simply ends and the
+   * connection's other streams go on. Dropping costs no memory, only the CPU to decrypt.
    */
-  private static void shed(RoutingContext ctx, int status, String reason) {
+  private void shed(RoutingContext ctx, int status, String reason) {
     HttpServerRequest req = ctx.request();
     var response = ctx.response();
     response.setStatusCode(status).putHeader("Content-Type", "text/plain");
     if (status == 429) {
       response.putHeader("Retry-After", "1");
     }
-    if (req.version() == HttpVersion.HTTP_2) {
-      response.end(reason + "\n").onComplete(done -> response.reset());
-      return;
-    }
-    response.putHeader("Connection", "close");
+    boolean http2 = req.version() == HttpVersion.HTTP_2;
     var connection = req.connection();
-    if (status == 429) {
-      response.end(reason + "\n").onComplete(done -> connection.close());
-      return;
+    if (!http2) {
+      response.putHeader("Connection", "close");
     }
-    long timer = ctx.vertx().setTimer(DRAIN_MILLIS, id -> connection.close());
+    long timer =
+        ctx.vertx()
+            .setTimer(
+                drainMillis,
+                id -> {
+                  if (http2) {
+                    response.reset();
+                  } else {
+                    connection.close();
+                  }
+                });
     req.handler(dropped -> {});
     req.endHandler(
         v -> {
           ctx.vertx().cancelTimer(timer);
-          connection.close();
+          if (!http2) {
+            connection.close();
+          }
         });
-    req.exceptionHandler(e -> connection.close());
+    req.exceptionHandler(e -> ctx.vertx().cancelTimer(timer));
     req.resume();
     response.end(reason + "\n");
   }

@@ -247,7 +247,7 @@ public final class WebhookServer {
     }
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
     // Admitted (or refused at once) on the headers, before a byte of the body is buffered.
-    LoadGate gate = new LoadGate(gateLimits);
+    LoadGate gate = new LoadGate(gateLimits, limits.request());
     for (String path : List.of("/mutate", "/validate")) {
       var route = router.post(path);
       if (callers != null) {
