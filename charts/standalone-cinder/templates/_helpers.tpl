@@ -40,3 +40,12 @@ controller and the protection controller. */}}
     ? object.metadata.annotations[k] : '') != (has(oldObject.metadata.annotations)
     && k in oldObject.metadata.annotations ? oldObject.metadata.annotations[k] : ''))
 {{- end }}
+
+{{/* ... and of the StatefulSet entry: only StatefulSets whose claim templates ask for a clone. */}}
+{{- define "standalone-cinder.statefulSetConditions" -}}
+- name: a-template-asks-for-a-clone
+  expression: >-
+    has(object.spec.volumeClaimTemplates) && object.spec.volumeClaimTemplates.exists(t,
+    (has(t.metadata.annotations) && 'k8s.io/CloneRequest' in t.metadata.annotations)
+    || has(t.spec.dataSource) || has(t.spec.dataSourceRef))
+{{- end }}

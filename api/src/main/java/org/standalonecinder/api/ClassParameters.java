@@ -150,21 +150,14 @@ public record ClassParameters(
                 problems.add("parameter " + key + "='" + value + "' must be \"true\" or \"false\"");
           }
         }
-        case "rbdform" -> {
-          rbdForm = nonEmpty(key, value, problems);
-          if (rbdForm != null) {
-            rbdForm = rbdForm.toLowerCase(Locale.ROOT);
-            if (!RBD_FORMS.contains(rbdForm)) {
-              problems.add(
-                  "parameter "
-                      + key
-                      + "='"
-                      + value
-                      + "' must be \"rbd\" (the in-tree plugin, Kubernetes up to 1.30) or"
-                      + " \"csi\" (ceph-csi)");
-            }
-          }
-        }
+        case "rbdform" ->
+            rbdForm =
+                oneOf(
+                    key,
+                    value,
+                    RBD_FORMS,
+                    "\"rbd\" (the in-tree plugin, Kubernetes up to 1.30) or \"csi\" (ceph-csi)",
+                    problems);
         case "cephclusterid" -> {
           cephClusterId = nonEmpty(key, value, problems);
           if (cephClusterId != null && !CLUSTER_ID.matcher(cephClusterId).matches()) {
@@ -183,21 +176,15 @@ public record ClassParameters(
                 "parameter " + key + "='" + value + "' is not a Secret name (a DNS subdomain)");
           }
         }
-        case "iscsichap" -> {
-          iscsiChap = nonEmpty(key, value, problems);
-          if (iscsiChap != null) {
-            iscsiChap = iscsiChap.toLowerCase(Locale.ROOT);
-            if (!ISCSI_CHAP.contains(iscsiChap)) {
-              problems.add(
-                  "parameter "
-                      + key
-                      + "='"
-                      + value
-                      + "' must be \"required\" (the default) or \"optional\" (an export"
-                      + " without CHAP may be used: any pod that reaches the portal can read it)");
-            }
-          }
-        }
+        case "iscsichap" ->
+            iscsiChap =
+                oneOf(
+                    key,
+                    value,
+                    ISCSI_CHAP,
+                    "\"required\" (the default) or \"optional\" (an export without CHAP may be"
+                        + " used: any pod that reaches the portal can read it)",
+                    problems);
         default -> problems.add("unknown parameter '" + key + "'" + suggestion(key));
       }
     }
@@ -206,6 +193,20 @@ public record ClassParameters(
     }
     return new ClassParameters(
         type, zone, fsType, smartclone, rbdForm, cephClusterId, cephxSecret, iscsiChap);
+  }
+
+  /** One of the allowed values, in lower case; a problem saying which are allowed otherwise. */
+  private static String oneOf(
+      String key, String value, List<String> allowed, String must, List<String> problems) {
+    String v = nonEmpty(key, value, problems);
+    if (v == null) {
+      return null;
+    }
+    v = v.toLowerCase(Locale.ROOT);
+    if (!allowed.contains(v)) {
+      problems.add("parameter " + key + "='" + value + "' must be " + must);
+    }
+    return v;
   }
 
   private static String nonEmpty(String key, String value, List<String> problems) {

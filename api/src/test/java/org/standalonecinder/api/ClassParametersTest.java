@@ -43,7 +43,15 @@ class ClassParametersTest {
         Arguments.of(
             "ceph, keys and form in any case",
             Map.of("RBDFORM", " RBD ", "cephclusterid", "c1"),
-            new ClassParameters(null, null, null, false, "rbd", "c1", null)));
+            new ClassParameters(null, null, null, false, "rbd", "c1", null)),
+        Arguments.of(
+            "iSCSI without CHAP allowed by the class",
+            Map.of("iscsiChap", "Optional"),
+            new ClassParameters(null, null, null, false, null, null, null, "optional")),
+        Arguments.of(
+            "CHAP required, said out loud",
+            Map.of("iscsichap", "required"),
+            new ClassParameters(null, null, null, false, null, null, null, "required")));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -76,6 +84,10 @@ class ClassParametersTest {
         Arguments.of(
             "rbdForm krbd", Map.of("rbdForm", "krbd"), "must be \"rbd\" (the in-tree plugin"),
         Arguments.of("rbdForm empty", Map.of("rbdForm", ""), "parameter rbdForm is empty"),
+        Arguments.of(
+            "iscsiChap neither required nor optional",
+            Map.of("iscsiChap", "none"),
+            "parameter iscsiChap='none' must be \"required\" (the default) or \"optional\""),
         Arguments.of(
             "cephClusterID with a space",
             Map.of("cephClusterID", "my cluster"),

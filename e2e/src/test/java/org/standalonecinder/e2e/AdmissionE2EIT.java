@@ -97,7 +97,7 @@ class AdmissionE2EIT {
             .withName("standalone-cinder")
             .get();
     assertThat(mutating.getWebhooks()).hasSize(2);
-    assertThat(validating.getWebhooks()).hasSize(3);
+    assertThat(validating.getWebhooks()).hasSize(4);
     for (MutatingWebhook w : mutating.getWebhooks()) {
       assertThat(bundle(w.getClientConfig().getCaBundle())).as(w.getName()).contains(ca.trim());
       assertThat(w.getClientConfig().getUrl()).startsWith("https://127.0.0.1:");

@@ -52,10 +52,11 @@ public final class PolicyChain {
             clock);
     StorageClassPolicy classes =
         new StorageClassPolicy(provisionerName, config.smartcloneClasses());
+    StatefulSetPolicy statefulSets = new StatefulSetPolicy(claims);
     AdmissionController byKind =
         (request, mutating) -> {
           try {
-            return dispatch(claims, classes, request, mutating);
+            return dispatch(claims, classes, statefulSets, request, mutating);
           } catch (LookupFailedException e) {
             return Decision.deny(
                 500,
@@ -74,13 +75,20 @@ public final class PolicyChain {
   }
 
   private static Decision dispatch(
-      ClonePolicy claims, StorageClassPolicy classes, AdmissionRequest request, boolean mutating) {
+      ClonePolicy claims,
+      StorageClassPolicy classes,
+      StatefulSetPolicy statefulSets,
+      AdmissionRequest request,
+      boolean mutating) {
     Object object = request.getObject() != null ? request.getObject() : request.getOldObject();
     if (object instanceof PersistentVolumeClaim) {
       return claims.review(request, mutating);
     }
     if (object instanceof StorageClass) {
       return classes.review(request, mutating);
+    }
+    if (object instanceof io.fabric8.kubernetes.api.model.apps.StatefulSet) {
+      return statefulSets.review(request, mutating);
     }
     // The webhook configurations send only these kinds; anything else is not ours to judge.
     return Decision.allow();

@@ -416,6 +416,20 @@ abstract class ClaimRuleTable {
         List.of());
   }
 
+  /** The whole chain as the policy file builds it, on the fixture's cluster, keys and clock. */
+  static org.standalonecinder.webhook.admission.AdmissionController chain(
+      String policy, Cluster cluster) {
+    return PolicyChain.build(
+        PolicyConfig.parse(policy),
+        OURS,
+        SA,
+        cluster,
+        CloneCheck.NONE,
+        KEYS,
+        Clock.fixed(NOW, ZoneOffset.UTC),
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+  }
+
   /** The start of a denial that says only that a lookup failed. */
   static final String LOOKUP_FAILED = "the webhook could not check this request, try again: ";
 

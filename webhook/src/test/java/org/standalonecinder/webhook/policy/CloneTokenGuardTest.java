@@ -7,9 +7,6 @@ import com.flipkart.zjsonpatch.JsonPatch;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -55,15 +52,7 @@ class CloneTokenGuardTest {
   }
 
   private static AdmissionController chain(String policy, ClaimRuleTable.Cluster cluster) {
-    return PolicyChain.build(
-        PolicyConfig.parse(policy),
-        ClaimRuleTable.OURS,
-        ClaimRuleTable.SA,
-        cluster,
-        CloneCheck.NONE,
-        ClaimRuleTable.KEYS,
-        Clock.fixed(ClaimRuleTable.NOW, ZoneOffset.UTC),
-        new SimpleMeterRegistry());
+    return ClaimRuleTable.chain(policy, cluster);
   }
 
   /** What mallory gets from the webhook's port with a review she wrote herself. */

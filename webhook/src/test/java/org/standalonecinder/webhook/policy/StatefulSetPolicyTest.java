@@ -1,0 +1,133 @@
+package org.standalonecinder.webhook.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.webhook.admission.Decision;
+
+/**
+ * A StatefulSet whose claim templates ask for clones, judged at its own admission as the claim
+ * rules will judge the claims the statefulset controller makes of them: one named row a case.
+ */
+class StatefulSetPolicyTest {
+
+  record Row(
+      String name,
+      String operation,
+      PersistentVolumeClaim template,
+      Consumer<ClaimRuleTable.Cluster> setup,
+      String refusal) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static PersistentVolumeClaim template(Map<String, String> annotations, String className) {
+    return template(annotations, className, "1Gi");
+  }
+
+  static PersistentVolumeClaim template(
+      Map<String, String> annotations, String className, String size) {
+    PersistentVolumeClaim t = ClaimRuleTable.target(annotations, className, size, null);
+    t.getMetadata().setName("data");
+    t.getMetadata().setNamespace(null);
+    return t;
+  }
+
+  static Stream<Arguments> rows() {
+    Consumer<ClaimRuleTable.Cluster> nothing = c -> {};
+    Consumer<ClaimRuleTable.Cluster> controllerMayCreatePods =
+        c -> c.podCreators.put("team-b", Set.of(StatefulSetPolicy.CONTROLLER));
+    return Stream.of(
+            new Row(
+                "a template that clones another namespace: the controller's rights do not count",
+                "CREATE",
+                template(ClaimRuleTable.clone("team-b/shared"), "clone"),
+                controllerMayCreatePods,
+                "volumeClaimTemplates data: the statefulset controller's claims would be refused:"
+                    + " cloning team-b/shared into namespace apps is not allowed: the claim is"
+                    + " created by system:serviceaccount:kube-system:statefulset-controller, a"
+                    + " controller acting for someone else"),
+            new Row(
+                "a template that clones what the source grants to the namespace",
+                "CREATE",
+                template(ClaimRuleTable.clone("team-b/shared"), "clone"),
+                c ->
+                    c.claims
+                        .get("team-b/shared")
+                        .getMetadata()
+                        .getAnnotations()
+                        .put(ClonePolicy.CLONE_GRANT, "apps"),
+                null),
+            new Row(
+                "a template that clones within the namespace",
+                "CREATE",
+                template(ClaimRuleTable.clone("src"), "clone", "2Gi"),
+                nothing,
+                null),
+            new Row(
+                "a template into a class without smartclone",
+                "CREATE",
+                template(ClaimRuleTable.clone("src"), "plain"),
+                nothing,
+                "StorageClass plain does not allow cloning"),
+            new Row(
+                "a template that clones nothing",
+                "CREATE",
+                template(Map.of(), "plain"),
+                nothing,
+                null),
+            new Row(
+                "an update: the templates cannot change",
+                "UPDATE",
+                template(ClaimRuleTable.clone("team-b/shared"), "clone"),
+                nothing,
+                null))
+        .map(Arguments::of);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rows")
+  void review(Row row) {
+    ClaimRuleTable.Cluster cluster = new ClaimRuleTable.Cluster();
+    row.setup().accept(cluster);
+    var chain = ClaimRuleTable.chain("", cluster);
+    StatefulSet sts =
+        new StatefulSetBuilder()
+            .withNewMetadata()
+            .withName("db")
+            .withNamespace("apps")
+            .endMetadata()
+            .withNewSpec()
+            .withVolumeClaimTemplates(row.template())
+            .endSpec()
+            .build();
+    AdmissionRequest r = new AdmissionRequest();
+    r.setUid("u");
+    r.setNamespace("apps");
+    r.setOperation(row.operation());
+    r.setObject(sts);
+    // Whoever the user: the claims are the controller's to create.
+    r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
+
+    assertThat(chain.review(r, true).allowed()).as("the mutating endpoint never judges").isTrue();
+    Decision d = chain.review(r, false);
+    assertThat(d.allowed()).as(String.valueOf(d.message())).isEqualTo(row.refusal() == null);
+    if (row.refusal() != null) {
+      assertThat(d.rules()).containsExactly(StatefulSetPolicy.RULE);
+      assertThat(d.message()).contains(row.refusal());
+    }
+  }
+}
