@@ -12,6 +12,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -85,10 +86,17 @@ public final class CloneToken {
     public Principal {
       user = user == null ? "" : user;
       uid = uid == null ? "" : uid;
-      groups = groups == null ? List.of() : List.copyOf(groups);
+      // What an authenticator said, kept as said, but without nulls (a broken review may hold
+      // them; a SubjectAccessReview cannot carry them).
+      groups = groups == null ? List.of() : groups.stream().filter(Objects::nonNull).toList();
       TreeMap<String, List<String>> sorted = new TreeMap<>();
       if (extra != null) {
-        extra.forEach((k, v) -> sorted.put(k, v == null ? List.of() : List.copyOf(v)));
+        extra.forEach(
+            (k, v) -> {
+              if (k != null) {
+                sorted.put(k, v == null ? List.of() : v.stream().filter(Objects::nonNull).toList());
+              }
+            });
       }
       extra = java.util.Collections.unmodifiableMap(sorted);
     }

@@ -42,10 +42,11 @@ public record Requesters(Set<String> deputies, Set<String> trusted) {
 
   boolean isDeputy(UserInfo user) {
     String name = user.getUsername() == null ? "" : user.getUsername();
+    // A review's groups may hold nulls (a hostile or broken one): never asked of a Set.of.
     List<String> groups = user.getGroups() == null ? List.of() : user.getGroups();
     return DEPUTY_PREFIXES.stream().anyMatch(name::startsWith)
         || DEPUTY_USERS.contains(name)
-        || groups.stream().anyMatch(DEPUTY_GROUPS::contains)
+        || groups.stream().anyMatch(g -> g != null && DEPUTY_GROUPS.contains(g))
         || matches(deputies, user);
   }
 
@@ -57,6 +58,6 @@ public record Requesters(Set<String> deputies, Set<String> trusted) {
       return true;
     }
     return user.getGroups() != null
-        && user.getGroups().stream().anyMatch(g -> names.contains("group:" + g));
+        && user.getGroups().stream().anyMatch(g -> g != null && names.contains("group:" + g));
   }
 }

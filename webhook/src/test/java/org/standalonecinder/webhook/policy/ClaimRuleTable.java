@@ -57,6 +57,9 @@ abstract class ClaimRuleTable {
 
     final Set<String> trusted = new java.util.HashSet<>();
 
+    /** The review's userInfo.groups holds a null (the fuzzer found one crash by it). */
+    boolean nullGroup;
+
     boolean unreachable;
 
     /** Only claim lookups fail (an API server that times out on some calls). */
@@ -508,6 +511,10 @@ abstract class ClaimRuleTable {
     r.setObject(row.object());
     r.setOldObject(row.old());
     r.setUserInfo(new UserInfoBuilder().withUsername(row.user()).build());
+    if (cluster.nullGroup) {
+      r.getUserInfo()
+          .setGroups(new java.util.ArrayList<>(java.util.Collections.singletonList(null)));
+    }
     Decision m = row.validatingOnly() ? Decision.allow() : policy.review(r, true);
     List<String> warnings = new java.util.ArrayList<>(m.warnings());
     Decision outcome = m;

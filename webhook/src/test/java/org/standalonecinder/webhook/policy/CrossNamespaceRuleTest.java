@@ -98,6 +98,12 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                 .by(STATEFULSET_CONTROLLER)
                 .given(c -> c.podCreators.put("team-b", Set.of(STATEFULSET_CONTROLLER)))
                 .trusting(STATEFULSET_CONTROLLER),
+            allow(
+                    "a review whose groups hold a null is judged, not crashed on",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    stamped("team-b/shared", Basis.REQUESTER, "bob"))
+                .by("bob")
+                .given(c -> c.nullGroup = true),
             deny(
                     "a user the admin names a deputy is one",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
