@@ -11,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Bounds what reviews in flight may hold, so that no flood of requests (a pod that reaches the
@@ -68,16 +67,10 @@ final class LoadGate implements PlatformHandler {
   // atomic per key, so the sums stay exact across event loops).
   private final Map<String, Long> bytesByClient = new ConcurrentHashMap<>();
   private final Map<String, Long> largeByClient = new ConcurrentHashMap<>();
-  private final LongAdder refused = new LongAdder();
 
   LoadGate(Limits limits, java.time.Duration drain) {
     this.limits = limits;
     this.drainMillis = drain.toMillis();
-  }
-
-  /** Requests answered 429 so far. */
-  long refused() {
-    return refused.sum();
   }
 
   @Override
@@ -104,7 +97,6 @@ final class LoadGate implements PlatformHandler {
     }
     if (refusal != null) {
       taken.forEach(Runnable::run);
-      refused.increment();
       shed(ctx, 429, refusal);
       return;
     }

@@ -57,7 +57,6 @@ class CloneTokenGuardTest {
 
   /** What mallory gets from the webhook's port with a review she wrote herself. */
   private static String forgedToken(String namespace) throws Exception {
-    AdmissionController webhook = chain("", new ClaimRuleTable.Cluster());
     PersistentVolumeClaim wanted =
         ClaimRuleTable.target(ClaimRuleTable.clone("team-b/shared"), "clone", "1Gi", null);
     wanted.getMetadata().setNamespace(namespace);
@@ -71,7 +70,6 @@ class CloneTokenGuardTest {
     assertThat(d.allowed()).as("the forged review is answered").isTrue();
     String token = JSON.readTree(d.jsonPatch()).get(0).path("value").asText();
     assertThat(token).as("a token came out of the forged review").contains(".");
-    assertThat(webhook).isNotNull();
     return token;
   }
 
