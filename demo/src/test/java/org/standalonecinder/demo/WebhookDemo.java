@@ -101,6 +101,7 @@ final class WebhookDemo implements AutoCloseable {
                 null,
                 null,
                 null,
+                null,
                 null));
     return new WebhookDemo(
         app,

@@ -44,6 +44,10 @@ class WebhookFloodE2EIT {
   static final int CLAIMS = Integer.getInteger("flood.claims", 20);
   static final int BODY = 3 * 1024 * 1024;
   static final Duration HOLD = Duration.ofSeconds(5);
+  static final int ADDRESSES = 8;
+
+  /** The connections one client may hold (serve's --max-client-connections default). */
+  static final int PER_CLIENT = 64;
 
   /** The webhook's timeout in the API server's configuration. */
   static final Duration REVIEW_TIMEOUT = Duration.ofSeconds(10);
@@ -69,7 +73,7 @@ class WebhookFloodE2EIT {
     List<Thread> flood = new ArrayList<>();
     long t0 = System.nanoTime();
     for (int i = 0; i < REQUESTS; i++) {
-      String from = "127.0.0." + (2 + i % 8);
+      String from = "127.0.0." + (2 + i % ADDRESSES);
       boolean slow = i % 2 == 0;
       Thread t =
           new Thread(
@@ -106,9 +110,15 @@ class WebhookFloodE2EIT {
     sampler.interrupt();
     sampler.join();
     boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-    int healthz =
-        WebhookFuzzE2EIT.healthz(
-            WebhookFuzzE2EIT.client(tls, java.net.http.HttpClient.Version.HTTP_2));
+    var probe = WebhookFuzzE2EIT.client(tls, java.net.http.HttpClient.Version.HTTP_2);
+    int healthz = WebhookFuzzE2EIT.healthz(probe);
+    String shed = "standalone_cinder_webhook_shed_total{reason=\"";
+    long clientConnections = (long) WebhookFuzzE2EIT.metric(probe, shed + "client_connections\"");
+    long tooBusy =
+        (long)
+            (WebhookFuzzE2EIT.metric(probe, shed + "client_bytes\"")
+                + WebhookFuzzE2EIT.metric(probe, shed + "bytes\"")
+                + WebhookFuzzE2EIT.metric(probe, shed + "large\""));
 
     List<Long> sorted = new ArrayList<>(millis);
     Collections.sort(sorted);
@@ -122,7 +132,8 @@ class WebhookFloodE2EIT {
                 + "  the API server's reviews meanwhile: %d claims created through kubectl, %d"
                 + " refused; kubectl create p50 %d ms, p99 %d ms, max %d ms (the webhook's"
                 + " timeout: %d s); in order: %s ms%n"
-                + "  webhook: alive %s, /healthz %d, peak RSS %.1f MiB (limit %d MiB)%n",
+                + "  webhook: alive %s, /healthz %d, peak RSS %.1f MiB (limit %d MiB); shed:"
+                + " %d connections over a client's %d, %d reviews answered 429%n",
             REQUESTS,
             BODY,
             HOLD.toSeconds(),
@@ -138,7 +149,10 @@ class WebhookFloodE2EIT {
             alive,
             healthz,
             maxRss.get() / 1048576.0,
-            WebhookFuzzE2EIT.LIMIT_BYTES >> 20);
+            WebhookFuzzE2EIT.LIMIT_BYTES >> 20,
+            clientConnections,
+            PER_CLIENT,
+            tooBusy);
     System.out.println(report);
     Path out = Path.of("target/reliability/webhook-flood.txt");
     Files.createDirectories(out.getParent());
@@ -154,6 +168,11 @@ class WebhookFloodE2EIT {
     assertThat(outcomes.getOrDefault("429", new LongAdder()).sum())
         .as("the flood was answered too busy")
         .isPositive();
+    if (REQUESTS > ADDRESSES * PER_CLIENT) {
+      assertThat(clientConnections)
+          .as("connections over what one client may hold, closed after the handshake")
+          .isPositive();
+    }
     it.kubectl.ok(null, "delete", "namespace", ns, "--wait=false");
   }
 

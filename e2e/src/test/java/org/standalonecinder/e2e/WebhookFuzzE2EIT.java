@@ -330,8 +330,16 @@ class WebhookFuzzE2EIT {
     void start() throws IOException {
       started = System.nanoTime();
       for (int i = 0; i < count; i++) {
+        // From ten addresses (pods of their own), each within the connections one client may hold:
+        // every slow client is kept until a deadline frees it.
         SSLSocket s =
-            (SSLSocket) tls.getSocketFactory().createSocket("127.0.0.1", LocalInstall.WEBHOOK_PORT);
+            (SSLSocket)
+                tls.getSocketFactory()
+                    .createSocket(
+                        java.net.InetAddress.getByName("127.0.0.1"),
+                        LocalInstall.WEBHOOK_PORT,
+                        java.net.InetAddress.getByName("127.0.1." + (1 + i % 10)),
+                        0);
         s.startHandshake();
         sockets.add(s);
       }
@@ -440,6 +448,26 @@ class WebhookFuzzE2EIT {
                 .build(),
             HttpResponse.BodyHandlers.discarding())
         .statusCode();
+  }
+
+  /**
+   * The sum of a metric's samples on the webhook's {@code /metrics} whose line starts with {@code
+   * sample} (a name, or a name and its first labels).
+   */
+  static double metric(HttpClient client, String sample) throws Exception {
+    String text =
+        client
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("https://127.0.0.1:" + LocalInstall.WEBHOOK_PORT + "/metrics"))
+                    .timeout(Duration.ofSeconds(5))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
+    return text.lines()
+        .filter(l -> l.startsWith(sample))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .sum();
   }
 
   /** Trusts what the API server trusts: the caBundle the webhook wrote into its configuration. */

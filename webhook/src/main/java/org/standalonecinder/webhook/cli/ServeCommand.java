@@ -165,6 +165,22 @@ final class ServeCommand implements Callable<Integer> {
               + " repeatable")
   List<String> clientNames = new ArrayList<>();
 
+  @Option(
+      names = "--max-connections",
+      defaultValue = "1024",
+      description =
+          "open client connections at most, the API server's verified by --client-ca aside; more"
+              + " are closed after the handshake (default ${DEFAULT-VALUE})")
+  int maxConnections;
+
+  @Option(
+      names = "--max-client-connections",
+      defaultValue = "64",
+      description =
+          "of those, from one client address (default ${DEFAULT-VALUE}); an API server keeps one"
+              + " HTTP/2 connection")
+  int maxClientConnections;
+
   /** Every problem with the options at once; empty when they can run. */
   List<String> problems() {
     List<String> problems = new ArrayList<>();
@@ -223,6 +239,11 @@ final class ServeCommand implements Callable<Integer> {
     if (refreshSeconds < 1) {
       problems.add("--refresh-seconds must be at least 1");
     }
+    try {
+      new WebhookServer.ConnectionLimits(maxConnections, maxClientConnections);
+    } catch (IllegalArgumentException e) {
+      problems.add("--max-connections, --max-client-connections: " + e.getMessage());
+    }
     if (!clientNames.isEmpty() && clientCa == null) {
       problems.add("--client-name goes with --client-ca");
     }
@@ -259,7 +280,8 @@ final class ServeCommand implements Callable<Integer> {
         extraNames,
         caValidity(),
         tlsEngine,
-        callersOrNull());
+        callersOrNull(),
+        new WebhookServer.ConnectionLimits(maxConnections, maxClientConnections));
   }
 
   private WebhookServer.Callers callers()

@@ -31,6 +31,7 @@ import org.standalonecinder.certs.RenewalPolicy;
 import org.standalonecinder.certs.SecretCaStore;
 import org.standalonecinder.certs.SecretCertificateSource;
 import org.standalonecinder.certs.ServiceNames;
+import org.standalonecinder.webhook.http.Shedding;
 import org.standalonecinder.webhook.http.WebhookServer;
 import org.standalonecinder.webhook.policy.CloneCheck;
 import org.standalonecinder.webhook.policy.CloneTokenKeyStore;
@@ -75,6 +76,7 @@ public final class WebhookApp implements AutoCloseable {
    * @param resolverDeadline for one check, shorter than the API server's webhook timeout
    * @param tlsEngine the TLS implementation; null means {@link WebhookServer.TlsEngine#AUTO}
    * @param callers who may send reviews (the API server's client certificate); null for anyone
+   * @param connections how many connections clients may hold; null for the defaults
    */
   public record Options(
       String host,
@@ -96,7 +98,8 @@ public final class WebhookApp implements AutoCloseable {
       List<String> extraNames,
       Duration caValidity,
       WebhookServer.TlsEngine tlsEngine,
-      WebhookServer.Callers callers) {
+      WebhookServer.Callers callers,
+      WebhookServer.ConnectionLimits connections) {
 
     /** How long a CA made for the Secret lives unless said otherwise; rotated at 2/3. */
     public static final Duration CA_VALIDITY = Duration.ofDays(365);
@@ -106,6 +109,7 @@ public final class WebhookApp implements AutoCloseable {
       extraNames = extraNames == null ? List.of() : List.copyOf(extraNames);
       caValidity = caValidity == null ? CA_VALIDITY : caValidity;
       tlsEngine = tlsEngine == null ? WebhookServer.TlsEngine.AUTO : tlsEngine;
+      connections = connections == null ? WebhookServer.ConnectionLimits.DEFAULT : connections;
     }
 
     /** The extra names that are IP addresses (the rest are DNS names). */
@@ -218,6 +222,8 @@ public final class WebhookApp implements AutoCloseable {
       if (o.callers() != null) {
         server.requireCallers(o.callers());
       }
+      server.connectionLimits(o.connections());
+      shedding(server.shedding(), registry);
       server.listen(o.host(), o.port()).toCompletionStage().toCompletableFuture().get();
       long timer =
           vertx.setPeriodic(
@@ -268,6 +274,25 @@ public final class WebhookApp implements AutoCloseable {
       vertx.close();
       throw e;
     }
+  }
+
+  /**
+   * {@code standalone_cinder_webhook_shed_total{reason}}: connections and reviews turned away under
+   * load (reasons: {@link Shedding.Reason#label()}); {@code standalone_cinder_webhook_connections}:
+   * those open that count against the limits.
+   */
+  private static void shedding(Shedding shedding, io.micrometer.core.instrument.MeterRegistry r) {
+    for (Shedding.Reason reason : Shedding.Reason.values()) {
+      io.micrometer.core.instrument.FunctionCounter.builder(
+              "standalone_cinder_webhook_shed", shedding, s -> s.count(reason))
+          .description("connections and reviews turned away to stay within memory, by reason")
+          .tag("reason", reason.label())
+          .register(r);
+    }
+    io.micrometer.core.instrument.Gauge.builder(
+            "standalone_cinder_webhook_connections", shedding, Shedding::openConnections)
+        .description("open client connections that count against --max-connections")
+        .register(r);
   }
 
   /**

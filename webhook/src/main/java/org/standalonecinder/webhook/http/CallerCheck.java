@@ -1,5 +1,6 @@
 package org.standalonecinder.webhook.http;
 
+import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.PlatformHandler;
@@ -35,15 +36,28 @@ final class CallerCheck implements PlatformHandler {
     this.names = Set.copyOf(names);
   }
 
+  /** Whether the connection's client certificate is the API server's, as the checks below say. */
+  boolean isCaller(HttpConnection connection) {
+    List<Certificate> peer = peer(connection);
+    return !peer.isEmpty()
+        && peer.get(0) instanceof X509Certificate leaf
+        && issuedByOurCa(leaf)
+        && (names.isEmpty() || names(leaf).stream().anyMatch(names::contains));
+  }
+
+  private static List<Certificate> peer(HttpConnection connection) {
+    try {
+      List<Certificate> peer = connection.peerCertificates();
+      return peer == null ? List.of() : peer;
+    } catch (SSLPeerUnverifiedException e) {
+      return List.of();
+    }
+  }
+
   @Override
   public void handle(RoutingContext ctx) {
-    List<Certificate> peer;
-    try {
-      peer = ctx.request().connection().peerCertificates();
-    } catch (SSLPeerUnverifiedException e) {
-      peer = List.of();
-    }
-    if (peer == null || peer.isEmpty() || !(peer.get(0) instanceof X509Certificate leaf)) {
+    List<Certificate> peer = peer(ctx.request().connection());
+    if (peer.isEmpty() || !(peer.get(0) instanceof X509Certificate leaf)) {
       refuse(
           ctx,
           401,

@@ -43,8 +43,12 @@ final class ClientDeadlines implements Handler<RoutingContext> {
     this.requestMillis = request.toMillis();
   }
 
-  /** Arms the idle deadline of a new connection; requests disarm it while they are in flight. */
-  void connected(HttpConnection connection) {
+  /**
+   * Arms the idle deadline of a new connection; requests disarm it while they are in flight.
+   *
+   * @param closed run once the connection closes (a connection has one close handler: this one)
+   */
+  void connected(HttpConnection connection, Runnable closed) {
     Idle idle = new Idle(connection);
     connections.put(connection, idle);
     connection.closeHandler(
@@ -53,6 +57,7 @@ final class ClientDeadlines implements Handler<RoutingContext> {
           if (gone != null) {
             gone.disarm();
           }
+          closed.run();
         });
     idle.arm();
   }

@@ -68,8 +68,11 @@ final class LoadGate implements PlatformHandler {
   private final Map<String, Long> bytesByClient = new ConcurrentHashMap<>();
   private final Map<String, Long> largeByClient = new ConcurrentHashMap<>();
 
-  LoadGate(Limits limits, java.time.Duration drain) {
+  private final Shedding shedding;
+
+  LoadGate(Limits limits, java.time.Duration drain, Shedding shedding) {
     this.limits = limits;
+    this.shedding = shedding;
     this.drainMillis = drain.toMillis();
   }
 
@@ -78,6 +81,7 @@ final class LoadGate implements PlatformHandler {
     HttpServerRequest req = ctx.request();
     long declared = declaredLength(req);
     if (declared > WebhookServer.MAX_BODY) {
+      shedding.refused(Shedding.Reason.TOO_LARGE, "a body declared over 3 MiB");
       shed(ctx, 413, "the body is larger than " + WebhookServer.MAX_BODY + " bytes");
       return;
     }
@@ -86,17 +90,22 @@ final class LoadGate implements PlatformHandler {
     boolean isLarge = declared < 0 || declared > limits.largeBody();
     List<Runnable> taken = new ArrayList<>(4);
     String refusal = null;
+    Shedding.Reason why = null;
     if (!take(bytesByClient, client, holds, limits.perClientBytes(), taken)) {
       refusal = "too many reviews in flight from " + client + "; retry";
+      why = Shedding.Reason.CLIENT_BYTES;
     } else if (!take(bytes, holds, limits.bytes(), taken)) {
       refusal = "too many reviews in flight; retry";
+      why = Shedding.Reason.BYTES;
     } else if (isLarge
         && (!take(largeByClient, client, 1, 1, taken)
             || !take(large, limits.largeRequests(), taken))) {
       refusal = "too many large reviews in flight; retry";
+      why = Shedding.Reason.LARGE;
     }
     if (refusal != null) {
       taken.forEach(Runnable::run);
+      shedding.refused(why, refusal);
       shed(ctx, 429, refusal);
       return;
     }

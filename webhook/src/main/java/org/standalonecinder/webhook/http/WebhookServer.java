@@ -95,6 +95,31 @@ public final class WebhookServer {
         new ClientLimits(Duration.ofSeconds(60), Duration.ofSeconds(30));
   }
 
+  /**
+   * How many connections clients may hold open (see {@link ConnectionLimit}).
+   *
+   * @param connections open connections in all, the exempt aside
+   * @param perClient of those, from one client address
+   */
+  public record ConnectionLimits(int connections, int perClient) {
+    /**
+     * 1,024 in all, 64 a client: about 40 MiB of TLS state at most, and far above what API servers
+     * open (each keeps one HTTP/2 connection, more only past 256 reviews in flight).
+     */
+    public static final ConnectionLimits DEFAULT = new ConnectionLimits(1024, 64);
+
+    public ConnectionLimits {
+      if (connections < 1 || perClient < 1 || perClient > connections) {
+        throw new IllegalArgumentException(
+            "connection limits must be at least 1, the limit per client at most the limit in all: "
+                + connections
+                + " in all, "
+                + perClient
+                + " a client");
+      }
+    }
+  }
+
   private static final Logger LOG = LoggerFactory.getLogger(WebhookServer.class);
 
   private final Vertx vertx;
@@ -105,6 +130,8 @@ public final class WebhookServer {
   private final TlsEngine engine;
   private final ClientLimits limits;
   private LoadGate.Limits gateLimits = LoadGate.Limits.DEFAULT;
+  private ConnectionLimits connectionLimits = ConnectionLimits.DEFAULT;
+  private final Shedding shedding = new Shedding();
   private Callers callers;
   private HttpServer server;
 
@@ -169,6 +196,20 @@ public final class WebhookServer {
   WebhookServer gateLimits(LoadGate.Limits limits) {
     this.gateLimits = limits;
     return this;
+  }
+
+  /**
+   * How many connections may be open at once: in all (the verified API server aside) and from one
+   * client address; {@link ConnectionLimits#DEFAULT} unless set before {@link #listen}.
+   */
+  public WebhookServer connectionLimits(ConnectionLimits limits) {
+    this.connectionLimits = limits;
+    return this;
+  }
+
+  /** What the server turned away under load, and the connections it holds. */
+  public Shedding shedding() {
+    return shedding;
   }
 
   /**
@@ -247,12 +288,17 @@ public final class WebhookServer {
     }
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
     // Admitted (or refused at once) on the headers, before a byte of the body is buffered.
-    LoadGate gate = new LoadGate(gateLimits, limits.request());
+    LoadGate gate = new LoadGate(gateLimits, limits.request(), shedding);
+    CallerCheck callerCheck =
+        callers == null ? null : new CallerCheck(callers.cas(), callers.names());
+    ConnectionLimit connectionLimit =
+        new ConnectionLimit(
+            connectionLimits, c -> callerCheck != null && callerCheck.isCaller(c), shedding);
     for (String path : List.of("/mutate", "/validate")) {
       var route = router.post(path);
-      if (callers != null) {
+      if (callerCheck != null) {
         // Before the gate: a caller that is not the API server holds no share of it.
-        route.handler(new CallerCheck(callers.cas(), callers.names()));
+        route.handler(callerCheck);
       }
       route
           .handler(gate)
@@ -300,7 +346,15 @@ public final class WebhookServer {
         });
     return vertx
         .createHttpServer(options)
-        .connectionHandler(deadlines::connected)
+        .connectionHandler(
+            connection -> {
+              Runnable leave = connectionLimit.admit(connection);
+              if (leave == null) {
+                connection.close();
+              } else {
+                deadlines.connected(connection, leave);
+              }
+            })
         .requestHandler(router)
         .listen(port, host)
         .onSuccess(s -> server = s);

@@ -171,6 +171,7 @@ class WebhookAppTest {
             null,
             null,
             null,
+            null,
             null));
   }
 
@@ -664,6 +665,7 @@ class WebhookAppTest {
                 OURS,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
                 Duration.ofSeconds(30),
+                null,
                 null,
                 null,
                 null,

@@ -126,7 +126,11 @@ class WebhookServerTest {
             // travel (clients check validity against the real clock).
             new RenewalPolicy(1.0 / 10_000),
             clock);
-    server = new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine());
+    // The tests make clients freely, and Java 17's cannot be closed: their connections stay open
+    // until the server's idle deadline. The limits are tested on a server of their own.
+    server =
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine())
+            .connectionLimits(new WebhookServer.ConnectionLimits(100_000, 100_000));
     trust = CaBundle.of(List.of(ca.certificate())).clientContext();
     server.listen("127.0.0.1", 0).onComplete(ctx.succeedingThenComplete());
   }
@@ -529,6 +533,15 @@ class WebhookServerTest {
   /** A client that trusts the webhook and presents {@code identity} (null: no certificate). */
   private HttpClient presenting(org.standalonecinder.certs.IssuedCertificate identity)
       throws Exception {
+    return HttpClient.newBuilder()
+        .sslContext(tlsPresenting(identity))
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  private SSLContext tlsPresenting(org.standalonecinder.certs.IssuedCertificate identity)
+      throws Exception {
     java.security.KeyStore keys = java.security.KeyStore.getInstance("PKCS12");
     keys.load(null, null);
     if (identity != null) {
@@ -551,11 +564,102 @@ class WebhookServerTest {
     tmf.init(trusted);
     SSLContext tls = SSLContext.getInstance("TLS");
     tls.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-    return HttpClient.newBuilder()
-        .sslContext(tls)
-        .version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(5))
-        .build();
+    return tls;
+  }
+
+  private static void healthz(javax.net.ssl.SSLSocket s) throws java.io.IOException {
+    s.getOutputStream()
+        .write(
+            "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+  }
+
+  /** Whether the server ends a connection that sent nothing, within the socket's timeout. */
+  private static boolean endedByServer(javax.net.ssl.SSLSocket s) {
+    try {
+      return s.getInputStream().read() < 0;
+    } catch (java.net.SocketTimeoutException e) {
+      return false;
+    } catch (java.io.IOException e) {
+      return true;
+    }
+  }
+
+  /**
+   * A flood of connections, in miniature (6 in all, 4 a client): one pod that opens more than its
+   * share has the extra closed right after the handshake, before it can send a byte; a second pod
+   * fills what is left and the next pod's connection is closed too; the connections already open
+   * are still answered; and the API server, by its client certificate, connects and is answered
+   * from the flooder's own address while every place is taken. Once the flood's connections end,
+   * their places are free again. Each refusal is counted by its reason.
+   */
+  @Test
+  void aFloodOfConnectionsIsClosedAtTheLimitWhileTheApiServerStillConnects() throws Exception {
+    CertificateAuthority clients =
+        CertificateAuthority.generate("api-server-client-ca", Duration.ofDays(1), clock);
+    WebhookServer limited =
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine())
+            .connectionLimits(new WebhookServer.ConnectionLimits(6, 4))
+            .requireCallers(
+                new WebhookServer.Callers(
+                    List.of(clients.certificate()), java.util.Set.of("kube-apiserver")));
+    limited.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    byte[] body = review("admission.k8s.io/v1", "api", "data").getBytes(StandardCharsets.UTF_8);
+    List<javax.net.ssl.SSLSocket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < 4; i++) {
+        held.add(connectFrom("127.0.0.2", limited.port()));
+      }
+      for (javax.net.ssl.SSLSocket s : held) {
+        s.setSoTimeout(300);
+        assertThat(endedByServer(s)).as("a connection within the client's share").isFalse();
+        s.setSoTimeout(5000);
+      }
+      try (javax.net.ssl.SSLSocket extra = connectFrom("127.0.0.2", limited.port())) {
+        assertThat(endedByServer(extra)).as("the flooder's fifth connection").isTrue();
+      }
+      held.add(connectFrom("127.0.0.3", limited.port()));
+      held.add(connectFrom("127.0.0.3", limited.port()));
+      try (javax.net.ssl.SSLSocket third = connectFrom("127.0.0.4", limited.port())) {
+        assertThat(endedByServer(third)).as("a connection past the limit in all").isTrue();
+      }
+      assertThat(limited.shedding().openConnections()).isEqualTo(6);
+
+      javax.net.ssl.SSLSocket open = held.get(0);
+      healthz(open);
+      assertThat(answer(open)).as("a connection held by the flooder").startsWith("HTTP/1.1 200");
+
+      javax.net.ssl.SSLSocket api =
+          (javax.net.ssl.SSLSocket)
+              tlsPresenting(clients.issueClient("kube-apiserver", Duration.ofHours(1), clock))
+                  .getSocketFactory()
+                  .createSocket(
+                      java.net.InetAddress.getByName("127.0.0.1"),
+                      limited.port(),
+                      java.net.InetAddress.getByName("127.0.0.2"),
+                      0);
+      try (api) {
+        api.setSoTimeout(5000);
+        api.startHandshake();
+        start(api, body.length, body);
+        assertThat(answer(api)).as("the API server").startsWith("HTTP/1.1 200");
+      }
+      assertThat(limited.shedding().count(Shedding.Reason.CLIENT_CONNECTIONS)).isEqualTo(1);
+      assertThat(limited.shedding().count(Shedding.Reason.CONNECTIONS)).isEqualTo(1);
+    } finally {
+      for (javax.net.ssl.SSLSocket s : held) {
+        s.close();
+      }
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (limited.shedding().openConnections() > 0 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    try (javax.net.ssl.SSLSocket after = connectFrom("127.0.0.4", limited.port())) {
+      healthz(after);
+      assertThat(answer(after)).as("once the flood is gone").startsWith("HTTP/1.1 200");
+    } finally {
+      limited.close().toCompletionStage().toCompletableFuture().get();
+    }
   }
 
   /**
