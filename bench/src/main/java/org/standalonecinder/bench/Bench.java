@@ -59,6 +59,12 @@ public final class Bench implements Callable<Integer> {
   @Option(names = "--connections", defaultValue = "50", description = "wrk's connections")
   int connections;
 
+  @Option(
+      names = "--flood",
+      defaultValue = "1000",
+      description = "connections of 3 MiB bodies flooding the webhook; 0: skip those rows")
+  int flood;
+
   @Option(names = "--skip-provisioner", description = "only the webhook's rows")
   boolean skipProvisioner;
 
@@ -113,7 +119,8 @@ public final class Bench implements Callable<Integer> {
           WebhookBench.jvmOptions(webhookJvmOptions),
           seconds,
           connections,
-          rounds);
+          rounds,
+          flood);
     } else {
       System.err.println("no webhook jar at " + webhookJar + ": its rows are left out");
     }

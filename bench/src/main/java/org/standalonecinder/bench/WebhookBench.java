@@ -336,7 +336,13 @@ final class WebhookBench {
 
   /** Runs the three servers one after another and adds the rows. */
   static void run(
-      Table table, Path webhookJar, List<String> jvm, int seconds, int connections, int rounds)
+      Table table,
+      Path webhookJar,
+      List<String> jvm,
+      int seconds,
+      int connections,
+      int rounds,
+      int flood)
       throws Exception {
     Path dir = Files.createTempDirectory("bench-webhook");
     Path benchJar =
@@ -440,6 +446,13 @@ final class WebhookBench {
       Figures minimal = median(runs.get("vertx-minimal"));
       Figures webhook = median(runs.get("webhook"));
       rows(table, nginx, minimal, webhook, connections);
+      if (flood > 0) {
+        WebhookFloodBench.rows(
+            table,
+            WebhookFloodBench.measure(webhookCmd, webhookPort, dir, flood, 200),
+            flood,
+            webhook.rssMib());
+      }
     } finally {
       ProvisionerBench.destroy(api);
     }
