@@ -86,6 +86,7 @@ public final class LocalInstall implements AutoCloseable {
   public CinderClient cinder;
 
   private final List<Process> processes = new ArrayList<>();
+  private final List<String> namespaces = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Map<String, Process> byName = new LinkedHashMap<>();
   private final Map<String, List<String>> firstCommands = new LinkedHashMap<>();
   private int provisionerHealth;
@@ -349,11 +350,56 @@ public final class LocalInstall implements AutoCloseable {
     return org.standalonecinder.provisioner.diagnostics.IscsiProbe.Target.of(iscsi, chap);
   }
 
-  /** A new namespace named {@code prefix-<random>}. */
+  /**
+   * A new namespace named {@code prefix-<random>}; deleted, with its volumes, by {@link #close}.
+   */
   public String namespace(String prefix) {
     String ns = prefix + "-" + UUID.randomUUID().toString().substring(0, 6);
     kubectl.ok(null, "create", "namespace", ns);
+    namespaces.add(ns);
     return ns;
+  }
+
+  /**
+   * Deletes the namespaces {@link #namespace} made and waits, a bounded time, until the provisioner
+   * has released their volumes: each run's provisioner has an identity of its own, and would never
+   * release another run's, so without this every run would leave its volumes in the local Cinder.
+   */
+  private void deleteNamespaces() {
+    if (namespaces.isEmpty() || admin == null) {
+      return;
+    }
+    Process provisioner = byName.get("provisioner");
+    for (String ns : namespaces) {
+      kubectl.run(null, "delete", "namespace", ns, "--ignore-not-found", "--wait=false");
+    }
+    if (provisioner == null || !provisioner.isAlive()) {
+      return;
+    }
+    java.util.Set<String> ours = java.util.Set.copyOf(namespaces);
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(120);
+    long left;
+    do {
+      left =
+          admin.persistentVolumes().list().getItems().stream()
+              .filter(
+                  pv ->
+                      "Delete".equals(pv.getSpec().getPersistentVolumeReclaimPolicy())
+                          && pv.getSpec().getClaimRef() != null
+                          && ours.contains(pv.getSpec().getClaimRef().getNamespace()))
+              .count();
+      if (left == 0) {
+        return;
+      }
+      try {
+        Thread.sleep(500);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    } while (System.nanoTime() < deadline);
+    System.err.println(
+        left + " volumes of the test namespaces not released in 120 s: left in the local Cinder");
   }
 
   /** The cloud.conf the provisioner reads: the local Cinder, noauth. */
@@ -586,6 +632,11 @@ public final class LocalInstall implements AutoCloseable {
 
   @Override
   public void close() {
+    try {
+      deleteNamespaces();
+    } catch (RuntimeException e) {
+      System.err.println("cannot delete the test namespaces: " + e.getMessage());
+    }
     stopProcesses();
     if (cinder != null) {
       cinder.close();

@@ -107,7 +107,7 @@ class ProvisionerAppIT {
           .containsPattern(
               "standalone_cinder_pool_capacity_gib\\{backend=\"file\",kind=\"total\",pool=\"[^\"]+@file#file\",protocol=\"iSCSI\"} [1-9][0-9.E]*")
           .containsPattern(
-              "standalone_cinder_pool_capacity_gib\\{backend=\"file\",kind=\"free\",pool=\"[^\"]+@file#file\",protocol=\"iSCSI\"} [0-9][0-9.E]*")
+              "standalone_cinder_pool_capacity_gib\\{backend=\"file\",kind=\"free\",pool=\"[^\"]+@file#file\",protocol=\"iSCSI\"} -?[0-9][0-9.E]*")
           .containsPattern(
               "standalone_cinder_pool_max_over_subscription_ratio\\{pool=\"[^\"]+@file#file\"} [0-9.]+");
 

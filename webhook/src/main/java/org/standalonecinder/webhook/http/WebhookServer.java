@@ -305,6 +305,18 @@ public final class WebhookServer {
           .handler(body)
           .handler(new AdmissionHandler(vertx, controller, path.equals("/mutate")));
     }
+    // A client that goes away mid-request (a flood cut off, a review the API server gave up on)
+    // leaves nobody to answer: Vert.x Web would log it as an unhandled ERROR with a stack trace,
+    // once per connection of a flood.
+    router
+        .route()
+        .failureHandler(
+            ctx -> {
+              if (ctx.failure() instanceof io.vertx.core.http.HttpClosedException) {
+                return;
+              }
+              ctx.next();
+            });
     // Vert.x answers these with an empty body; every refusal says why.
     router.errorHandler(
         413, ctx -> refuse(ctx, 413, "the body is larger than " + MAX_BODY + " bytes"));

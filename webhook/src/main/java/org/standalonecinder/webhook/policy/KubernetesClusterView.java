@@ -76,6 +76,14 @@ public final class KubernetesClusterView implements ClusterView {
     if (!ClaimRef.isNamespace(namespace)) {
       return false;
     }
+    // An API server always names the requester; a review that names nobody has no rights to ask
+    // about (the API server would refuse the question with a 422 anyway).
+    boolean nobody =
+        (user.getUsername() == null || user.getUsername().isBlank())
+            && (user.getGroups() == null || user.getGroups().isEmpty());
+    if (nobody) {
+      return false;
+    }
     SubjectAccessReview review =
         new SubjectAccessReviewBuilder()
             .withNewSpec()

@@ -530,6 +530,36 @@ class WebhookServerTest {
     gated.close().toCompletionStage().toCompletableFuture().get();
   }
 
+  /**
+   * A client that goes away in the middle of its body (a flood cut off, an API server that gave up)
+   * leaves nothing to answer and nothing to log as an error: a flood must not become a flood of
+   * stack traces.
+   */
+  @Test
+  void aClientThatLeavesMidBodyIsNoError() throws Exception {
+    ch.qos.logback.classic.Logger router =
+        (ch.qos.logback.classic.Logger)
+            org.slf4j.LoggerFactory.getLogger("io.vertx.ext.web.RoutingContext");
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+        new ch.qos.logback.core.read.ListAppender<>();
+    seen.start();
+    router.addAppender(seen);
+    try {
+      for (int i = 0; i < 3; i++) {
+        try (javax.net.ssl.SSLSocket s = connectFrom("127.0.0.1", server.port())) {
+          start(s, 64 << 10, "{\"apiVersion\":".getBytes(StandardCharsets.US_ASCII));
+          Thread.sleep(100);
+        }
+      }
+      Thread.sleep(500);
+      assertThat(seen.list)
+          .as("what the router logged")
+          .noneMatch(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN));
+    } finally {
+      router.detachAppender(seen);
+    }
+  }
+
   /** A client that trusts the webhook and presents {@code identity} (null: no certificate). */
   private HttpClient presenting(org.standalonecinder.certs.IssuedCertificate identity)
       throws Exception {

@@ -59,6 +59,27 @@ class KubernetesClusterViewTest {
     assertThat(view.canCreatePods(bob, "team-b")).isFalse();
   }
 
+  /** Found by the fuzzer: a review naming no user nor group was asked about, and got a 422. */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.MethodSource("nobodies")
+  void aRequesterWhoIsNobodyIsNeverAskedAbout(
+      String name, io.fabric8.kubernetes.api.model.authentication.UserInfo nobody) {
+    int before = server.getRequestCount();
+    assertThat(view.canCreatePods(nobody, "team-b")).isFalse();
+    assertThat(server.getRequestCount()).as("requests sent").isEqualTo(before);
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> nobodies() {
+    return java.util.stream.Stream.of(
+        org.junit.jupiter.params.provider.Arguments.of(
+            "no user info", new UserInfoBuilder().build()),
+        org.junit.jupiter.params.provider.Arguments.of(
+            "an empty name, no groups", new UserInfoBuilder().withUsername("").build()),
+        org.junit.jupiter.params.provider.Arguments.of(
+            "a blank name, empty groups",
+            new UserInfoBuilder().withUsername(" ").withGroups(List.of()).build()));
+  }
+
   /** Found by the fuzzer: a class named ".." was asked for, and the path went elsewhere. */
   @org.junit.jupiter.params.ParameterizedTest(name = "name ''{0}''")
   @org.junit.jupiter.params.provider.ValueSource(
