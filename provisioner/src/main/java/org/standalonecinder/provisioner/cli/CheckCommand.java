@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.standalonecinder.provisioner.cinder.ApiVersions;
 import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfig;
@@ -71,9 +71,9 @@ final class CheckCommand implements Callable<Integer> {
               + v.max()
               + ", using "
               + v.used()
-              + (v.used().atLeast(Microversion.ATTACHMENTS)
-                  ? " (attachments API available)"
-                  : " (no attachments API: reserve + initialize_connection)"));
+              + " (exports through "
+              + ExportPath.of(v.used(), false).describe()
+              + ")");
       int n = step(out, "project", () -> cinder.findVolumes(null, Map.of()).size());
       out.println("project         ok    " + n + " volume(s) visible");
       try {

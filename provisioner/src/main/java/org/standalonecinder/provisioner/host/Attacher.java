@@ -11,6 +11,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
+import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.provision.Rollback;
@@ -110,9 +111,7 @@ public final class Attacher {
               + " attached");
     }
     Microversion used = cinder.apiVersions().used();
-    boolean legacy =
-        !used.atLeast(Microversion.ATTACHMENT_COMPLETE)
-            || (readOnly && !used.atLeast(Microversion.ATTACH_MODE));
+    boolean legacy = ExportPath.of(used, readOnly) == ExportPath.RESERVE;
     Rollback rollback = new Rollback();
     try {
       String attachmentId = null;

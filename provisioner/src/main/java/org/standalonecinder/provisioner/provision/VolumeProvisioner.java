@@ -33,7 +33,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
-import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.mapping.Cephx;
@@ -218,7 +218,7 @@ public final class VolumeProvisioner {
       String attachment;
       ConnectionInfo info;
       Connector connector = connector();
-      if (cinder.apiVersions().used().atLeast(Microversion.ATTACHMENT_COMPLETE)) {
+      if (ExportPath.of(cinder.apiVersions().used(), false) == ExportPath.ATTACHMENTS) {
         Attachment a = cinder.createAttachment(volume.id(), connector);
         rollback.push("delete attachment " + a.id(), () -> cinder.deleteAttachment(a.id()));
         cinder.completeAttachment(a.id());

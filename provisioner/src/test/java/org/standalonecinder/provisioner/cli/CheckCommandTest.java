@@ -63,7 +63,7 @@ class CheckCommandTest {
             false,
             0,
             "configuration   ok    NOAUTH",
-            "api versions    ok    server 3.0 .. 3.70, using 3.70 (attachments API available)",
+            "api versions    ok    server 3.0 .. 3.70, using 3.70 (exports through the attachments API (create + complete))",
             "project         ok",
             "pools           ok    1 pool(s)",
             "protocol iSCSI"),
