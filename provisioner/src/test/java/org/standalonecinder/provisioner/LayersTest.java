@@ -36,6 +36,7 @@ class LayersTest {
         "admission logic has no Vert.x in it | webhook/src/main/java/org/standalonecinder/webhook/admission | io.vertx | -",
         "the host side talks to no API server | provisioner/src/main/java/org/standalonecinder/provisioner/host | io.fabric8.kubernetes.client | -",
         "the host side knows no controller | provisioner/src/main/java/org/standalonecinder/provisioner/host | org.standalonecinder.provisioner.controller | -",
+        "the host side knows no provisioning | provisioner/src/main/java/org/standalonecinder/provisioner/host | org.standalonecinder.provisioner.provision | -",
         "api depends on nothing of ours | api | org.standalonecinder.provisioner | -"
       })
   void importsFollowTheLayers(String rule, String folder, String forbidden, String allowed)

@@ -13,8 +13,8 @@ import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
-import org.standalonecinder.provisioner.provision.Rollback;
 
 /**
  * Attaches a Cinder volume to this host without Nova, and detaches it, as os-brick and Nova would:

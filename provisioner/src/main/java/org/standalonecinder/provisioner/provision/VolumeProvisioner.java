@@ -34,6 +34,7 @@ import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.ExportPath;
+import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.mapping.Cephx;

@@ -144,4 +144,17 @@ final class CallerCheck implements PlatformHandler {
           .onComplete(done -> ctx.request().connection().close());
     }
   }
+
+  /** A certificate as PEM, for the server's trust options. */
+  static String pem(java.security.cert.X509Certificate c) {
+    try {
+      return "-----BEGIN CERTIFICATE-----\n"
+          + java.util.Base64.getMimeEncoder(
+                  64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+              .encodeToString(c.getEncoded())
+          + "\n-----END CERTIFICATE-----\n";
+    } catch (java.security.cert.CertificateEncodingException e) {
+      throw new IllegalArgumentException("a CA certificate that cannot be encoded", e);
+    }
+  }
 }

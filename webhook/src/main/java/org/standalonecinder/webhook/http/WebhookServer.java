@@ -346,7 +346,7 @@ public final class WebhookServer {
       // Asked for, not required: the kubelet's probes present none. CallerCheck decides.
       io.vertx.core.net.PemTrustOptions trust = new io.vertx.core.net.PemTrustOptions();
       for (var ca : callers.cas()) {
-        trust.addCertValue(io.vertx.core.buffer.Buffer.buffer(pem(ca)));
+        trust.addCertValue(io.vertx.core.buffer.Buffer.buffer(CallerCheck.pem(ca)));
       }
       options.setClientAuth(io.vertx.core.http.ClientAuth.REQUEST).setTrustOptions(trust);
     }
@@ -370,18 +370,6 @@ public final class WebhookServer {
         .requestHandler(router)
         .listen(port, host)
         .onSuccess(s -> server = s);
-  }
-
-  private static String pem(java.security.cert.X509Certificate c) {
-    try {
-      return "-----BEGIN CERTIFICATE-----\n"
-          + java.util.Base64.getMimeEncoder(
-                  64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
-              .encodeToString(c.getEncoded())
-          + "\n-----END CERTIFICATE-----\n";
-    } catch (java.security.cert.CertificateEncodingException e) {
-      throw new IllegalArgumentException("a CA certificate that cannot be encoded", e);
-    }
   }
 
   private static void refuse(io.vertx.ext.web.RoutingContext ctx, int status, String reason) {

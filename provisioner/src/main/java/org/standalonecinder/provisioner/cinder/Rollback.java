@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.provisioner.cinder;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
