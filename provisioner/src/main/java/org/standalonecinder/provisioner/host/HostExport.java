@@ -1,16 +1,12 @@
 package org.standalonecinder.provisioner.host;
 
 import io.fabric8.kubernetes.api.model.ISCSIPersistentVolumeSource;
-import io.fabric8.kubernetes.api.model.PersistentVolumeSpec;
-import io.fabric8.kubernetes.api.model.Secret;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
-import org.standalonecinder.provisioner.mapping.IscsiMapper;
-import org.standalonecinder.provisioner.mapping.MappedVolume;
-import org.standalonecinder.provisioner.mapping.MappingContext;
+import org.standalonecinder.provisioner.mapping.IscsiTarget;
 import org.standalonecinder.provisioner.mapping.RbdImage;
 import org.standalonecinder.provisioner.mapping.UnmappableExportException;
 
@@ -75,19 +71,11 @@ public sealed interface HostExport {
     }
 
     static Iscsi of(ConnectionInfo info, Connector connector, boolean multipath) {
-      MappedVolume m =
-          new IscsiMapper()
-              .map(
-                  info,
-                  // The admin attaches this volume here by hand, on purpose: an export without
-                  // CHAP is the cloud's choice, not a pod's way in, so it is not refused.
-                  new MappingContext(
-                          "host", connector.initiator(), null, true, false, "-", Map.of())
-                      .withChapOptional(true));
-      PersistentVolumeSpec spec = new PersistentVolumeSpec();
-      m.source().accept(spec);
-      Map<String, String> chap = m.secret().map(Secret::getStringData).orElse(Map.of());
-      return new Iscsi(spec.getIscsi(), chap, multipath);
+      // The admin attaches this volume here by hand, on purpose: an export without CHAP is the
+      // cloud's choice, not a pod's way in, so it is not refused as a PV's would be.
+      IscsiTarget target = IscsiTarget.of(info);
+      return new Iscsi(
+          target.source(connector.initiator(), null, false, null), target.chapData(), multipath);
     }
 
     @Override
