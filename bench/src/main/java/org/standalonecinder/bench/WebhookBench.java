@@ -233,11 +233,13 @@ final class WebhookBench {
       throws Exception {
     SSLContext tls = trustAll();
     long t0 = System.nanoTime();
-    Process p =
+    ProcessBuilder pb =
         new ProcessBuilder(Tools.pinned(0, cmd))
             .redirectErrorStream(true)
-            .redirectOutput(dir.resolve(name + ".log").toFile())
-            .start();
+            .redirectOutput(dir.resolve(name + ".log").toFile());
+    // As images/Dockerfile runs the JVM servers (nginx gets it too: the same C allocator).
+    pb.environment().put("MALLOC_ARENA_MAX", "2");
+    Process p = pb.start();
     try {
       HttpClient http = HttpClient.newBuilder().sslContext(tls).build();
       ProvisionerBench.await(

@@ -51,11 +51,12 @@ final class WebhookFloodBench {
   static Figures measure(List<String> cmd, int port, Path dir, int connections, int reviews)
       throws Exception {
     SSLContext tls = WebhookBench.trustAll();
-    Process p =
+    ProcessBuilder pb =
         new ProcessBuilder(Tools.pinned(0, cmd))
             .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("webhook-flood.log").toFile())
-            .start();
+            .redirectOutput(dir.resolve("webhook-flood.log").toFile());
+    pb.environment().put("MALLOC_ARENA_MAX", "2"); // as images/Dockerfile runs it
+    Process p = pb.start();
     try {
       ProvisionerBench.await(
           "webhook ready for the flood",

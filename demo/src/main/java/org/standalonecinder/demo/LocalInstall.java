@@ -540,6 +540,8 @@ public final class LocalInstall implements AutoCloseable {
     pb.environment()
         .keySet()
         .removeAll(List.of("CLOUD_CONFIG", "CLUSTER_ID", "INITIATOR_NAME", "POD_NAMESPACE"));
+    // As images/Dockerfile sets it for both containers.
+    pb.environment().put("MALLOC_ARENA_MAX", "2");
     Process p = pb.start();
     processes.add(p);
     byName.put(name, p);

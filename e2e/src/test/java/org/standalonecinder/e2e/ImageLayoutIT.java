@@ -136,7 +136,9 @@ class ImageLayoutIT {
             "org.opencontainers.image.version=",
             "org.opencontainers.image.revision=",
             "org.opencontainers.image.source=");
-    assertThat(s.env).containsEntry("JDK_JAVA_OPTIONS", "@/app/jvm.options");
+    assertThat(s.env)
+        .containsEntry("JDK_JAVA_OPTIONS", "@/app/jvm.options")
+        .containsEntry("MALLOC_ARENA_MAX", "2");
   }
 
   /**
