@@ -8,6 +8,11 @@ import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
 /** The Cinder check, last (clone-cinder, clone-check-unavailable): one named row a case. */
 class CinderCheckRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_CINDER;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(
@@ -25,7 +30,8 @@ class CinderCheckRuleTest extends ClaimRuleTable {
                 .cinder(
                     (src, c) -> {
                       throw new AssertionError("asked although another rule denied");
-                    }),
+                    })
+                .fired(ClonePolicy.RULE_SOURCE_MISSING),
             deny(
                     "the resolver cannot be asked: denied (fail closed)",
                     target(clone("apps/src"), "clone", "2Gi", null),
@@ -34,7 +40,8 @@ class CinderCheckRuleTest extends ClaimRuleTable {
                     (src, c) -> {
                       throw new CloneCheck.Unavailable(
                           "the resolver did not answer within 3000 ms", null);
-                    }),
+                    })
+                .fired(ClonePolicy.RULE_CHECK_UNAVAILABLE),
             allow(
                     "the resolver cannot be asked and the policy admits unchecked, with a warning",
                     target(clone("apps/src"), "clone", "2Gi", null),
@@ -49,7 +56,8 @@ class CinderCheckRuleTest extends ClaimRuleTable {
                 .warns(
                     "the clone of apps/src could not be checked against Cinder: the resolver at"
                         + " http://127.0.0.1:8090/v1/clone-check cannot be reached; admitted"
-                        + " unchecked by the cluster's policy"))
+                        + " unchecked by the cluster's policy")
+                .fired(ClonePolicy.RULE_CHECK_UNAVAILABLE))
         .map(Arguments::of);
   }
 }

@@ -36,6 +36,12 @@ import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
  */
 abstract class ClaimRuleTable {
 
+  /**
+   * The rule this table is about ({@code ClonePolicy.RULE_*}): a row it denies, patches or warns
+   * must be this rule's doing, so that no row passes on another rule's message.
+   */
+  abstract String rule();
+
   static final String OURS = "openstack.org/standalone-cinder";
   static final String SA = "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner";
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -211,7 +217,8 @@ abstract class ClaimRuleTable {
       boolean validatingOnly,
       boolean allowed,
       String patchOrMessage,
-      List<String> warnings) {
+      List<String> warnings,
+      List<String> fired) {
     @Override
     public String toString() {
       return name;
@@ -231,7 +238,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     Row updating(PersistentVolumeClaim o) {
@@ -248,7 +256,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     /** The admin trusts these deputies (policy trustedDeputies). */
@@ -277,7 +286,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     Row crossNamespace(CrossNamespace m) {
@@ -294,7 +304,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     Row undersized(Undersized u) {
@@ -311,7 +322,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     /** What the resolver answers (by default: the clone can be made). */
@@ -329,7 +341,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     Row whenCinderCannotBeAsked(CheckUnavailable u) {
@@ -346,7 +359,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
     }
 
     /** Only the validating endpoint: as when the mutating webhook is not installed. */
@@ -364,7 +378,31 @@ abstract class ClaimRuleTable {
           true,
           allowed,
           patchOrMessage,
-          warnings);
+          warnings,
+          fired);
+    }
+
+    /**
+     * The rules that have something to say about this row, over both endpoints; by default the
+     * table's own {@link ClaimRuleTable#rule()} for a row that is denied, patched or warned, and
+     * none for one that is simply allowed.
+     */
+    Row fired(String... rules) {
+      return new Row(
+          name,
+          setup,
+          object,
+          old,
+          user,
+          mode,
+          undersized,
+          cinder,
+          unavailable,
+          validatingOnly,
+          allowed,
+          patchOrMessage,
+          warnings,
+          List.of(rules));
     }
 
     Row warns(String... w) {
@@ -381,7 +419,8 @@ abstract class ClaimRuleTable {
           validatingOnly,
           allowed,
           patchOrMessage,
-          List.of(w));
+          List.of(w),
+          fired);
     }
   }
 
@@ -399,7 +438,8 @@ abstract class ClaimRuleTable {
         false,
         true,
         patch,
-        List.of());
+        List.of(),
+        null);
   }
 
   static Row deny(String name, PersistentVolumeClaim object, String message) {
@@ -416,7 +456,8 @@ abstract class ClaimRuleTable {
         false,
         false,
         message,
-        List.of());
+        List.of(),
+        null);
   }
 
   /** The whole chain as the policy file builds it, on the fixture's cluster, keys and clock. */
@@ -548,5 +589,12 @@ abstract class ClaimRuleTable {
       assertThat(outcome.message()).contains(row.patchOrMessage());
     }
     assertThat(warnings).isEqualTo(row.warnings());
+    java.util.Set<String> fired = new java.util.TreeSet<>(m.rules());
+    if (outcome != m) {
+      fired.addAll(outcome.rules());
+    }
+    boolean plain = outcome.allowed() && m.jsonPatch() == null && warnings.isEmpty();
+    List<String> expected = row.fired() != null ? row.fired() : plain ? List.of() : List.of(rule());
+    assertThat(fired).as("the rules that fired").isEqualTo(new java.util.TreeSet<>(expected));
   }
 }

@@ -7,6 +7,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** A class of ours that allows cloning (clone-class): one named row a case. */
 class CloneClassRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_CLASS;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             allow(

@@ -7,6 +7,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** CloneOf set by the provisioner only (clone-of-provisioner-only): one named row a case. */
 class CloneOfRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_CLONE_OF;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(

@@ -15,6 +15,12 @@ import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 /** The chain of claim rules as a whole: scope, lookups, every violation at once. */
 class ClonePolicyTest extends ClaimRuleTable {
 
+  /** The chain as a whole: a lookup that fails; rows where other rules speak say which. */
+  @Override
+  String rule() {
+    return PolicyChain.RULE_LOOKUP_FAILED;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(
@@ -40,7 +46,8 @@ class ClonePolicyTest extends ClaimRuleTable {
                         + REST_UNCHECKED
                         + "clone: Connection refused")
                 .given(c -> c.unreachable = true)
-                .updating(target(clone("apps/src"), "clone", "2Gi", null)),
+                .updating(target(clone("apps/src"), "clone", "2Gi", null))
+                .fired(ClonePolicy.RULE_IMMUTABLE, PolicyChain.RULE_LOOKUP_FAILED),
             allow(
                     "an update that changes nothing of ours needs no lookup",
                     target(clone("apps/src"), "clone", "3Gi", null),
@@ -60,7 +67,8 @@ class ClonePolicyTest extends ClaimRuleTable {
                     "a raise never hides another violation",
                     target(clone("apps/src"), "plain", "1Gi", null),
                     "StorageClass plain does not allow cloning")
-                .undersized(Undersized.RAISE),
+                .undersized(Undersized.RAISE)
+                .fired(ClonePolicy.RULE_CLASS, ClonePolicy.RULE_SIZE),
             // Claims of other provisioners (KubeVirt's CDI marks its own clones with the same
             // annotations) pass untouched: no denial, no patch, no warning.
             allow(
@@ -146,22 +154,28 @@ class ClonePolicyTest extends ClaimRuleTable {
                 target(clone("apps/ghost"), "", "2Gi", null),
                 null),
             deny(
-                "a ReadWriteMany Filesystem clone into a class without smartclone: both said",
-                modes(target(clone("apps/src"), "plain", "2Gi", null), "ReadWriteMany"),
-                "share a filesystem read-only; StorageClass plain does not allow cloning"),
+                    "a ReadWriteMany Filesystem clone into a class without smartclone: both said",
+                    modes(target(clone("apps/src"), "plain", "2Gi", null), "ReadWriteMany"),
+                    "share a filesystem read-only; StorageClass plain does not allow cloning")
+                .fired(ClonePolicy.RULE_CLASS, ClonePolicy.RULE_ACCESS_MODE),
             allow(
                     "ReadWriteOnce Filesystem needs no lookup",
                     target(Map.of(), "plain", "1Gi", "Filesystem"),
                     null)
                 .given(c -> c.unreachable = true),
             deny(
-                "every violation is reported at once",
-                target(
-                    Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", ClonePolicy.CLONE_OF, "y"),
-                    "plain",
-                    "1Gi",
-                    "Block"),
-                "k8s.io/CloneOf is set by the provisioner only; remove it; StorageClass plain does not allow cloning: its smartclone parameter is not \"true\"; source claim apps/src has volumeMode Filesystem and this claim Block; they must match; source claim apps/src holds 2Gi, more than this claim requests (1Gi); request at least 2Gi"))
+                    "every violation is reported at once",
+                    target(
+                        Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", ClonePolicy.CLONE_OF, "y"),
+                        "plain",
+                        "1Gi",
+                        "Block"),
+                    "k8s.io/CloneOf is set by the provisioner only; remove it; StorageClass plain does not allow cloning: its smartclone parameter is not \"true\"; source claim apps/src has volumeMode Filesystem and this claim Block; they must match; source claim apps/src holds 2Gi, more than this claim requests (1Gi); request at least 2Gi")
+                .fired(
+                    ClonePolicy.RULE_CLASS,
+                    ClonePolicy.RULE_CLONE_OF,
+                    ClonePolicy.RULE_SIZE,
+                    ClonePolicy.RULE_VOLUME_MODE))
         .map(Arguments::of);
   }
 

@@ -7,6 +7,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** Clone annotations fixed at creation (clone-request-immutable): one named row a case. */
 class CloneRequestImmutableRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_IMMUTABLE;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(

@@ -7,6 +7,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** The CloneRequest syntax (clone-request-syntax): one named row a case. */
 class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_SYNTAX;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(
@@ -29,17 +34,20 @@ class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
                         + " valid Kubernetes name"
                         + REST_UNCHECKED
                         + "clone: Connection refused")
-                .given(c -> c.unreachable = true),
+                .given(c -> c.unreachable = true)
+                .fired(ClonePolicy.RULE_SYNTAX, PolicyChain.RULE_LOOKUP_FAILED),
             deny(
                     "an invalid name, while the API server is unreachable",
                     target(clone("A_B"), "clone", "2Gi", null),
                     "k8s.io/CloneRequest 'A_B' must be <claim> or <namespace>/<claim>")
-                .given(c -> c.unreachable = true),
+                .given(c -> c.unreachable = true)
+                .fired(ClonePolicy.RULE_SYNTAX, PolicyChain.RULE_LOOKUP_FAILED),
             deny(
                     "an empty request, while the API server is unreachable",
                     target(clone(""), "clone", "2Gi", null),
                     "k8s.io/CloneRequest '' must be <claim> or <namespace>/<claim>")
-                .given(c -> c.unreachable = true),
+                .given(c -> c.unreachable = true)
+                .fired(ClonePolicy.RULE_SYNTAX, PolicyChain.RULE_LOOKUP_FAILED),
             deny(
                     "a malformed request and a CloneOf, while the API server is unreachable: both",
                     target(
@@ -52,7 +60,11 @@ class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
                         + " Kubernetes name"
                         + REST_UNCHECKED
                         + "clone: Connection refused")
-                .given(c -> c.unreachable = true))
+                .given(c -> c.unreachable = true)
+                .fired(
+                    ClonePolicy.RULE_SYNTAX,
+                    ClonePolicy.RULE_CLONE_OF,
+                    PolicyChain.RULE_LOOKUP_FAILED))
         .map(Arguments::of);
   }
 }

@@ -7,6 +7,11 @@ import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 /** A clone at least as large as its source (clone-size): one named row a case. */
 class CloneSizeRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_SIZE;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             allow(
@@ -38,7 +43,8 @@ class CloneSizeRuleTest extends ClaimRuleTable {
                 .undersized(Undersized.RAISE)
                 .warns(
                     "the request was raised from 1Gi to 2Gi, the size of source claim apps/src: a"
-                        + " clone cannot be smaller than its source"),
+                        + " clone cannot be smaller than its source")
+                .fired(ClonePolicy.RULE_SIZE, ClonePolicy.RULE_DEFAULT_NAMESPACE),
             deny(
                 "a native clone smaller than its source is denied",
                 nativeClone("src", "clone", "1Gi"),

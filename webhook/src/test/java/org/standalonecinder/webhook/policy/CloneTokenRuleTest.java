@@ -10,6 +10,11 @@ import org.standalonecinder.api.CloneToken.Basis;
 /** The cross-namespace clone token (clone-token): one named row a case. */
 class CloneTokenRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_TOKEN;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(

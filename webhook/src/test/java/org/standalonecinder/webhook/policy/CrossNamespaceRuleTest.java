@@ -10,6 +10,11 @@ import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
 /** Clones across namespaces (clone-cross-namespace): one named row a case. */
 class CrossNamespaceRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_CROSS_NAMESPACE;
+  }
+
   static final String STATEFULSET_CONTROLLER =
       "system:serviceaccount:kube-system:statefulset-controller";
 
@@ -23,7 +28,8 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                     "cross-namespace by someone who may create pods there",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     stamped("team-b/shared", Basis.REQUESTER, "bob"))
-                .by("bob"),
+                .by("bob")
+                .fired(ClonePolicy.RULE_TOKEN),
             allow(
                     "cross-namespace with a grant on the source",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -34,7 +40,8 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .get("team-b/shared")
                             .getMetadata()
                             .getAnnotations()
-                            .put(ClonePolicy.CLONE_GRANT, "ops, apps")),
+                            .put(ClonePolicy.CLONE_GRANT, "ops, apps"))
+                .fired(ClonePolicy.RULE_TOKEN),
             deny(
                     "a grant to another namespace does not count",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -59,7 +66,8 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                 .crossNamespace(CrossNamespace.ALLOW)
                 .warns(
                     "cloning team-b/shared into namespace apps without an authorization check: the"
-                        + " cluster's policy allows every clone across namespaces"),
+                        + " cluster's policy allows every clone across namespaces")
+                .fired(ClonePolicy.RULE_CROSS_NAMESPACE, ClonePolicy.RULE_TOKEN),
             deny(
                     "a service account that may create pods in the source's namespace is a deputy:"
                         + " its own rights do not count",
@@ -90,20 +98,23 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .get("team-b/shared")
                             .getMetadata()
                             .getAnnotations()
-                            .put(ClonePolicy.CLONE_GRANT, "apps")),
+                            .put(ClonePolicy.CLONE_GRANT, "apps"))
+                .fired(ClonePolicy.RULE_TOKEN),
             allow(
                     "a deputy the admin trusts clones on its own rights",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     stamped("team-b/shared", Basis.REQUESTER, STATEFULSET_CONTROLLER))
                 .by(STATEFULSET_CONTROLLER)
                 .given(c -> c.podCreators.put("team-b", Set.of(STATEFULSET_CONTROLLER)))
-                .trusting(STATEFULSET_CONTROLLER),
+                .trusting(STATEFULSET_CONTROLLER)
+                .fired(ClonePolicy.RULE_TOKEN),
             allow(
                     "a review whose groups hold a null is judged, not crashed on",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     stamped("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob")
-                .given(c -> c.nullGroup = true),
+                .given(c -> c.nullGroup = true)
+                .fired(ClonePolicy.RULE_TOKEN),
             deny(
                     "a user the admin names a deputy is one",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -118,7 +129,8 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                     "an authorized user learns that a cross-namespace source is missing",
                     target(clone("team-b/ghost"), "clone", "1Gi", null),
                     "source claim team-b/ghost does not exist")
-                .by("bob"),
+                .by("bob")
+                .fired(ClonePolicy.RULE_SOURCE_MISSING),
             deny(
                 "a native clone from another namespace is checked like an annotated one",
                 withDataSource(
@@ -137,7 +149,8 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                         "shared",
                         "team-b"),
                     stampedIntoNoAnnotations("team-b/shared", Basis.REQUESTER, "bob"))
-                .by("bob"))
+                .by("bob")
+                .fired(ClonePolicy.RULE_TOKEN))
         .map(Arguments::of);
   }
 }

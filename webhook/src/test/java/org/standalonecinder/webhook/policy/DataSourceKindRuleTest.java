@@ -7,6 +7,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** Native data sources (clone-data-source-kind): one named row a case. */
 class DataSourceKindRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_DATA_SOURCE_KIND;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(

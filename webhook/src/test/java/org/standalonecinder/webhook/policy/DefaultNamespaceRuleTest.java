@@ -9,6 +9,11 @@ import org.junit.jupiter.params.provider.Arguments;
  */
 class DefaultNamespaceRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_DEFAULT_NAMESPACE;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             allow(

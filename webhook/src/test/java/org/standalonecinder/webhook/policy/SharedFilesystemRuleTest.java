@@ -7,6 +7,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** Access modes our volumes can serve (shared-filesystem): one named row a case. */
 class SharedFilesystemRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_ACCESS_MODE;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             // ReadWriteMany: raw blocks only; a shared ext4/xfs corrupts.

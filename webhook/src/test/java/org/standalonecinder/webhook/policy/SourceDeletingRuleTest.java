@@ -6,6 +6,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** A source not being deleted (clone-source-deleting): one named row a case. */
 class SourceDeletingRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_SOURCE_DELETING;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(
@@ -29,7 +34,8 @@ class SourceDeletingRuleTest extends ClaimRuleTable {
                         c.claims
                             .get("team-b/shared")
                             .getMetadata()
-                            .setDeletionTimestamp("2026-11-22T00:00:00Z")))
+                            .setDeletionTimestamp("2026-11-22T00:00:00Z"))
+                .fired(ClonePolicy.RULE_CROSS_NAMESPACE))
         .map(Arguments::of);
   }
 }

@@ -6,6 +6,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** Only our own volumes as sources (clone-source-foreign): one named row a case. */
 class SourceForeignRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_SOURCE_FOREIGN;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             allow(

@@ -6,6 +6,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** The source exists (clone-source-missing): one named row a case. */
 class SourceMissingRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_SOURCE_MISSING;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(

@@ -6,6 +6,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** A Bound source (clone-source-unbound): one named row a case. */
 class SourceUnboundRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_SOURCE_UNBOUND;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(

@@ -6,6 +6,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** The annotation and dataSource together (clone-two-sources): one named row a case. */
 class TwoSourcesRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_TWO_SOURCES;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             allow(

@@ -6,6 +6,11 @@ import org.junit.jupiter.params.provider.Arguments;
 /** The same volumeMode (clone-volume-mode): one named row a case. */
 class VolumeModeRuleTest extends ClaimRuleTable {
 
+  @Override
+  String rule() {
+    return ClonePolicy.RULE_VOLUME_MODE;
+  }
+
   static Stream<Arguments> rows() {
     return Stream.of(
             deny(
