@@ -313,6 +313,8 @@ public final class WebhookServer {
         .failureHandler(
             ctx -> {
               if (ctx.failure() instanceof io.vertx.core.http.HttpClosedException) {
+                LOG.debug(
+                    "a client went away in the middle of a request to {}", ctx.request().path());
                 return;
               }
               ctx.next();

@@ -544,19 +544,39 @@ class WebhookServerTest {
         new ch.qos.logback.core.read.ListAppender<>();
     seen.start();
     router.addAppender(seen);
+    // The server's own word that it saw each client go: what the test waits for, not a pause.
+    ch.qos.logback.classic.Logger ours =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(WebhookServer.class);
+    ch.qos.logback.classic.Level before = ours.getLevel();
+    ours.setLevel(ch.qos.logback.classic.Level.DEBUG);
+    java.util.concurrent.CountDownLatch wentAway = new java.util.concurrent.CountDownLatch(3);
+    ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> gone =
+        new ch.qos.logback.core.AppenderBase<>() {
+          @Override
+          protected void append(ch.qos.logback.classic.spi.ILoggingEvent e) {
+            if (e.getMessage().contains("went away")) {
+              wentAway.countDown();
+            }
+          }
+        };
+    gone.start();
+    ours.addAppender(gone);
     try {
       for (int i = 0; i < 3; i++) {
         try (javax.net.ssl.SSLSocket s = connectFrom("127.0.0.1", server.port())) {
           start(s, 64 << 10, "{\"apiVersion\":".getBytes(StandardCharsets.US_ASCII));
+          // The request reaches the router (its headers are read) before the client leaves.
           Thread.sleep(100);
         }
       }
-      Thread.sleep(500);
+      assertThat(wentAway.await(5, TimeUnit.SECONDS)).as("the server saw each client go").isTrue();
       assertThat(seen.list)
           .as("what the router logged")
           .noneMatch(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN));
     } finally {
       router.detachAppender(seen);
+      ours.detachAppender(gone);
+      ours.setLevel(before);
     }
   }
 
