@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
@@ -60,49 +61,38 @@ public final class CloneResolver {
    *     source that is no claim (a Cinder volume of ours cannot be filled from it)
    */
   public static Optional<ClaimRef> requested(PersistentVolumeClaim claim) {
-    String ns = claim.getMetadata().getNamespace();
     Map<String, String> ann = claim.getMetadata().getAnnotations();
-    ClaimRef annotated = null;
-    if (ann != null && ann.get(ClaimRef.CLONE_REQUEST) != null) {
-      try {
-        annotated = ClaimRef.parseCloneRequest(ann.get(ClaimRef.CLONE_REQUEST), ns);
-      } catch (IllegalArgumentException e) {
-        throw ProvisioningException.invalid(e.getMessage());
-      }
-    }
-    ClaimRef nativeSource = null;
     var spec = claim.getSpec();
-    String apiGroup = null;
-    String kind = null;
-    String name = null;
-    String sourceNs = null;
-    if (spec.getDataSourceRef() != null) {
-      apiGroup = spec.getDataSourceRef().getApiGroup();
-      kind = spec.getDataSourceRef().getKind();
-      name = spec.getDataSourceRef().getName();
-      sourceNs = spec.getDataSourceRef().getNamespace();
-    } else if (spec.getDataSource() != null) {
-      apiGroup = spec.getDataSource().getApiGroup();
-      kind = spec.getDataSource().getKind();
-      name = spec.getDataSource().getName();
+    var ref = spec.getDataSourceRef();
+    var plain = spec.getDataSource();
+    CloneRequest r =
+        CloneRequest.read(
+            claim.getMetadata().getNamespace(),
+            ann == null ? null : ann.get(ClaimRef.CLONE_REQUEST),
+            ref == null
+                ? null
+                : new CloneRequest.DataSource(
+                    ref.getApiGroup(), ref.getKind(), ref.getName(), ref.getNamespace()),
+            plain == null
+                ? null
+                : new CloneRequest.DataSource(
+                    plain.getApiGroup(), plain.getKind(), plain.getName(), null));
+    if (r.annotationError() != null) {
+      throw ProvisioningException.invalid(r.annotationError());
     }
-    if (kind != null) {
-      try {
-        nativeSource = ClaimRef.fromDataSource(apiGroup, kind, name, sourceNs, ns);
-      } catch (IllegalArgumentException e) {
-        throw ProvisioningException.invalid(e.getMessage() + "; no blank volume was made");
-      }
+    if (r.dataSourceError() != null) {
+      throw ProvisioningException.invalid(r.dataSourceError() + "; no blank volume was made");
     }
-    if (annotated != null && nativeSource != null && !annotated.equals(nativeSource)) {
+    if (r.conflicting()) {
       throw ProvisioningException.invalid(
           ClaimRef.CLONE_REQUEST
               + " names "
-              + annotated
+              + r.annotated()
               + " but the data source names "
-              + nativeSource
+              + r.dataSource()
               + "; name one source");
     }
-    return Optional.ofNullable(nativeSource != null ? nativeSource : annotated);
+    return Optional.ofNullable(r.dataSource() != null ? r.dataSource() : r.annotated());
   }
 
   /**

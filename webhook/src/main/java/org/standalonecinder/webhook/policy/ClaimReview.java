@@ -9,6 +9,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
 
 /**
@@ -59,19 +60,24 @@ final class ClaimReview {
             : claim.getMetadata() == null ? null : claim.getMetadata().getNamespace();
     String user = request.getUserInfo() == null ? null : request.getUserInfo().getUsername();
     this.byProvisioner = settings.provisionerUser().equals(user);
-    String value = annotation(ClonePolicy.CLONE_REQUEST);
-    ClaimRef parsed = null;
-    String error = null;
-    if (value != null) {
-      try {
-        parsed = ClaimRef.parseCloneRequest(value, namespace);
-      } catch (IllegalArgumentException e) {
-        error = e.getMessage();
-      }
-    }
-    this.annotatedSource = parsed;
-    this.syntaxError = error;
-    this.nativeRef = readNativeRef(claim.getSpec(), namespace);
+    PersistentVolumeClaimSpec spec = claim.getSpec();
+    var ref = spec == null ? null : spec.getDataSourceRef();
+    var plain = spec == null ? null : spec.getDataSource();
+    CloneRequest requested =
+        CloneRequest.read(
+            namespace,
+            annotation(ClonePolicy.CLONE_REQUEST),
+            ref == null
+                ? null
+                : new CloneRequest.DataSource(
+                    ref.getApiGroup(), ref.getKind(), ref.getName(), ref.getNamespace()),
+            plain == null
+                ? null
+                : new CloneRequest.DataSource(
+                    plain.getApiGroup(), plain.getKind(), plain.getName(), null));
+    this.annotatedSource = requested.annotated();
+    this.syntaxError = requested.annotationError();
+    this.nativeRef = new NativeRef(requested.dataSource(), requested.dataSourceError());
     String className = className();
     this.storageClass =
         new Lookup<>(
@@ -186,31 +192,6 @@ final class ClaimReview {
   }
 
   private record NativeRef(ClaimRef source, String error) {}
-
-  private static NativeRef readNativeRef(PersistentVolumeClaimSpec spec, String namespace) {
-    if (spec == null || (spec.getDataSourceRef() == null && spec.getDataSource() == null)) {
-      return new NativeRef(null, null);
-    }
-    try {
-      return new NativeRef(
-          spec.getDataSourceRef() != null
-              ? ClaimRef.fromDataSource(
-                  spec.getDataSourceRef().getApiGroup(),
-                  spec.getDataSourceRef().getKind(),
-                  spec.getDataSourceRef().getName(),
-                  spec.getDataSourceRef().getNamespace(),
-                  namespace)
-              : ClaimRef.fromDataSource(
-                  spec.getDataSource().getApiGroup(),
-                  spec.getDataSource().getKind(),
-                  spec.getDataSource().getName(),
-                  null,
-                  namespace),
-          null);
-    } catch (IllegalArgumentException e) {
-      return new NativeRef(null, e.getMessage());
-    }
-  }
 
   /**
    * The source to clone: the native one, else the annotated one; null when there is none, or when
