@@ -15,6 +15,12 @@ public final class ClaimAnnotations {
   public static final String STORAGE_PROVISIONER_BETA =
       "volume.beta.kubernetes.io/storage-provisioner";
 
+  /** The node the scheduler selected for a claim of a WaitForFirstConsumer class. */
+  public static final String SELECTED_NODE = "volume.kubernetes.io/selected-node";
+
+  /** On a PV: the provisioner that made it. */
+  public static final String PROVISIONED_BY = "pv.kubernetes.io/provisioned-by";
+
   /** On a claim (and its PV) of ours: the Cinder volume's id. */
   public static final String VOLUME_ID = "cinderVolumeId";
 

@@ -30,12 +30,12 @@ import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.EventRecorder;
-import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
-import org.standalonecinder.provisioner.controller.ProvisionController;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -88,10 +88,11 @@ final class ProvisionerBench {
         false);
   }
 
-  static ProvisionController controller(
+  static ClaimController controller(
       KubernetesClient client, CinderClient cinder, ProvisionerSettings s, int workers) {
-    return new ProvisionController(
+    return org.standalonecinder.provisioner.app.Wiring.controller(
         client,
+        cinder,
         new VolumeProvisioner(
             cinder,
             new KubernetesSecretStore(client),
@@ -199,7 +200,7 @@ final class ProvisionerBench {
     Map<String, Long> arrived = new ConcurrentHashMap<>();
     try (KubernetesClient client = server.createClient();
         KubernetesClient watcher = server.createClient()) {
-      ProvisionController c =
+      ClaimController c =
           controller(client, cinder, settings("bench-" + System.nanoTime()), workers);
       c.start();
       await("caches synced", c::synced, Duration.ofSeconds(30));
@@ -268,7 +269,7 @@ final class ProvisionerBench {
     KubernetesMockServer server = apiServer();
     List<Double> out = new ArrayList<>();
     try (KubernetesClient client = server.createClient()) {
-      ProvisionController c = controller(client, cinder, settings("bench-" + System.nanoTime()), 2);
+      ClaimController c = controller(client, cinder, settings("bench-" + System.nanoTime()), 2);
       c.start();
       await("caches synced", c::synced, Duration.ofSeconds(30));
       createClass(client);

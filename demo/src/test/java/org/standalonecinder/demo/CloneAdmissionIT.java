@@ -46,11 +46,11 @@ import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.EventRecorder;
-import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
-import org.standalonecinder.provisioner.controller.ProvisionController;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -73,7 +73,7 @@ class CloneAdmissionIT {
   private static KubernetesClient k;
   private static final List<String> writes = Collections.synchronizedList(new ArrayList<>());
   private static CinderClient cinder;
-  private static ProvisionController provisioner;
+  private static ClaimController provisioner;
   private static VolumeProvisioner volumes;
   private static WebhookDemo webhook;
   private static KubernetesClient forProvisioner;
@@ -147,14 +147,16 @@ class CloneAdmissionIT {
             settings,
             Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60)));
     provisioner =
-        new ProvisionController(
+        org.standalonecinder.provisioner.app.Wiring.controller(
             forProvisioner,
+            cinder,
             volumes,
             settings,
             new EventRecorder(forProvisioner, "standalone-cinder", "it", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
             2,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     provisioner.start();
 
     webhook = WebhookDemo.start(k.getConfiguration(), OURS, k, cinder);

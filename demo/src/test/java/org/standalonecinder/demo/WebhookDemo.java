@@ -22,9 +22,9 @@ import java.util.List;
 import java.util.UUID;
 import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.provisioner.cinder.CinderClient;
-import org.standalonecinder.provisioner.controller.KubernetesClusterReader;
-import org.standalonecinder.provisioner.controller.ResolverServer;
-import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.clone.CloneResolver;
+import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
+import org.standalonecinder.provisioner.clone.ResolverServer;
 import org.standalonecinder.webhook.cli.WebhookApp;
 
 /**

@@ -21,11 +21,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.EventRecorder;
-import org.standalonecinder.provisioner.controller.KubernetesSecretStore;
-import org.standalonecinder.provisioner.controller.ProvisionController;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
@@ -70,7 +70,7 @@ final class MortalProvisioner implements AutoCloseable {
   private volatile java.util.function.BiConsumer<String, String> interference;
   private final Set<String> interfered = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final KubernetesClient client;
-  private final ProvisionController controller;
+  private final ClaimController controller;
 
   /**
    * Starts a provisioner and returns once its caches are synced.
@@ -98,16 +98,18 @@ final class MortalProvisioner implements AutoCloseable {
             .withConfig(kube)
             .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("mortal", kubeSide()))
             .build();
+    CinderClient side = cinderSide(cinder);
     VolumeProvisioner provisioner =
         new VolumeProvisioner(
-            cinderSide(cinder),
+            side,
             new KubernetesSecretStore(client),
             VolumeMappers.standard(),
             settings,
             VolumeProvisioner.defaultBackoff());
     controller =
-        new ProvisionController(
+        org.standalonecinder.provisioner.app.Wiring.controller(
             client,
+            side,
             schedulingGrace == null
                 ? provisioner
                 : provisioner.withSchedulingGrace(schedulingGrace),
@@ -116,7 +118,8 @@ final class MortalProvisioner implements AutoCloseable {
                 client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 100),
             2,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     controller.start();
   }
 

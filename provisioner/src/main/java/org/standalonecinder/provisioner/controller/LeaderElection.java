@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * the app stops acting at once and the process exits, as Kubernetes' own controllers do, so that a
  * replica never acts on a stale belief that it leads.
  */
-final class LeaderElection implements AutoCloseable {
+public final class LeaderElection implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(LeaderElection.class);
 
@@ -30,7 +30,7 @@ final class LeaderElection implements AutoCloseable {
    *     shorter than the lease, so it stops before anyone else may start
    * @param retryPeriod how often leader and standbys try
    */
-  record Settings(
+  public record Settings(
       String namespace,
       String name,
       String identity,
@@ -38,14 +38,14 @@ final class LeaderElection implements AutoCloseable {
       Duration renewDeadline,
       Duration retryPeriod) {
 
-    Settings {
+    public Settings {
       check(leaseDuration, renewDeadline, retryPeriod);
     }
 
     /**
      * @throws IllegalArgumentException unless lease duration > renew deadline > retry period > 0
      */
-    static void check(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod) {
+    public static void check(Duration leaseDuration, Duration renewDeadline, Duration retryPeriod) {
       if (!(leaseDuration.compareTo(renewDeadline) > 0
           && renewDeadline.compareTo(retryPeriod) > 0
           && !retryPeriod.isNegative()
@@ -72,7 +72,7 @@ final class LeaderElection implements AutoCloseable {
    * Starts competing; {@code onStart} runs when this replica leads, {@code onStop} when it stops
    * leading (the Lease lost, or {@link #close}).
    */
-  static LeaderElection start(
+  public static LeaderElection start(
       KubernetesClient client, Settings s, Runnable onStart, Runnable onStop) {
     var config =
         new LeaderElectionConfigBuilder()

@@ -41,8 +41,7 @@ final class ProvisionMetrics {
         .increment();
   }
 
-  void provisioned(boolean clone, String result, long nanos) {
-    String kind = clone ? "clone" : "blank";
+  void provisioned(String kind, String result, long nanos) {
     Counter.builder("standalone_cinder_provisions")
         .description("provisioning attempts by kind and result")
         .tags("kind", kind, "result", result)

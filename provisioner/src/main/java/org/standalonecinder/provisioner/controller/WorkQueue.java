@@ -1,25 +1,30 @@
 package org.standalonecinder.provisioner.controller;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A keyed work queue as in client-go: a key waits in the queue at most once, a key being worked on
  * is never handed to a second worker, and a key added while it is being worked on is queued again
- * when the worker is done. Delayed adds serve backoff and resync.
+ * when the worker is done. Delayed adds serve backoff. A paused queue keeps taking keys but hands
+ * none out, so a standby holds everything that arrived until it leads.
  */
-final class WorkQueue {
+final class WorkQueue<K> {
 
-  private final BlockingQueue<String> ready = new LinkedBlockingQueue<>();
-  private final Set<String> queued = new HashSet<>();
-  private final Set<String> processing = new HashSet<>();
-  private final Set<String> dirty = new HashSet<>();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition handOut = lock.newCondition();
+  private final Deque<K> ready = new ArrayDeque<>();
+  private final Set<K> queued = new HashSet<>();
+  private final Set<K> processing = new HashSet<>();
+  private final Set<K> dirty = new HashSet<>();
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -27,53 +32,109 @@ final class WorkQueue {
             t.setDaemon(true);
             return t;
           });
-  private volatile boolean shutDown;
+  private boolean paused;
+  private boolean shutDown;
 
-  synchronized void add(String key) {
-    if (shutDown) {
-      return;
-    }
-    if (processing.contains(key)) {
-      dirty.add(key);
-      return;
-    }
-    if (queued.add(key)) {
-      ready.add(key);
+  void add(K key) {
+    lock.lock();
+    try {
+      if (shutDown) {
+        return;
+      }
+      if (processing.contains(key)) {
+        dirty.add(key);
+        return;
+      }
+      if (queued.add(key)) {
+        ready.add(key);
+        handOut.signal();
+      }
+    } finally {
+      lock.unlock();
     }
   }
 
-  void addAfter(String key, Duration delay) {
-    if (!shutDown) {
+  void addAfter(K key, Duration delay) {
+    try {
       timer.schedule(() -> add(key), delay.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+      // the queue is shut down: nothing is worked on any more
     }
   }
 
-  /** The next key, or null after {@code timeout} or shut-down; call {@link #done} after. */
-  String take(Duration timeout) throws InterruptedException {
-    String key = ready.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    if (key == null) {
-      return null;
-    }
-    synchronized (this) {
+  /**
+   * The next key, waiting while the queue is empty or paused; null once it is shut down. Call
+   * {@link #done} after.
+   */
+  K take() throws InterruptedException {
+    lock.lock();
+    try {
+      while (!shutDown && (paused || ready.isEmpty())) {
+        handOut.await();
+      }
+      if (shutDown) {
+        return null;
+      }
+      K key = ready.poll();
       queued.remove(key);
       processing.add(key);
-    }
-    return key;
-  }
-
-  synchronized void done(String key) {
-    processing.remove(key);
-    if (dirty.remove(key) && queued.add(key)) {
-      ready.add(key);
+      return key;
+    } finally {
+      lock.unlock();
     }
   }
 
-  synchronized int size() {
-    return queued.size();
+  void done(K key) {
+    lock.lock();
+    try {
+      processing.remove(key);
+      if (dirty.remove(key) && queued.add(key)) {
+        ready.add(key);
+        handOut.signal();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Stops (or resumes) handing keys out; keys in progress finish. */
+  void paused(boolean pause) {
+    lock.lock();
+    try {
+      paused = pause;
+      handOut.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether {@code key} waits in the queue. */
+  boolean waiting(K key) {
+    lock.lock();
+    try {
+      return queued.contains(key);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  int size() {
+    lock.lock();
+    try {
+      return queued.size();
+    } finally {
+      lock.unlock();
+    }
   }
 
   void shutDown() {
-    shutDown = true;
+    lock.lock();
+    try {
+      shutDown = true;
+      handOut.signalAll();
+    } finally {
+      lock.unlock();
+    }
     timer.shutdownNow();
   }
 }

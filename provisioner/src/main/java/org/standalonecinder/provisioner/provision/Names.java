@@ -9,12 +9,14 @@ import java.util.Map;
  */
 public final class Names {
 
-  public static final String ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by";
+  public static final String ANN_PROVISIONED_BY =
+      org.standalonecinder.api.ClaimAnnotations.PROVISIONED_BY;
   public static final String ANN_STORAGE_PROVISIONER =
       org.standalonecinder.api.ClaimAnnotations.STORAGE_PROVISIONER;
   public static final String ANN_STORAGE_PROVISIONER_BETA =
       org.standalonecinder.api.ClaimAnnotations.STORAGE_PROVISIONER_BETA;
-  public static final String ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node";
+  public static final String ANN_SELECTED_NODE =
+      org.standalonecinder.api.ClaimAnnotations.SELECTED_NODE;
   public static final String ANN_VOLUME_ID = org.standalonecinder.api.ClaimAnnotations.VOLUME_ID;
   public static final String ANN_IDENTITY = "standaloneCinderProvisionerIdentity";
 
@@ -70,7 +72,7 @@ public final class Names {
 
   /** The PV's name, which is also the Cinder volume's name. */
   public static String pvName(String claimUid) {
-    return "pvc-" + claimUid;
+    return org.standalonecinder.provisioner.controller.ProvisionRequest.pvName(claimUid);
   }
 
   /** The metadata that identifies the claim's volume among all volumes of the project. */

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /**
  * Where a claim's volume goes: the Cinder availability zone to ask for, and the zone of nodes its
@@ -134,7 +135,7 @@ public record Placement(String cinderZone, String nodeZone, String from) {
    * @throws ProvisioningException (final) when it restricts another label, which this provisioner
    *     could not honour
    */
-  static TreeSet<String> allowedZones(StorageClass sc, String key) {
+  public static TreeSet<String> allowedZones(StorageClass sc, String key) {
     TreeSet<String> zones = new TreeSet<>();
     List<TopologySelectorTerm> terms = sc.getAllowedTopologies();
     if (terms == null) {

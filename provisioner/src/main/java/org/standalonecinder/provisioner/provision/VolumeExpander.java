@@ -6,6 +6,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /**
  * Grows a claim's Cinder volume to the size its claim asks for: the Cinder half of an expansion,

@@ -37,6 +37,8 @@ import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.Cephx;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
@@ -129,11 +131,6 @@ public final class VolumeProvisioner {
     return new VolumeProvisioner(cinder, secrets, mappers, settings, backoff, grace);
   }
 
-  /** A resolver of clone sources that asks this provisioner's Cinder. */
-  public CloneResolver clones(ClusterReader cluster) {
-    return new CloneResolver(cluster, cinder, settings.provisionerName(), settings.topology());
-  }
-
   /** What grows this provisioner's volumes, on the same Cinder and with the same waits. */
   public VolumeExpander expander() {
     return new VolumeExpander(cinder, backoff);
@@ -162,8 +159,8 @@ public final class VolumeProvisioner {
 
   /**
    * As {@link #provision(PersistentVolumeClaim, StorageClass)}, as a Cinder clone of {@code source}
-   * (resolved and checked by {@link CloneResolver}) when it is not null: in the source's zone
-   * unless the class names one, with the class's type or else the source's.
+   * (resolved and checked by the clone resolver) when it is not null: in the source's zone unless
+   * the class names one, with the class's type or else the source's.
    */
   public PersistentVolume provision(
       PersistentVolumeClaim claim, StorageClass storageClass, CloneSource source) {
@@ -590,14 +587,6 @@ public final class VolumeProvisioner {
     }
   }
 
-  /** What {@link #delete} found. */
-  public enum DeleteOutcome {
-    /** Everything of the PV is gone from Cinder and the cluster; the PV may be deleted. */
-    DELETED,
-    /** The PV was made by another provisioner or another instance: nothing was touched. */
-    NOT_MINE
-  }
-
   /**
    * Withdraws the export, deletes the volume and the PV's auth Secret, in that order. Each step
    * treats "already gone" as done, so a delete that failed half-way can simply run again.
@@ -929,10 +918,10 @@ public final class VolumeProvisioner {
   }
 
   /** The claim's request, validated against what this provisioner can do. */
-  record ClaimRequest(
+  public record ClaimRequest(
       int sizeGib, ClassParameters params, boolean block, boolean readOnly, boolean multiNode) {
 
-    static ClaimRequest of(PersistentVolumeClaim claim, StorageClass sc) {
+    public static ClaimRequest of(PersistentVolumeClaim claim, StorageClass sc) {
       ClassParameters params;
       try {
         params = ClassParameters.parse(sc.getParameters());

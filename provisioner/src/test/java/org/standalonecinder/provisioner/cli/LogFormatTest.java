@@ -34,7 +34,7 @@ class LogFormatTest {
       c.doConfigure(Path.of("src/main/resources/logback.xml").toFile());
       MDC.put("claim", "apps/data");
       MDC.put("volume", "vol-1");
-      ctx.getLogger("org.standalonecinder.provisioner.controller.ProvisionController")
+      ctx.getLogger("org.standalonecinder.provisioner.controller.ClaimController")
           .info("deleted volume {} (Cinder volume {})", "pvc-1", "vol-1");
     } finally {
       MDC.clear();
@@ -50,7 +50,7 @@ class LogFormatTest {
     assertThat(out.lines().toList()).hasSize(1);
     JsonNode line = new ObjectMapper().readTree(out);
     assertThat(line.path("level").asText()).isEqualTo("INFO");
-    assertThat(line.path("loggerName").asText()).endsWith("ProvisionController");
+    assertThat(line.path("loggerName").asText()).endsWith("ClaimController");
     assertThat(line.path("formattedMessage").asText())
         .isEqualTo("deleted volume pvc-1 (Cinder volume vol-1)");
     assertThat(line.path("mdc").path("claim").asText()).isEqualTo("apps/data");

@@ -45,7 +45,7 @@ class CloneControllerTest {
   private KubernetesClient client;
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
-  private ProvisionController controller;
+  private ClaimController controller;
   private Processed processed;
   private final io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
       new io.micrometer.core.instrument.simple.SimpleMeterRegistry();

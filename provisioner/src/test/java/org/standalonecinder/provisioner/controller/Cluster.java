@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -18,7 +19,7 @@ import org.standalonecinder.provisioner.provision.ProvisionerSettings;
  * What tests do to the mock API server, including the part of Kubernetes the mock lacks (the
  * binder's release of a PV whose claim is gone).
  */
-final class Cluster {
+public final class Cluster {
 
   private Cluster() {}
 
@@ -26,7 +27,7 @@ final class Cluster {
    * A fresh CRUD mock API server. One per test: a shared one carries the previous test's watches
    * and objects, and its client's connection pool once ran dry in CI (a 10 s timeout).
    */
-  static io.fabric8.kubernetes.client.server.mock.KubernetesMockServer newApiServer() {
+  public static io.fabric8.kubernetes.client.server.mock.KubernetesMockServer newApiServer() {
     var server =
         new io.fabric8.kubernetes.client.server.mock.KubernetesMockServer(
             new io.fabric8.mockwebserver.Context(),
@@ -42,13 +43,14 @@ final class Cluster {
    * A controller as the unit tests run it: retries after 50 ms to 200 ms and gives up after 3, two
    * workers. Not started.
    */
-  static ProvisionController controller(
+  public static ClaimController controller(
       KubernetesClient client,
       org.standalonecinder.provisioner.cinder.CinderClient cinder,
       ProvisionerSettings settings,
       io.micrometer.core.instrument.MeterRegistry registry) {
-    return new ProvisionController(
+    return org.standalonecinder.provisioner.app.Wiring.controller(
         client,
+        cinder,
         new org.standalonecinder.provisioner.provision.VolumeProvisioner(
             cinder,
             new KubernetesSecretStore(client),
@@ -64,7 +66,7 @@ final class Cluster {
   }
 
   /** Settings of a provisioner instance of its own cluster id. */
-  static ProvisionerSettings settings(String cluster) {
+  public static ProvisionerSettings settings(String cluster) {
     return new ProvisionerSettings(
         ProvisionerSettings.DEFAULT_NAME,
         cluster,
@@ -81,7 +83,7 @@ final class Cluster {
    * within its own 10 s (seen twice in about a dozen CI runs, after the test had passed); each test
    * has its own server, so a server left closing cannot affect another test.
    */
-  static void destroy(io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server) {
+  public static void destroy(io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server) {
     try {
       server.destroy();
     } catch (IllegalStateException e) {
@@ -89,7 +91,7 @@ final class Cluster {
     }
   }
 
-  static StorageClass createClass(
+  public static StorageClass createClass(
       KubernetesClient k,
       String name,
       String provisioner,
@@ -113,12 +115,13 @@ final class Cluster {
   }
 
   /** Our class with reclaim Delete and immediate binding. */
-  static StorageClass createClass(KubernetesClient k, String name, Map<String, String> params) {
+  public static StorageClass createClass(
+      KubernetesClient k, String name, Map<String, String> params) {
     return createClass(k, name, ProvisionerSettings.DEFAULT_NAME, params, "Delete", "Immediate");
   }
 
   /** A claim as the API server has it once Kubernetes named its provisioner. */
-  static PersistentVolumeClaim createClaim(
+  public static PersistentVolumeClaim createClaim(
       KubernetesClient k,
       String name,
       String className,
@@ -133,17 +136,19 @@ final class Cluster {
     return k.persistentVolumeClaims().inNamespace("apps").resource(c).create();
   }
 
-  static PersistentVolumeClaim createClaim(KubernetesClient k, String name, String className) {
+  public static PersistentVolumeClaim createClaim(
+      KubernetesClient k, String name, String className) {
     return createClaim(
         k, name, className, ProvisionerSettings.DEFAULT_NAME, "Filesystem", Map.of());
   }
 
   /** The storage capacity a PV has now, as the API server has it. */
-  static io.fabric8.kubernetes.api.model.Quantity capacityOf(KubernetesClient k, String pvName) {
+  public static io.fabric8.kubernetes.api.model.Quantity capacityOf(
+      KubernetesClient k, String pvName) {
     return k.persistentVolumes().withName(pvName).get().getSpec().getCapacity().get("storage");
   }
 
-  static PersistentVolume pvOf(KubernetesClient k, PersistentVolumeClaim c) {
+  public static PersistentVolume pvOf(KubernetesClient k, PersistentVolumeClaim c) {
     return k.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
   }
 
@@ -153,7 +158,7 @@ final class Cluster {
    *
    * @return the bound PV
    */
-  static PersistentVolume bind(KubernetesClient k, PersistentVolumeClaim claim) {
+  public static PersistentVolume bind(KubernetesClient k, PersistentVolumeClaim claim) {
     String pvName = Names.pvName(claim.getMetadata().getUid());
     await(
         "PV " + pvName,
@@ -174,7 +179,7 @@ final class Cluster {
   }
 
   /** What the binder leaves in a bound claim's status (a merge patch of the status). */
-  static void claimBound(KubernetesClient k, String ns, String name, String size) {
+  public static void claimBound(KubernetesClient k, String ns, String name, String size) {
     k.persistentVolumeClaims()
         .inNamespace(ns)
         .withName(name)
@@ -189,7 +194,7 @@ final class Cluster {
   }
 
   /** What Kubernetes' binder does once a PV's claim is gone. */
-  static void release(KubernetesClient k, PersistentVolume pv) {
+  public static void release(KubernetesClient k, PersistentVolume pv) {
     pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
     k.persistentVolumes().resource(pv).updateStatus();
   }
@@ -198,12 +203,12 @@ final class Cluster {
    * The fake Cinder's calls but the orphan sweep's listing of unfinished volumes, which runs at
    * start and at every resync whatever the claims are.
    */
-  static java.util.List<String> claimCalls(
+  public static java.util.List<String> claimCalls(
       org.standalonecinder.provisioner.cinder.FakeCinderClient cinder) {
     return cinder.log().stream().filter(l -> !l.equals("findVolumes null")).toList();
   }
 
-  static void await(String what, BooleanSupplier condition, Duration timeout) {
+  public static void await(String what, BooleanSupplier condition, Duration timeout) {
     long end = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > end) {
@@ -222,7 +227,7 @@ final class Cluster {
    * Runs {@code work} (a user-space initiator's commands, say) on another thread, so that a test
    * can have two of them at once; its exception, checked or not, fails the future.
    */
-  static <T> java.util.concurrent.CompletableFuture<T> background(
+  public static <T> java.util.concurrent.CompletableFuture<T> background(
       java.util.concurrent.Callable<T> work) {
     var f = new java.util.concurrent.CompletableFuture<T>();
     Thread t =

@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.cinder.Microversion;
+import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -35,7 +36,7 @@ class ExpansionTest {
   private KubernetesClient client;
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
-  private ProvisionController controller;
+  private ClaimController controller;
 
   @BeforeEach
   void start() {

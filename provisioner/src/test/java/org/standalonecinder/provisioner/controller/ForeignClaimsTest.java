@@ -35,7 +35,7 @@ class ForeignClaimsTest {
   private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
   private KubernetesClient client;
   private final FakeCinderClient cinder = new FakeCinderClient();
-  private ProvisionController controller;
+  private ClaimController controller;
 
   @AfterEach
   void stop() {

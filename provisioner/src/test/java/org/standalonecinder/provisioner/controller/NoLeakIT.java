@@ -23,6 +23,7 @@ import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.SecretStore;
@@ -81,9 +82,10 @@ class NoLeakIT {
           }
         };
     ProvisionerSettings settings = Cluster.settings(cluster);
-    ProvisionController controller =
-        new ProvisionController(
+    ClaimController controller =
+        org.standalonecinder.provisioner.app.Wiring.controller(
             client,
+            cinder,
             new VolumeProvisioner(
                 cinder,
                 faultySecrets,
@@ -94,7 +96,8 @@ class NoLeakIT {
             new EventRecorder(client, "standalone-cinder", "noleak", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(500), 100),
             4,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     try {
       controller.start();
       Cluster.createClass(client, "cinder", Map.of());

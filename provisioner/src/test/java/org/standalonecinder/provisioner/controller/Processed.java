@@ -12,25 +12,25 @@ import java.util.function.Predicate;
  * that checks that something did <em>not</em> happen waits here until the controller has worked on
  * the object in the state that matters, instead of sleeping and hoping it had.
  */
-final class Processed implements BiConsumer<String, HasMetadata> {
+final class Processed implements BiConsumer<WorkKey, HasMetadata> {
 
-  private final List<String> keys = new ArrayList<>();
+  private final List<WorkKey> keys = new ArrayList<>();
   private final List<HasMetadata> objects = new ArrayList<>();
 
   /** Listens to {@code controller}. */
-  static Processed by(ProvisionController controller) {
+  static Processed by(ClaimController controller) {
     Processed p = new Processed();
     controller.onProcessed(p);
     return p;
   }
 
   @Override
-  public synchronized void accept(String key, HasMetadata object) {
+  public synchronized void accept(WorkKey key, HasMetadata object) {
     keys.add(key);
     objects.add(object);
   }
 
-  private synchronized boolean seen(String key, Predicate<HasMetadata> state) {
+  private synchronized boolean seen(WorkKey key, Predicate<HasMetadata> state) {
     for (int i = 0; i < keys.size(); i++) {
       if (keys.get(i).equals(key) && state.test(objects.get(i))) {
         return true;
@@ -40,23 +40,28 @@ final class Processed implements BiConsumer<String, HasMetadata> {
   }
 
   /** Waits until the controller has finished working on {@code key} seen in {@code state}. */
-  void await(String key, Predicate<HasMetadata> state) {
+  void await(WorkKey key, Predicate<HasMetadata> state) {
     Cluster.await(
         "the controller to work on " + key, () -> seen(key, state), Duration.ofSeconds(10));
   }
 
   /** Waits until the controller has finished working on the claim {@code ns/name} once. */
   void claim(String ns, String name) {
-    await("claim/" + ns + "/" + name, o -> o != null);
+    await(claimKey(ns, name), o -> o != null);
   }
 
   /** The key of a claim as the controller queues it. */
-  static String claimKey(String ns, String name) {
-    return "claim/" + ns + "/" + name;
+  static WorkKey claimKey(String ns, String name) {
+    return new WorkKey.Claim(ns, name);
   }
 
   /** The key of a PV as the controller queues it. */
-  static String volumeKey(String name) {
-    return "volume/" + name;
+  static WorkKey volumeKey(String name) {
+    return new WorkKey.Volume(name);
+  }
+
+  /** Whether nothing at all was worked on. */
+  synchronized boolean none() {
+    return keys.isEmpty();
   }
 }

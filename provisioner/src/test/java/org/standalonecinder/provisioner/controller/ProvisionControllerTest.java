@@ -35,7 +35,7 @@ class ProvisionControllerTest {
 
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
-  private ProvisionController controller;
+  private ClaimController controller;
   private Processed processed;
 
   @BeforeEach

@@ -25,7 +25,9 @@ import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -41,7 +43,7 @@ class ProvisionerIT {
   private KubernetesClient client;
 
   private CinderClient cinder;
-  private ProvisionController controller;
+  private ClaimController controller;
   private Processed processed;
 
   private void start(Mode mode) {
@@ -57,8 +59,9 @@ class ProvisionerIT {
         gate == null ? cinder : gate.around(cinder, v -> v.sourceVolumeId() != null);
     ProvisionerSettings settings = Cluster.settings("it-" + mode + "-" + UUID.randomUUID());
     controller =
-        new ProvisionController(
+        org.standalonecinder.provisioner.app.Wiring.controller(
             client,
+            forProvisioner,
             new VolumeProvisioner(
                 forProvisioner,
                 new KubernetesSecretStore(client),
@@ -69,7 +72,8 @@ class ProvisionerIT {
             new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
             2,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     processed = Processed.by(controller);
     controller.start();
     await("synced", controller::synced, Duration.ofSeconds(10));

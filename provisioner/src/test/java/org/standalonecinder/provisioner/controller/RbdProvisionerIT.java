@@ -26,6 +26,7 @@ import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.RbdMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.Fixtures;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -45,7 +46,7 @@ class RbdProvisionerIT {
   private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
   private KubernetesClient client;
   private CinderClient cinder;
-  private ProvisionController controller;
+  private ClaimController controller;
   private String key;
 
   @BeforeEach
@@ -60,8 +61,9 @@ class RbdProvisionerIT {
             .withRbd(
                 new ProvisionerSettings.RbdDefaults(RbdForm.RBD, "cephx", "lab-ceph", null, null));
     controller =
-        new ProvisionController(
+        org.standalonecinder.provisioner.app.Wiring.controller(
             client,
+            cinder,
             new VolumeProvisioner(
                 cinder,
                 new KubernetesSecretStore(client),
@@ -72,7 +74,8 @@ class RbdProvisionerIT {
             new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
             2,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     controller.start();
     Cluster.await("synced", controller::synced, Duration.ofSeconds(10));
     // The admin's one step: the key of the user Cinder names, as `ceph auth get-key` prints it.

@@ -38,19 +38,19 @@ class RestartSweepTest {
   private KubernetesClient client;
   private final FakeCinderClient cinder = new FakeCinderClient();
   private final ProvisionerSettings settings = Fixtures.settings();
-  private final List<ProvisionController> controllers = new java.util.ArrayList<>();
+  private final List<ClaimController> controllers = new java.util.ArrayList<>();
 
   @AfterEach
   void stop() {
-    controllers.forEach(ProvisionController::close);
+    controllers.forEach(ClaimController::close);
     if (client != null) {
       client.close();
       Cluster.destroy(server);
     }
   }
 
-  private ProvisionController controller(CinderClient c) {
-    ProvisionController pc =
+  private ClaimController controller(CinderClient c) {
+    ClaimController pc =
         Cluster.controller(
             client, c, settings, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     controllers.add(pc);
@@ -117,7 +117,7 @@ class RestartSweepTest {
 
     // The first provisioner dies right after Cinder made the claim's volume.
     Dying dying = new Dying();
-    ProvisionController first = controller(dying.around(cinder));
+    ClaimController first = controller(dying.around(cinder));
     first.start();
     Cluster.await("first synced", first::synced, Duration.ofSeconds(10));
     PersistentVolumeClaim doomed = Cluster.createClaim(client, "doomed", "cinder");
@@ -158,7 +158,7 @@ class RestartSweepTest {
     seed("vol-retained", "uid-retained", "retained", "cluster-a", Names.STATE_PROVISIONED);
     seed("vol-other-cluster", "uid-other", "theirs", "cluster-b", Names.STATE_PROVISIONING);
 
-    ProvisionController second = controller(cinder);
+    ClaimController second = controller(cinder);
     second.start();
     Cluster.await(
         "the dead provisioner's volume deleted",

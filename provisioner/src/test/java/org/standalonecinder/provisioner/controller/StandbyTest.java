@@ -22,7 +22,7 @@ class StandbyTest {
   private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
   private KubernetesClient client;
   private final FakeCinderClient cinder = new FakeCinderClient();
-  private ProvisionController controller;
+  private ClaimController controller;
 
   @BeforeEach
   void start() {
@@ -51,18 +51,21 @@ class StandbyTest {
         != null;
   }
 
+  /** Waits until the standby holds the claim's key: it knows of the claim, and does nothing. */
+  private void held(PersistentVolumeClaim c) {
+    WorkKey key = new WorkKey.Claim(c.getMetadata().getNamespace(), c.getMetadata().getName());
+    Cluster.await(
+        "the standby holds " + key, () -> controller.waiting(key), Duration.ofSeconds(10));
+  }
+
   @Test
-  void aStandbyActsOnlyOnceItLeadsAndStopsTheMomentItDoesNot() throws Exception {
+  void aStandbyActsOnlyOnceItLeadsAndStopsTheMomentItDoesNot() {
+    Processed processed = Processed.by(controller);
     Cluster.createClass(client, "cinder", Map.of());
     PersistentVolumeClaim first = Cluster.createClaim(client, "first", "cinder");
-    // Its caches see the claim; nothing else happens.
-    Cluster.await(
-        "the standby's cache has the claim",
-        () ->
-            controller.synced()
-                && client.persistentVolumeClaims().inAnyNamespace().list().getItems().size() == 1,
-        Duration.ofSeconds(10));
-    Thread.sleep(1_000);
+    // Its caches see the claim and its queue holds it; nothing else happens.
+    held(first);
+    assertThat(processed.none()).as("nothing worked on while standing by").isTrue();
     assertThat(controller.active()).isFalse();
     assertThat(cinder.log()).as("no Cinder call while standing by").isEmpty();
     assertThat(hasPv(first)).isFalse();
@@ -81,7 +84,7 @@ class StandbyTest {
     controller.pause();
     cinder.clearLog();
     PersistentVolumeClaim second = Cluster.createClaim(client, "second", "cinder");
-    Thread.sleep(1_500);
+    held(second);
     assertThat(hasPv(second)).isFalse();
     assertThat(cinder.log()).isEmpty();
     controller.resume();

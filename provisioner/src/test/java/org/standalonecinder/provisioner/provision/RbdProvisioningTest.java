@@ -24,6 +24,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.RbdMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
@@ -318,7 +319,8 @@ class RbdProvisioningTest {
   }
 
   private void release(PersistentVolume pv) {
-    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(provisioner.delete(pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     secrets.pvs.remove(pv.getMetadata().getName());
   }
 

@@ -11,6 +11,7 @@ import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /** The Cinder half of an expansion: when Cinder is asked to extend, and what a refusal says. */
 class VolumeExpanderTest {

@@ -27,6 +27,7 @@ import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 
 /**
@@ -751,7 +752,8 @@ class VolumeProvisionerTest {
   void deleteUndoesAnAttachmentPvInOrder() {
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
     cinder.clearLog();
-    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(provisioner.delete(pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     assertThat(cinder.log())
         .containsExactly(
             "getVolume vol-1",
@@ -787,7 +789,8 @@ class VolumeProvisionerTest {
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
     provisioner.delete(pv);
     cinder.clearLog();
-    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(provisioner.delete(pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     assertThat(cinder.log()).containsExactly("getVolume vol-1", DELETE_SECRET);
   }
 
@@ -806,7 +809,8 @@ class VolumeProvisionerTest {
         .hasMessageContaining("have snapshots")
         .hasMessageContaining("req-s");
     assertThat(secrets.secrets).hasSize(1);
-    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.DELETED);
+    assertThat(provisioner.delete(pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(secrets.secrets).isEmpty();
   }
@@ -816,7 +820,8 @@ class VolumeProvisionerTest {
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
     pv.getMetadata().getAnnotations().put(Names.ANN_IDENTITY, "cluster-b");
     cinder.clearLog();
-    assertThat(provisioner.delete(pv)).isEqualTo(VolumeProvisioner.DeleteOutcome.NOT_MINE);
+    assertThat(provisioner.delete(pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.NOT_MINE);
     assertThat(cinder.log()).isEmpty();
   }
 }

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.clone;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -11,7 +11,6 @@ import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
 import org.standalonecinder.api.CloneToken;
-import org.standalonecinder.provisioner.provision.ClusterReader;
 
 /** {@link ClusterReader} on the API server, uncached. */
 public final class KubernetesClusterReader implements ClusterReader {

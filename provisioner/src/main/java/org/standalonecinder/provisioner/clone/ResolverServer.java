@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.clone;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -18,10 +18,8 @@ import java.security.MessageDigest;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimRef;
-import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.CloneSource;
-import org.standalonecinder.provisioner.provision.ClusterReader;
-import org.standalonecinder.provisioner.provision.ProvisioningException;
 
 /**
  * The clone check the admission webhook asks before it admits a clone: {@code POST /v1/clone-check}

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.provision;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.standalonecinder.provisioner.mapping.SecretRefs;
-import org.standalonecinder.provisioner.provision.Names;
-import org.standalonecinder.provisioner.provision.SecretStore;
 
 /** PV auth Secrets in the Kubernetes API. */
 public final class KubernetesSecretStore implements SecretStore {

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.app;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -14,9 +14,18 @@ import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.MeteredCinderClient;
+import org.standalonecinder.provisioner.clone.CloneResolver;
+import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
+import org.standalonecinder.provisioner.clone.ResolverServer;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.HealthServer;
+import org.standalonecinder.provisioner.controller.LeaderElection;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
-import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
@@ -32,7 +41,7 @@ public final class ProvisionerApp implements AutoCloseable {
   private final Vertx vertx;
   private final KubernetesClient client;
   private final CinderClient cinder;
-  private final ProvisionController controller;
+  private final ClaimController controller;
   private final HealthServer health;
   private final LeaderElection election;
   private final java.util.concurrent.atomic.AtomicBoolean closing;
@@ -43,7 +52,7 @@ public final class ProvisionerApp implements AutoCloseable {
       Vertx vertx,
       KubernetesClient client,
       CinderClient cinder,
-      ProvisionController controller,
+      ClaimController controller,
       HealthServer health,
       LeaderElection election,
       java.util.concurrent.atomic.AtomicBoolean closing,
@@ -166,9 +175,10 @@ public final class ProvisionerApp implements AutoCloseable {
     }
     CinderClient metered = new MeteredCinderClient(cinder, registry);
     PoolMetrics pools = new PoolMetrics(metered, registry);
-    ProvisionController controller =
-        new ProvisionController(
+    ClaimController controller =
+        Wiring.controller(
             client,
+            metered,
             new VolumeProvisioner(
                 metered,
                 new KubernetesSecretStore(client),

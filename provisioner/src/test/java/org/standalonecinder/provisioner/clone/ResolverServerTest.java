@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.clone;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,7 +23,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
-import org.standalonecinder.provisioner.provision.CloneResolver;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
@@ -40,7 +41,7 @@ class ResolverServerTest {
   private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
   private KubernetesClient client;
   private final FakeCinderClient cinder = new FakeCinderClient();
-  private ProvisionController controller;
+  private ClaimController controller;
   private Vertx vertx;
   private ResolverServer resolver;
   private final HttpClient http = HttpClient.newHttpClient();

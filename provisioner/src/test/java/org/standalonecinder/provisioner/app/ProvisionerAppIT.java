@@ -1,8 +1,8 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.standalonecinder.provisioner.controller.ProvisionerIT.await;
+import static org.standalonecinder.provisioner.controller.Cluster.await;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,6 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.clone.ResolverServer;
+import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.provisioner.clone;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -13,6 +13,11 @@ import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.provision.CloneSource;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.Placement;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
 /**
  * Finds out whether and from what a claim is to be cloned, and resolves the source claim to a

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.provisioner.clone;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
@@ -22,6 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.api.CloneToken.Basis;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
  * The provisioner's check, when it is about to clone across namespaces, that the clone may still be

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaimConditionBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Clock;
@@ -16,8 +17,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.Names;
-import org.standalonecinder.provisioner.provision.ProvisioningException;
 import org.standalonecinder.provisioner.provision.VolumeExpander;
 
 /**
@@ -31,25 +35,94 @@ import org.standalonecinder.provisioner.provision.VolumeExpander;
  * condition until someone grows the filesystem on the node: the event says how. Every step is safe
  * to repeat: each compares what is with what is asked.
  */
-final class ClaimExpansion {
+public final class ClaimExpansion {
 
-  static final String RESIZING = "Resizing";
-  static final String RESIZE_FAILED = "VolumeResizeFailed";
-  static final String FS_RESIZE_PENDING = "FileSystemResizePending";
+  public static final String RESIZING = "Resizing";
+  public static final String RESIZE_FAILED = "VolumeResizeFailed";
+  public static final String FS_RESIZE_PENDING = "FileSystemResizePending";
 
   private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
   private final KubernetesClient client;
+  private final ClusterCache cache;
+  private final String identity;
   private final VolumeExpander expander;
   private final EventRecorder events;
   private final Clock clock;
 
-  ClaimExpansion(
-      KubernetesClient client, VolumeExpander expander, EventRecorder events, Clock clock) {
+  /** Claims whose expansion was refused, with what was tried (see {@link #ifAsked}). */
+  private final Map<String, String> refused = new ConcurrentHashMap<>();
+
+  /**
+   * @param identity the identity of this provisioner instance: only its own PVs are grown
+   */
+  public ClaimExpansion(
+      KubernetesClient client,
+      ClusterCache cache,
+      String identity,
+      VolumeExpander expander,
+      EventRecorder events,
+      Clock clock) {
     this.client = client;
+    this.cache = cache;
+    this.identity = identity;
     this.expander = expander;
     this.events = events;
     this.clock = clock;
+  }
+
+  /**
+   * Grows the volume of a bound claim of this instance whose request grew. A refusal stands until
+   * the request or the class changes, or the provisioner restarts (a new max-microversion, say):
+   * this provisioner's own status edits change the claim too.
+   *
+   * @throws ProvisioningException told as {@value #RESIZE_FAILED}
+   */
+  public void ifAsked(PersistentVolumeClaim claim) {
+    String pvName = claim.getSpec().getVolumeName();
+    if (pvName == null
+        || claim.getMetadata().getDeletionTimestamp() != null
+        || claim.getStatus() == null
+        || !"Bound".equals(claim.getStatus().getPhase())) {
+      return;
+    }
+    PersistentVolume pv = cache.volume(pvName);
+    if (pv == null
+        || pv.getMetadata().getAnnotations() == null
+        || !identity.equals(pv.getMetadata().getAnnotations().get(Names.ANN_IDENTITY))
+        || pv.getSpec().getClaimRef() == null
+        || !claim.getMetadata().getUid().equals(pv.getSpec().getClaimRef().getUid())
+        || !wanted(claim, pv)) {
+      return;
+    }
+    String className = claim.getSpec().getStorageClassName();
+    StorageClass sc = className == null ? null : cache.storageClass(className);
+    String attempt =
+        claim.getMetadata().getUid()
+            + " "
+            + claim.getSpec().getResources().getRequests()
+            + " "
+            + (sc == null ? "" : sc.getMetadata().getResourceVersion());
+    String key = claim.getMetadata().getNamespace() + "/" + claim.getMetadata().getName();
+    if (attempt.equals(refused.get(key))) {
+      return;
+    }
+    try {
+      sync(claim, pv, sc);
+      refused.remove(key);
+    } catch (ProvisioningException e) {
+      if (e.isFinal()) {
+        refused.put(key, attempt);
+      }
+      throw e.toldAs(RESIZE_FAILED);
+    } catch (KubernetesClientException e) {
+      throw new ProvisioningException(e.getMessage(), false, e).toldAs(RESIZE_FAILED);
+    }
+  }
+
+  /** The claim is gone: a refusal of it is forgotten. */
+  public void forget(PersistentVolumeClaim claim) {
+    refused.remove(claim.getMetadata().getNamespace() + "/" + claim.getMetadata().getName());
   }
 
   /** Whether the claim asks for more than its PV has, or its status still lags behind the PV. */
@@ -226,7 +299,7 @@ final class ClaimExpansion {
     return out;
   }
 
-  static boolean hasCondition(PersistentVolumeClaim c, String type) {
+  public static boolean hasCondition(PersistentVolumeClaim c, String type) {
     return c.getStatus() != null
         && c.getStatus().getConditions() != null
         && c.getStatus().getConditions().stream().anyMatch(x -> type.equals(x.getType()));

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.provisioner.clone;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.cinder;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -8,17 +8,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.standalonecinder.provisioner.cinder.ApiVersions;
-import org.standalonecinder.provisioner.cinder.Attachment;
-import org.standalonecinder.provisioner.cinder.Backoff;
-import org.standalonecinder.provisioner.cinder.CinderClient;
-import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.cinder.ConnectionInfo;
-import org.standalonecinder.provisioner.cinder.Connector;
-import org.standalonecinder.provisioner.cinder.Pool;
-import org.standalonecinder.provisioner.cinder.Snapshot;
-import org.standalonecinder.provisioner.cinder.Volume;
-import org.standalonecinder.provisioner.cinder.VolumeSpec;
 
 /**
  * Every Cinder call of the provisioner, counted and timed: {@code
@@ -27,14 +16,14 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
  * quota_exceeded}, ...): few values, so the series stay few. The waits ({@code await*}) are timed
  * whole, polls included.
  */
-final class MeteredCinderClient implements CinderClient {
+public final class MeteredCinderClient implements CinderClient {
 
   static final String METRIC = "standalone_cinder_cinder_request_seconds";
 
   private final CinderClient cinder;
   private final MeterRegistry registry;
 
-  MeteredCinderClient(CinderClient cinder, MeterRegistry registry) {
+  public MeteredCinderClient(CinderClient cinder, MeterRegistry registry) {
     this.cinder = cinder;
     this.registry = registry;
   }

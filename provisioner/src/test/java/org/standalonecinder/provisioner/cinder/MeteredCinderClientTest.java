@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.cinder;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -9,8 +9,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 
 /** Every Cinder call is timed with its outcome; a failure is counted and passed on unchanged. */
 class MeteredCinderClientTest {

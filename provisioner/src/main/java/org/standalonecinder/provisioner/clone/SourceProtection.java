@@ -1,0 +1,126 @@
+package org.standalonecinder.provisioner.clone;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.provision.Names;
+
+/**
+ * Keeps a clone's source claim, and so its volume, from going while Cinder copies it: a finalizer
+ * per clone ({@link Names#cloneFinalizer}) on the source, so that concurrent clones never remove
+ * each other's protection.
+ */
+public final class SourceProtection {
+
+  private final KubernetesClient client;
+  private final ClusterCache cache;
+
+  public SourceProtection(KubernetesClient client, ClusterCache cache) {
+    this.client = client;
+    this.cache = cache;
+  }
+
+  /**
+   * Puts the clone's finalizer on the source.
+   *
+   * @throws ProvisioningException when the source is being deleted, or cannot be updated
+   */
+  public void protect(ClaimRef source, String cloneUid) {
+    String finalizer = Names.cloneFinalizer(cloneUid);
+    edit(
+        source,
+        c -> {
+          if (c.getMetadata().getDeletionTimestamp() != null) {
+            throw new ProvisioningException(
+                "source claim " + source + " is being deleted", false, null);
+          }
+          List<String> f =
+              c.getMetadata().getFinalizers() == null
+                  ? new ArrayList<>()
+                  : new ArrayList<>(c.getMetadata().getFinalizers());
+          if (f.contains(finalizer)) {
+            return false;
+          }
+          f.add(finalizer);
+          c.getMetadata().setFinalizers(f);
+          return true;
+        });
+  }
+
+  /** Takes the clone's finalizer off the source; a source that is gone or has none is done. */
+  public void unprotect(ClaimRef source, String cloneUid) {
+    String finalizer = Names.cloneFinalizer(cloneUid);
+    edit(
+        source,
+        c -> {
+          List<String> f = c.getMetadata().getFinalizers();
+          if (f == null || !f.contains(finalizer)) {
+            return false;
+          }
+          List<String> rest = new ArrayList<>(f);
+          rest.remove(finalizer);
+          c.getMetadata().setFinalizers(rest);
+          return true;
+        });
+  }
+
+  /**
+   * Takes the clone's finalizer off the source when the cache says it is there: most resyncs need
+   * no API call.
+   */
+  public void unprotectIfCached(ClaimRef source, String cloneUid) {
+    PersistentVolumeClaim cached = cache.claim(source.namespace(), source.name());
+    if (cached != null
+        && cached.getMetadata().getFinalizers() != null
+        && cached.getMetadata().getFinalizers().contains(Names.cloneFinalizer(cloneUid))) {
+      unprotect(source, cloneUid);
+    }
+  }
+
+  /** Takes the protection of a clone that is gone off every claim that has it. */
+  public void release(String cloneUid) {
+    String finalizer = Names.cloneFinalizer(cloneUid);
+    for (PersistentVolumeClaim c : cache.claims()) {
+      if (c.getMetadata().getFinalizers() != null
+          && c.getMetadata().getFinalizers().contains(finalizer)) {
+        unprotect(
+            new ClaimRef(c.getMetadata().getNamespace(), c.getMetadata().getName()), cloneUid);
+      }
+    }
+  }
+
+  /**
+   * Read-modify-write of a claim's finalizers, with the resourceVersion (finalizers are a list: a
+   * blind write could drop someone else's), repeated on a conflict. A missing claim is done.
+   */
+  private void edit(ClaimRef ref, Predicate<PersistentVolumeClaim> change) {
+    var resource =
+        client.persistentVolumeClaims().inNamespace(ref.namespace()).withName(ref.name());
+    for (int attempt = 1; ; attempt++) {
+      PersistentVolumeClaim c = resource.get();
+      if (c == null || !change.test(c)) {
+        return;
+      }
+      try {
+        client.persistentVolumeClaims().inNamespace(ref.namespace()).resource(c).update();
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 404) {
+          return;
+        }
+        if (e.getCode() != 409 || attempt >= 5) {
+          throw new ProvisioningException(
+              "cannot update the finalizers of source claim " + ref + ": " + e.getMessage(),
+              false,
+              e);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,241 @@
+package org.standalonecinder.provisioner.controller;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.api.ClaimRef;
+
+/**
+ * What the loop does with a claim or a PV, in the order sig-storage-lib-external-provisioner does
+ * it: is it this provisioner's, is it time (a class and, for {@code WaitForFirstConsumer}, a node),
+ * does its PV exist already; then the provisioner's part, the PV's creation and the claim's events.
+ * A released PV of this provisioner goes with its storage, or stays ({@code Retain}).
+ */
+final class ClaimSync {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ClaimSync.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final KubernetesClient client;
+  private final ClusterCache cache;
+  private final Provisioner provisioner;
+  private final EventRecorder events;
+  private final ProvisionMetrics metrics;
+
+  ClaimSync(
+      KubernetesClient client,
+      ClusterCache cache,
+      Provisioner provisioner,
+      EventRecorder events,
+      ProvisionMetrics metrics) {
+    this.client = client;
+    this.cache = cache;
+    this.provisioner = provisioner;
+    this.events = events;
+    this.metrics = metrics;
+  }
+
+  /** Whether Kubernetes named this provisioner for the claim. */
+  boolean ours(PersistentVolumeClaim claim) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    return ann != null && provisioner.name().equals(ClaimAnnotations.provisioner(ann));
+  }
+
+  /**
+   * Brings the claim's storage about.
+   *
+   * @return whether the provisioner is still at it and the claim is to be looked at again
+   */
+  boolean claim(PersistentVolumeClaim claim) {
+    if (!ours(claim)) {
+      return false;
+    }
+    String volumeName = claim.getSpec().getVolumeName();
+    if (volumeName != null && !volumeName.isEmpty()) {
+      provisioner.provisioned(claim);
+      return false;
+    }
+    if (claim.getMetadata().getDeletionTimestamp() != null) {
+      return false;
+    }
+    String className = claim.getSpec().getStorageClassName();
+    if (className == null || className.isEmpty()) {
+      return false;
+    }
+    StorageClass sc = cache.storageClass(className);
+    if (sc == null) {
+      // A class and its first claim applied together may reach the caches in either order.
+      sc = client.storage().v1().storageClasses().withName(className).get();
+    }
+    if (sc == null) {
+      throw new ProvisioningException("StorageClass " + className + " not found", false, null);
+    }
+    if (!provisioner.name().equals(sc.getProvisioner())) {
+      return false;
+    }
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    if ("WaitForFirstConsumer".equals(sc.getVolumeBindingMode())
+        && ann.get(ClaimAnnotations.SELECTED_NODE) == null) {
+      return false; // the scheduler picks a node first
+    }
+    String pvName = ProvisionRequest.pvName(claim.getMetadata().getUid());
+    // The cache may not have seen a PV made a moment ago; provisioning twice would undo the first.
+    if (cache.volumeNow(pvName) != null) {
+      provisioner.provisioned(claim);
+      return false; // the binder takes it from here
+    }
+    // Before anything is made or told: a node that is gone makes the scheduler choose again.
+    Map<String, String> nodeLabels = selectedNodeLabels(claim);
+    return provision(claim, sc, pvName, nodeLabels);
+  }
+
+  private boolean provision(
+      PersistentVolumeClaim claim, StorageClass sc, String pvName, Map<String, String> nodeLabels) {
+    String kind = provisioner.kind(claim);
+    long started = System.nanoTime();
+    String outcome = null;
+    try {
+      ProvisionRequest request =
+          new ProvisionRequest(
+              claim,
+              sc,
+              pvName,
+              nodeLabels,
+              detail ->
+                  events.normal(
+                      claim,
+                      EventRecorder.PROVISIONING,
+                      "External provisioner is provisioning volume for claim "
+                          + claim.getMetadata().getNamespace()
+                          + "/"
+                          + claim.getMetadata().getName()
+                          + detail));
+      ProvisionResult result = provisioner.provision(request);
+      switch (result.state()) {
+        case FINISHED -> {
+          save(request, result);
+          outcome = "succeeded";
+        }
+        case IN_BACKGROUND -> {
+          LOG.debug("in background: {}", result.detail());
+          return true;
+        }
+        case NO_CHANGE, IGNORED -> LOG.debug("{}: {}", result.state(), result.detail());
+      }
+      return false;
+    } catch (ProvisioningException e) {
+      outcome = e.isFinal() ? "refused" : "failed";
+      throw e;
+    } catch (RuntimeException e) {
+      outcome = "failed";
+      throw e;
+    } finally {
+      if (outcome != null) {
+        metrics.provisioned(kind, outcome, System.nanoTime() - started);
+      }
+    }
+  }
+
+  /** Creates the PV of a finished provisioning; undoes the storage when it cannot be saved. */
+  private void save(ProvisionRequest request, ProvisionResult result) {
+    PersistentVolume pv = result.volume();
+    try {
+      client.persistentVolumes().resource(pv).create();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        // Undone rather than leaked; the next try makes it anew.
+        try {
+          provisioner.delete(pv);
+        } catch (RuntimeException undo) {
+          e.addSuppressed(undo);
+        }
+        throw new ProvisioningException(
+            "cannot create PersistentVolume " + request.pvName() + ": " + e.getMessage(), false, e);
+      }
+    }
+    provisioner.created(request, pv);
+    events.normal(
+        request.claim(),
+        EventRecorder.PROVISIONING_SUCCEEDED,
+        "Successfully provisioned volume " + request.pvName() + result.detail());
+  }
+
+  /**
+   * The labels of the node the scheduler selected for the claim ({@code WaitForFirstConsumer}),
+   * empty when it selected none. A node that is gone cannot take the pod: its name is taken off the
+   * claim, so the scheduler selects another, as Kubernetes' external provisioners do.
+   */
+  private Map<String, String> selectedNodeLabels(PersistentVolumeClaim claim) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    String name = ann == null ? null : ann.get(ClaimAnnotations.SELECTED_NODE);
+    if (name == null) {
+      return Map.of();
+    }
+    // Anyone who may update the claim may write this annotation; a value that is no node name
+    // (a "/" or "..") would reach another URL of the API server than the node's.
+    boolean aName = ClaimRef.isName(name);
+    Node node = aName ? client.nodes().withName(name).get() : null;
+    if (node != null) {
+      Map<String, String> labels = node.getMetadata().getLabels();
+      return labels == null ? Map.of() : labels;
+    }
+    // Only the choice seen here: the scheduler may have chosen again meanwhile.
+    String path = "/metadata/annotations/" + ClaimAnnotations.SELECTED_NODE.replace("/", "~1");
+    ArrayNode patch = JSON.createArrayNode();
+    patch.addObject().put("op", "test").put("path", path).put("value", name);
+    patch.addObject().put("op", "remove").put("path", path);
+    try {
+      client
+          .persistentVolumeClaims()
+          .inNamespace(claim.getMetadata().getNamespace())
+          .withName(claim.getMetadata().getName())
+          .patch(PatchContext.of(PatchType.JSON), patch.toString());
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 422) {
+        throw e;
+      }
+      // chosen again (or taken off) since: the next sync sees the new choice
+    }
+    throw new ProvisioningException(
+        aName
+            ? "the node "
+                + name
+                + " the scheduler selected for this claim does not exist; the scheduler is asked"
+                + " to select another"
+            : ClaimAnnotations.SELECTED_NODE
+                + " is not a node name; it was taken off the claim (the scheduler writes it when"
+                + " it selects a node)",
+        false,
+        null);
+  }
+
+  /** Tears down a released PV of this provisioner whose policy is Delete; tells of a kept one. */
+  void volume(PersistentVolume pv) {
+    Map<String, String> ann = pv.getMetadata().getAnnotations();
+    if (ann == null || !provisioner.name().equals(ann.get(ClaimAnnotations.PROVISIONED_BY))) {
+      return;
+    }
+    if (pv.getStatus() == null || !"Released".equals(pv.getStatus().getPhase())) {
+      return;
+    }
+    if (!"Delete".equals(pv.getSpec().getPersistentVolumeReclaimPolicy())) {
+      provisioner.retained(pv);
+      return;
+    }
+    if (provisioner.delete(pv) == Provisioner.DeleteOutcome.DELETED) {
+      client.persistentVolumes().withName(pv.getMetadata().getName()).delete();
+      LOG.info("deleted PersistentVolume {}", pv.getMetadata().getName());
+    }
+  }
+}

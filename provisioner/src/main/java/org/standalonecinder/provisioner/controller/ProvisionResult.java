@@ -1,0 +1,53 @@
+package org.standalonecinder.provisioner.controller;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import java.util.Objects;
+
+/**
+ * What a {@link Provisioner#provision} did.
+ *
+ * @param state what the loop does next
+ * @param volume the PV to create, for {@link State#FINISHED} only
+ * @param detail said after the PV's name in the claim's event (finished), or why (the others)
+ */
+public record ProvisionResult(State state, PersistentVolume volume, String detail) {
+
+  /** What the loop does with a claim after a provisioning. */
+  public enum State {
+    /** The storage exists: the loop creates {@link #volume()} and tells the claim. */
+    FINISHED,
+    /**
+     * The storage is being made: the loop looks again after a delay, without counting a failure.
+     */
+    IN_BACKGROUND,
+    /** Nothing was done and nothing is pending: the loop waits for the next change. */
+    NO_CHANGE,
+    /** The claim is not this provisioner's to make after all: nothing is done or told. */
+    IGNORED
+  }
+
+  public ProvisionResult {
+    Objects.requireNonNull(state, "state");
+    if ((state == State.FINISHED) != (volume != null)) {
+      throw new IllegalArgumentException("a PV comes with FINISHED and only with it");
+    }
+    detail = detail == null ? "" : detail;
+  }
+
+  /** The storage exists, described by {@code pv}. */
+  public static ProvisionResult finished(PersistentVolume pv, String detail) {
+    return new ProvisionResult(State.FINISHED, pv, detail);
+  }
+
+  public static ProvisionResult inBackground(String why) {
+    return new ProvisionResult(State.IN_BACKGROUND, null, why);
+  }
+
+  public static ProvisionResult noChange(String why) {
+    return new ProvisionResult(State.NO_CHANGE, null, why);
+  }
+
+  public static ProvisionResult ignored(String why) {
+    return new ProvisionResult(State.IGNORED, null, why);
+  }
+}

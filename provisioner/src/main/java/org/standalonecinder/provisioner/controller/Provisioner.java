@@ -1,0 +1,87 @@
+package org.standalonecinder.provisioner.controller;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import java.util.List;
+
+/**
+ * What a storage system plugs into the claim loop ({@link ClaimController}), as
+ * sig-storage-lib-external-provisioner's Provisioner: the loop decides which claims and PVs are
+ * this provisioner's, when, and what is told to whom; the provisioner makes and removes storage.
+ *
+ * <p>Every method may run again for the same object (after a failure, a restart, a new leader), so
+ * each must be safe to repeat. A {@link ProvisioningException} says whether a retry can help; any
+ * other exception counts as one that can.
+ */
+public interface Provisioner {
+
+  /** The name a class's {@code provisioner} and a claim's storage-provisioner annotation carry. */
+  String name();
+
+  /**
+   * A label for the metrics of a claim's provisioning, from the claim alone and without failing
+   * (e.g. {@code blank} or {@code clone}).
+   */
+  default String kind(PersistentVolumeClaim claim) {
+    return "blank";
+  }
+
+  /**
+   * Makes the storage of a claim of this provisioner's class that has no PV yet. The PV of a {@link
+   * ProvisionResult.State#FINISHED} result is not created here: the loop creates it, calls {@link
+   * #delete} if it cannot, and {@link #created} once it exists.
+   */
+  ProvisionResult provision(ProvisionRequest request);
+
+  /** The PV of a finished provisioning exists now: what must follow it (safe to repeat). */
+  default void created(ProvisionRequest request, PersistentVolume pv) {}
+
+  /**
+   * A claim of this provisioner that has its PV already: finishes what a stop may have cut short
+   * and acts on changes of the claim (its size).
+   */
+  default void provisioned(PersistentVolumeClaim claim) {}
+
+  /**
+   * Removes the storage of a released PV whose reclaim policy is Delete (or of a PV the loop could
+   * not create). The loop deletes the PV after {@link DeleteOutcome#DELETED}.
+   */
+  DeleteOutcome delete(PersistentVolume pv);
+
+  /** A released PV that is kept (reclaim policy Retain): its storage must outlive it. */
+  default void retained(PersistentVolume pv) {}
+
+  /** The claim or PV is gone from the cluster: forget what was kept about it. */
+  default void forget(HasMetadata gone) {}
+
+  /**
+   * A claim of this provisioner went before its PV existed, or {@link #housekeeping} found what one
+   * left: removes whatever provisioning made for it. Repeated until it succeeds.
+   */
+  default void abandoned(WorkKey.Claim claim, String claimUid) {}
+
+  /**
+   * Runs once the caches are synced, at every resync and when this replica starts to lead: looks
+   * for what a stopped process left half-done; returns the claims to hand to {@link #abandoned}.
+   */
+  default List<Abandoned> housekeeping() {
+    return List.of();
+  }
+
+  /** What {@link #delete} did. */
+  enum DeleteOutcome {
+    /** The storage is gone; the PV may be deleted. */
+    DELETED,
+    /** The PV is not this instance's: nothing was touched. */
+    NOT_MINE
+  }
+
+  /**
+   * A claim whose provisioning left something behind.
+   *
+   * @param claim the claim
+   * @param claimUid the uid of the claim the leftovers were made for
+   */
+  record Abandoned(WorkKey.Claim claim, String claimUid) {}
+}

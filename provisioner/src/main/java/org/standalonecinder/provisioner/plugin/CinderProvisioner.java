@@ -1,0 +1,273 @@
+package org.standalonecinder.provisioner.plugin;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.provisioner.clone.CloneMarking;
+import org.standalonecinder.provisioner.clone.CloneResolver;
+import org.standalonecinder.provisioner.clone.SourceProtection;
+import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.ProvisionRequest;
+import org.standalonecinder.provisioner.controller.ProvisionResult;
+import org.standalonecinder.provisioner.controller.Provisioner;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.controller.WorkKey;
+import org.standalonecinder.provisioner.provision.CloneSource;
+import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+
+/**
+ * The Cinder plug-in of the claim loop: a blank volume or a clone of another claim's, exported to
+ * the cluster, its PV, its expansion and its teardown. It orchestrates; each part lives in its own
+ * place: the clone request and its source ({@link CloneResolver}, {@link SourceProtection}, {@link
+ * CloneMarking}), the volume, its export and its PV ({@link VolumeProvisioner}), growing ({@link
+ * ClaimExpansion}).
+ */
+public final class CinderProvisioner implements Provisioner {
+
+  private static final Logger LOG = LoggerFactory.getLogger(CinderProvisioner.class);
+
+  private final KubernetesClient client;
+  private final ClusterCache cache;
+  private final VolumeProvisioner volumes;
+  private final ProvisionerSettings settings;
+  private final CloneResolver clones;
+  private final SourceProtection protection;
+  private final CloneMarking marking;
+  private final ClaimExpansion expansion;
+
+  /** PVs whose volume this process has marked handed over (so a retained PV asks Cinder once). */
+  private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
+
+  public CinderProvisioner(
+      KubernetesClient client,
+      ClusterCache cache,
+      VolumeProvisioner volumes,
+      CloneResolver clones,
+      ClaimExpansion expansion,
+      ProvisionerSettings settings) {
+    this.client = client;
+    this.cache = cache;
+    this.volumes = volumes;
+    this.settings = settings;
+    this.clones = clones;
+    this.protection = new SourceProtection(client, cache);
+    this.marking = new CloneMarking(client, cache);
+    this.expansion = expansion;
+  }
+
+  @Override
+  public String name() {
+    return settings.provisionerName();
+  }
+
+  @Override
+  public String kind(PersistentVolumeClaim claim) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    boolean asked =
+        (ann != null && ann.containsKey(ClaimRef.CLONE_REQUEST))
+            || claim.getSpec().getDataSourceRef() != null
+            || claim.getSpec().getDataSource() != null;
+    return asked ? "clone" : "blank";
+  }
+
+  /**
+   * A clone request that cannot work is refused before anything is made: a class without smartclone
+   * must never turn a clone request into a blank volume. The source is protected while Cinder
+   * copies it.
+   */
+  @Override
+  public ProvisionResult provision(ProvisionRequest request) {
+    PersistentVolumeClaim claim = request.claim();
+    String uid = claim.getMetadata().getUid();
+    Optional<ClaimRef> cloneOf = CloneResolver.requested(claim);
+    CloneSource source = null;
+    if (cloneOf.isPresent()) {
+      clones.verifyToken(claim, cloneOf.get());
+      source = clones.resolve(cloneOf.get(), claim, request.storageClass());
+      protection.protect(cloneOf.get(), uid);
+    }
+    boolean protectedSource = cloneOf.isPresent();
+    try {
+      request.starting(
+          source == null
+              ? ""
+              : " as a clone of " + source.claim() + " (Cinder volume " + source.volumeId() + ")");
+      PersistentVolume pv =
+          volumes.provision(claim, request.storageClass(), source, request.nodeLabels());
+      // Cinder's clone is complete (the volume is available and exported): the source may go.
+      cloneOf.ifPresent(src -> protection.unprotect(src, uid));
+      protectedSource = false;
+      return ProvisionResult.finished(
+          pv,
+          " (Cinder volume "
+              + pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID)
+              + ")"
+              + (source == null ? "" : ", a clone of " + source.claim()));
+    } finally {
+      if (protectedSource) {
+        // The clone failed: a retry protects the source again before it clones.
+        protection.unprotect(cloneOf.get(), uid);
+      }
+    }
+  }
+
+  @Override
+  public void created(ProvisionRequest request, PersistentVolume pv) {
+    handOver(pv);
+    marking.mark(request.claim(), pv);
+  }
+
+  /**
+   * A crash may have come between the PV and the rest: a clone gets its {@code k8s.io/CloneOf} and
+   * its source loses the protection. Then a bound claim whose request grew is expanded.
+   */
+  @Override
+  public void provisioned(PersistentVolumeClaim claim) {
+    Optional<ClaimRef> src;
+    try {
+      src = CloneResolver.requested(claim);
+    } catch (ProvisioningException e) {
+      src = Optional.empty(); // a bad clone request on a provisioned claim: nothing to finish
+    }
+    if (src.isPresent()) {
+      marking.repair(claim);
+      protection.unprotectIfCached(src.get(), claim.getMetadata().getUid());
+    }
+    expansion.ifAsked(claim);
+  }
+
+  @Override
+  public DeleteOutcome delete(PersistentVolume pv) {
+    DeleteOutcome outcome = volumes.delete(pv);
+    if (outcome == DeleteOutcome.DELETED) {
+      LOG.info(
+          "deleted the volume of {} (Cinder volume {})",
+          pv.getMetadata().getName(),
+          pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID));
+    }
+    return outcome;
+  }
+
+  /**
+   * The volume stays as it is, and must outlive the PV if an admin deletes it; a hand-over that
+   * failed when the PV was made is repaired here, once.
+   */
+  @Override
+  public void retained(PersistentVolume pv) {
+    if (mine(pv) && !handedOver.contains(pv.getMetadata().getName())) {
+      handOver(pv);
+    }
+  }
+
+  @Override
+  public void forget(HasMetadata gone) {
+    if (gone instanceof PersistentVolume pv) {
+      // The memo holds only PVs that exist, so it stays as small as the cluster.
+      handedOver.remove(pv.getMetadata().getName());
+    } else if (gone instanceof PersistentVolumeClaim claim) {
+      expansion.forget(claim);
+    }
+  }
+
+  /**
+   * Deletes what provisioning left for a claim gone without a PV: a clone's protection on its
+   * source, the volumes and the CHAP Secret ({@link VolumeProvisioner#deleteOrphans}). Nothing is
+   * deleted while the PV or the claim still exists: the cache may lag behind the API server, and a
+   * delete cannot be taken back.
+   */
+  @Override
+  public void abandoned(WorkKey.Claim claim, String claimUid) {
+    protection.release(claimUid);
+    String pvName = Names.pvName(claimUid);
+    if (cache.volumeNow(pvName) != null) {
+      return; // the PV exists: its release deletes the volume
+    }
+    PersistentVolumeClaim live =
+        client.persistentVolumeClaims().inNamespace(claim.namespace()).withName(claim.name()).get();
+    if (live != null && claimUid.equals(live.getMetadata().getUid())) {
+      return;
+    }
+    int n = volumes.deleteOrphans(claimUid);
+    if (n > 0) {
+      LOG.info("deleted {} volume(s) left by deleted claim {}", n, claimUid);
+    }
+  }
+
+  /**
+   * Asks Cinder for this cluster's volumes that were never handed to a PV: memory alone would
+   * forget them at a restart, Cinder does not. One whose PV exists only misses its hand-over; one
+   * whose claim still exists is left to the claim's own sync, which reuses it; the others are
+   * abandoned. Then shared auth Secrets that no PV refers to go.
+   */
+  @Override
+  public List<Abandoned> housekeeping() {
+    List<Abandoned> abandoned = new ArrayList<>();
+    List<VolumeProvisioner.Unfinished> unfinished;
+    try {
+      unfinished = volumes.unfinished();
+    } catch (RuntimeException e) {
+      // Cinder is down: the next resync asks again.
+      LOG.info("cannot look for unfinished volumes in Cinder: {}", e.getMessage());
+      unfinished = List.of();
+    }
+    for (VolumeProvisioner.Unfinished u : unfinished) {
+      // Its PV exists: a provisioner stopped between creating the PV and handing the volume
+      // over (a crash, a lost Lease).
+      PersistentVolume pv = cache.volume(Names.pvName(u.claimUid()));
+      if (pv != null
+          && pv.getMetadata().getAnnotations() != null
+          && u.volumeId().equals(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+          && mine(pv)) {
+        handOver(pv);
+        continue;
+      }
+      PersistentVolumeClaim c = cache.claim(u.namespace(), u.name());
+      if (c == null || !u.claimUid().equals(c.getMetadata().getUid())) {
+        abandoned.add(new Abandoned(new WorkKey.Claim(u.namespace(), u.name()), u.claimUid()));
+      }
+    }
+    try {
+      int n = volumes.sweepSharedSecrets();
+      if (n > 0) {
+        LOG.info("deleted {} shared auth Secret(s) that no PV refers to", n);
+      }
+    } catch (RuntimeException e) {
+      LOG.info("cannot sweep shared auth Secrets: {}", e.getMessage());
+    }
+    return abandoned;
+  }
+
+  private boolean mine(PersistentVolume pv) {
+    Map<String, String> ann = pv.getMetadata().getAnnotations();
+    return ann != null && settings.identity().equals(ann.get(Names.ANN_IDENTITY));
+  }
+
+  /**
+   * Marks the PV's volume as the PV's (see {@link VolumeProvisioner#handOver}). A failure is only
+   * logged: while the PV exists no sweep touches its volume, and a retained PV repairs it when it
+   * is released.
+   */
+  private void handOver(PersistentVolume pv) {
+    try {
+      volumes.handOver(pv);
+      handedOver.add(pv.getMetadata().getName());
+    } catch (ProvisioningException e) {
+      LOG.warn(
+          "cannot mark the volume of {} as handed over (retried when it is released): {}",
+          pv.getMetadata().getName(),
+          e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,269 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The claim loop alone, with a provisioner that makes nothing: which claims reach the provisioner,
+ * and what the loop does with each answer the contract allows. No Cinder is involved, which is the
+ * point: the loop is a library.
+ */
+class ClaimControllerTest {
+
+  private static final String NAME = "example.org/fake";
+
+  private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
+  private KubernetesClient client;
+  private FakeProvisioner provisioner;
+  private ClaimController controller;
+  private Processed processed;
+
+  /** A provisioner that answers as the row says and records what the loop asked. */
+  static final class FakeProvisioner implements Provisioner {
+    final Function<ProvisionRequest, ProvisionResult> answer;
+    final List<String> calls = new ArrayList<>();
+
+    FakeProvisioner(Function<ProvisionRequest, ProvisionResult> answer) {
+      this.answer = answer;
+    }
+
+    @Override
+    public String name() {
+      return NAME;
+    }
+
+    @Override
+    public synchronized ProvisionResult provision(ProvisionRequest request) {
+      calls.add("provision " + request.claim().getMetadata().getName());
+      return answer.apply(request);
+    }
+
+    @Override
+    public synchronized void created(ProvisionRequest request, PersistentVolume pv) {
+      calls.add("created " + pv.getMetadata().getName());
+    }
+
+    @Override
+    public synchronized DeleteOutcome delete(PersistentVolume pv) {
+      calls.add("delete " + pv.getMetadata().getName());
+      return DeleteOutcome.DELETED;
+    }
+
+    synchronized List<String> calls() {
+      return List.copyOf(calls);
+    }
+
+    synchronized long provisions() {
+      return calls.stream().filter(c -> c.startsWith("provision")).count();
+    }
+  }
+
+  private static PersistentVolume pvFor(ProvisionRequest r) {
+    return new PersistentVolumeBuilder()
+        .withNewMetadata()
+        .withName(r.pvName())
+        .addToAnnotations("pv.kubernetes.io/provisioned-by", NAME)
+        .endMetadata()
+        .withNewSpec()
+        .withCapacity(Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi")))
+        .withAccessModes("ReadWriteOnce")
+        .withNewHostPath("/nowhere", null)
+        .endSpec()
+        .build();
+  }
+
+  /** One answer of the provisioner and what the loop then does. */
+  record Row(
+      String name,
+      Function<ProvisionRequest, ProvisionResult> answer,
+      boolean pvCreated,
+      boolean provisionedAgain,
+      List<String> events) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static Stream<Arguments> answers() {
+    return Stream.of(
+            new Row(
+                "finished: the loop creates the PV, tells the provisioner and the claim",
+                r -> {
+                  r.starting(" (detail)");
+                  return ProvisionResult.finished(pvFor(r), " (made)");
+                },
+                true,
+                false,
+                List.of(
+                    "Provisioning: External provisioner is provisioning volume for claim apps/data"
+                        + " (detail)",
+                    "ProvisioningSucceeded: Successfully provisioned volume PV (made)")),
+            new Row(
+                "in background: looked at again, no failure told",
+                r -> ProvisionResult.inBackground("copying"),
+                false,
+                true,
+                List.of()),
+            new Row(
+                "no change: nothing done or told",
+                r -> ProvisionResult.noChange("nothing to do"),
+                false,
+                false,
+                List.of()),
+            new Row(
+                "ignored: nothing done or told",
+                r -> ProvisionResult.ignored("not mine after all"),
+                false,
+                false,
+                List.of()),
+            new Row(
+                "final failure: told once, not retried",
+                r -> {
+                  throw ProvisioningException.invalid("bad parameter");
+                },
+                false,
+                false,
+                List.of("ProvisioningFailed: bad parameter")),
+            new Row(
+                "transient failure: retried until the policy gives up, then told so",
+                r -> {
+                  throw new ProvisioningException("backend busy", false, null);
+                },
+                false,
+                true,
+                List.of(
+                    "ProvisioningFailed: backend busy",
+                    "ProvisioningFailed: backend busy",
+                    "ProvisioningFailed: backend busy (gave up after 3 attempts; will try again at the"
+                        + " next change or resync)")),
+            new Row(
+                "a failure told as another reason keeps it",
+                r -> {
+                  throw ProvisioningException.invalid("cannot grow").toldAs("VolumeResizeFailed");
+                },
+                false,
+                false,
+                List.of("VolumeResizeFailed: cannot grow")))
+        .map(Arguments::of);
+  }
+
+  @BeforeEach
+  void start() {
+    server = Cluster.newApiServer();
+    client = server.createClient();
+  }
+
+  private void run(Function<ProvisionRequest, ProvisionResult> answer) {
+    provisioner = new FakeProvisioner(answer);
+    controller =
+        new ClaimController(
+            client,
+            new ClusterCache(client, Duration.ofMinutes(10)),
+            provisioner,
+            new EventRecorder(client, NAME, "test", Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(20), Duration.ofMillis(50), 3),
+            2,
+            Duration.ofMinutes(10),
+            new SimpleMeterRegistry());
+    processed = Processed.by(controller);
+    controller.start();
+    Cluster.await("synced", controller::synced, Duration.ofSeconds(10));
+  }
+
+  @AfterEach
+  void stop() {
+    if (controller != null) {
+      controller.close();
+    }
+    client.close();
+    Cluster.destroy(server);
+  }
+
+  private List<String> events() {
+    return client.events().v1().events().inAnyNamespace().list().getItems().stream()
+        .sorted(java.util.Comparator.comparing(e -> e.getMetadata().getCreationTimestamp()))
+        .map(e -> e.getReason() + ": " + e.getNote())
+        .toList();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("answers")
+  void theLoopDoesWhatTheAnswerSays(Row row) {
+    run(row.answer());
+    Cluster.createClass(client, "fake", NAME, Map.of(), "Delete", "Immediate");
+    PersistentVolumeClaim c =
+        Cluster.createClaim(client, "data", "fake", NAME, "Filesystem", Map.of());
+    String pvName = ProvisionRequest.pvName(c.getMetadata().getUid());
+    List<String> expected =
+        row.events().stream().map(e -> e.replace("volume PV", "volume " + pvName)).toList();
+    Cluster.await(
+        "the events " + expected,
+        () -> events().size() >= expected.size() && provisioner.provisions() >= 1,
+        Duration.ofSeconds(10));
+    if (row.provisionedAgain()) {
+      Cluster.await(
+          "a second provisioning", () -> provisioner.provisions() >= 2, Duration.ofSeconds(10));
+    } else {
+      processed.claim("apps", "data");
+      assertThat(provisioner.provisions()).isEqualTo(1);
+    }
+    assertThat(events()).containsExactlyElementsOf(expected);
+    assertThat(client.persistentVolumes().withName(pvName).get() != null)
+        .as("PV created")
+        .isEqualTo(row.pvCreated());
+    if (row.pvCreated()) {
+      assertThat(provisioner.calls()).containsExactly("provision data", "created " + pvName);
+    }
+  }
+
+  /** Which claims reach the provisioner at all. */
+  record Gate(String name, String classProvisioner, String claimProvisioner, String binding) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static Stream<Arguments> gates() {
+    return Stream.of(
+            new Gate(
+                "a claim Kubernetes named another provisioner for", NAME, "other", "Immediate"),
+            new Gate("a class of another provisioner", "other", NAME, "Immediate"),
+            new Gate(
+                "WaitForFirstConsumer before a node is selected",
+                NAME,
+                NAME,
+                "WaitForFirstConsumer"))
+        .map(Arguments::of);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("gates")
+  void theseClaimsNeverReachTheProvisioner(Gate gate) {
+    run(r -> ProvisionResult.finished(pvFor(r), ""));
+    Cluster.createClass(
+        client, "fake", gate.classProvisioner(), Map.of(), "Delete", gate.binding());
+    Cluster.createClaim(client, "data", "fake", gate.claimProvisioner(), "Filesystem", Map.of());
+    processed.claim("apps", "data");
+    assertThat(provisioner.calls()).isEmpty();
+    assertThat(events()).isEmpty();
+  }
+}
