@@ -245,15 +245,13 @@ final class ProvisionerBench {
    * available, attach to the cluster's connector (create + complete); then cleaned up, untimed.
    */
   static List<Double> cinderCreateAndAttachMs(CinderClient cinder, int k) {
-    VolumeProvisioner p =
-        new VolumeProvisioner(
-            cinder, null, VolumeMappers.standard(), settings("bench-base"), Backoff.DEFAULT);
+    ProvisionerSettings s = settings("bench-base");
     List<Double> out = new ArrayList<>();
     for (int i = 0; i < k; i++) {
       long t0 = System.nanoTime();
       Volume v = cinder.createVolume(VolumeSpec.blank("bench-baseline-" + System.nanoTime(), 1));
       cinder.awaitVolumeStatus(v.id(), java.util.Set.of("available"), Backoff.DEFAULT);
-      Attachment a = cinder.createAttachment(v.id(), p.connector());
+      Attachment a = cinder.createAttachment(v.id(), s.connector());
       cinder.completeAttachment(a.id());
       out.add((System.nanoTime() - t0) / 1e6);
       cinder.deleteAttachment(a.id());

@@ -304,34 +304,56 @@ class CloneAdmissionIT {
     assertThat(a.message()).contains(message);
   }
 
-  @Test
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> denials() {
+    return java.util.stream.Stream.of(
+        row(
+            "a source that does not exist",
+            cloneOf("apps", "c1", "apps/ghost", "clones", "1Gi"),
+            "source claim apps/ghost does not exist"),
+        row(
+            "a source not bound yet",
+            cloneOf("apps", "c2", "apps/pending", "clones", "1Gi"),
+            "source claim apps/pending is not Bound yet"),
+        // The claim's own annotations say ours; only the resolver, looking at its PV, finds out.
+        row(
+            "a source whose annotations lie about its provisioner",
+            cloneOf("apps", "c3", "apps/liar", "clones", "1Gi"),
+            "was not provisioned by " + OURS),
+        row(
+            "a source larger than the clone",
+            cloneOf("apps", "c4", "apps/src", "clones", "512Mi"),
+            "source claim apps/src holds 1Gi, more than this claim requests (512Mi)"),
+        row(
+            "a source in another zone than the class asks for",
+            cloneOf("apps", "c5", "apps/src", "zoned", "1Gi"),
+            "source claim apps/src is in availability zone nova and StorageClass zoned asks"
+                + " for elsewhere"),
+        row(
+            "another namespace's source, without the right to create pods there",
+            cloneOf("apps", "c6", "team-b/shared", "clones", "1Gi"),
+            "cloning team-b/shared into namespace apps is not allowed: you may not create pods"
+                + " in team-b"),
+        row(
+            "a class without smartclone",
+            cloneOf("apps", "c7", "apps/src", "plain", "1Gi"),
+            "StorageClass plain does not allow cloning"),
+        row(
+            "a forged CloneOf",
+            claim("apps", "c8", "clones", Map.of(ClaimRef.CLONE_OF, "apps/src"), "1Gi"),
+            "k8s.io/CloneOf is set by the provisioner only; remove it"));
+  }
+
+  private static org.junit.jupiter.params.provider.Arguments row(
+      String name, PersistentVolumeClaim claim, String message) {
+    return org.junit.jupiter.params.provider.Arguments.of(
+        org.junit.jupiter.api.Named.of(name, claim), message);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.MethodSource("denials")
   @Order(1)
-  void denialsEachWithItsReason() throws Exception {
-    denied(
-        admit("alice", cloneOf("apps", "c1", "apps/ghost", "clones", "1Gi"), false),
-        "source claim apps/ghost does not exist");
-    denied(
-        admit("alice", cloneOf("apps", "c2", "apps/pending", "clones", "1Gi"), false),
-        "source claim apps/pending is not Bound yet");
-    // The claim's own annotations say ours; only the resolver, looking at its PV, finds out.
-    PersistentVolumeClaim liar = cloneOf("apps", "c3", "apps/liar", "clones", "1Gi");
-    denied(admit("alice", liar, false), "was not provisioned by " + OURS);
-    denied(
-        admit("alice", cloneOf("apps", "c4", "apps/src", "clones", "512Mi"), false),
-        "source claim apps/src holds 1Gi, more than this claim requests (512Mi)");
-    denied(
-        admit("alice", cloneOf("apps", "c5", "apps/src", "zoned", "1Gi"), false),
-        "source claim apps/src is in availability zone nova and StorageClass zoned asks for elsewhere");
-    denied(
-        admit("alice", cloneOf("apps", "c6", "team-b/shared", "clones", "1Gi"), false),
-        "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b");
-    denied(
-        admit("alice", cloneOf("apps", "c7", "apps/src", "plain", "1Gi"), false),
-        "StorageClass plain does not allow cloning");
-    PersistentVolumeClaim forged =
-        claim("apps", "c8", "clones", Map.of(ClaimRef.CLONE_OF, "apps/src"), "1Gi");
-    denied(
-        admit("alice", forged, false), "k8s.io/CloneOf is set by the provisioner only; remove it");
+  void deniedWithItsReason(PersistentVolumeClaim claim, String message) throws Exception {
+    denied(admit("alice", claim, false), message);
   }
 
   @Test
@@ -459,7 +481,16 @@ class CloneAdmissionIT {
     assertThat(a.message()).contains("cannot be reached; try again");
     // The replica stays ready: it still judges every claim that is no clone. Were it unready, a
     // provisioner that crash-loops beside it would stop every claim write of the cluster.
-    Thread.sleep(3_000); // longer than the resolver probe's 2 s
+    // Once its probe has seen the resolver gone, not before: readiness is asked after that.
+    await(
+        "the webhook's probe to see the resolver down",
+        () -> {
+          try {
+            return webhook.metrics().contains("standalone_cinder_webhook_resolver_up 0.0");
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
     assertThat(webhook.readiness()).isEqualTo(200);
     assertThat(
             admit("alice", claim("apps", "plain-while-down", "clones", Map.of(), "1Gi"), false)

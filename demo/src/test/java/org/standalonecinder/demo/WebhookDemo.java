@@ -159,6 +159,16 @@ final class WebhookDemo implements AutoCloseable {
         .statusCode();
   }
 
+  /** The body of {@code GET /metrics}. */
+  String metrics() throws Exception {
+    return http.send(
+            HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + app.port() + "/metrics"))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString())
+        .body();
+  }
+
   /** Stops the resolver, as when its container is down. */
   void stopResolver() throws Exception {
     resolver.close().toCompletionStage().toCompletableFuture().get();

@@ -108,7 +108,15 @@ class CaRotationE2EIT {
             return !now.equals(first) && signedBy(served(), now);
           },
           Duration.ofSeconds(90));
-      Thread.sleep(3000);
+      // Then reviews and new handshakes across the new CA, counted rather than waited for.
+      int reviewsAtRotation = ok.get() + failures.size();
+      int handshakesAtRotation = handshakes.get();
+      LocalInstall.await(
+          "30 reviews and 10 handshakes after the rotation",
+          () ->
+              ok.get() + failures.size() >= reviewsAtRotation + 30
+                  && handshakes.get() >= handshakesAtRotation + 10,
+          Duration.ofSeconds(60));
       running.set(false);
       for (Thread th : load) {
         th.join(20_000);

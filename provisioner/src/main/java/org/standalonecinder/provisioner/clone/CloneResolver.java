@@ -14,10 +14,10 @@ import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.provision.ClaimRequest;
 import org.standalonecinder.provisioner.provision.CloneSource;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.Placement;
-import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
 /**
  * Finds out whether and from what a claim is to be cloned, and resolves the source claim to a
@@ -193,7 +193,7 @@ public final class CloneResolver {
    * @throws ProvisioningException saying why the clone cannot be made (now or at all)
    */
   public CloneSource resolve(ClaimRef source, PersistentVolumeClaim target, StorageClass sc) {
-    VolumeProvisioner.ClaimRequest req = VolumeProvisioner.ClaimRequest.of(target, sc);
+    ClaimRequest req = ClaimRequest.of(target, sc);
     if (!req.params().smartclone()) {
       throw ProvisioningException.invalid(
           "the claim asks to clone "

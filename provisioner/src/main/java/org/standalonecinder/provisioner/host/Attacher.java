@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.CinderExport;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.ExportPath;
@@ -110,46 +111,16 @@ public final class Attacher {
               + ": only an available volume, or an in-use one of a multiattach type, can be"
               + " attached");
     }
-    Microversion used = cinder.apiVersions().used();
-    boolean legacy = ExportPath.of(used, readOnly) == ExportPath.RESERVE;
     Rollback rollback = new Rollback();
     try {
-      String attachmentId = null;
-      ConnectionInfo info;
-      String mode = readOnly ? "ro" : "rw";
-      if (legacy) {
-        say.accept("cinder: reserve volume " + volumeId + " (API " + used + ")");
-        cinder.reserve(volumeId);
-        rollback.push("unreserve", () -> undo("unreserve", () -> cinder.unreserve(volumeId)));
-        say.accept("cinder: export volume " + volumeId + " to " + connector.initiator());
-        info = cinder.initializeConnection(volumeId, connector);
-        rollback.push(
-            "terminate connection",
-            () ->
-                undo(
-                    "terminate connection", () -> cinder.terminateConnection(volumeId, connector)));
-      } else {
-        say.accept(
-            "cinder: create a "
-                + mode
-                + " attachment of volume "
-                + volumeId
-                + " for "
-                + connector.host()
-                + " ("
-                + connector.initiator()
-                + ")");
-        Attachment a = cinder.createAttachment(volumeId, connector, readOnly);
-        attachmentId = a.id();
-        String id = a.id();
-        rollback.push(
-            "delete attachment",
-            () -> undo("delete attachment " + id, () -> cinder.deleteAttachment(id)));
-        info = a.connectionInfo();
-        if (info == null) {
-          throw new HostException(
-              "Cinder's attachment " + id + " carries no connection info to log in with");
-        }
+      CinderExport.Exported exported =
+          new CinderExport(cinder, say).export(volumeId, connector, readOnly, rollback);
+      boolean legacy = exported.path() == ExportPath.RESERVE;
+      String attachmentId = exported.attachmentId();
+      ConnectionInfo info = exported.info();
+      if (info == null) {
+        throw new HostException(
+            "Cinder's attachment " + attachmentId + " carries no connection info to log in with");
       }
       HostExport export = HostExport.of(info, connector, connector.multipath());
       say.accept("export: " + export.describe());

@@ -277,4 +277,10 @@ public record ProvisionerSettings(
     }
     return List.copyOf(out);
   }
+
+  /** The connector this cluster presents to Cinder. */
+  public org.standalonecinder.provisioner.cinder.Connector connector() {
+    return new org.standalonecinder.provisioner.cinder.Connector(
+        initiatorName(), connectorHost(), connectorIp(), multipath(), wwpns(), wwnns());
+  }
 }

@@ -488,10 +488,10 @@ class VolumeProvisionerTest {
       assertThat(cinder.volumes()).isEmpty();
     }
     assertThat(cinder.log()).containsExactlyElementsOf(calls);
-    assertThat(cinder.waits().get(0)).isEqualTo(VolumeProvisioner.SCHEDULING_GRACE);
+    assertThat(cinder.waits().get(0)).isEqualTo(Volumes.SCHEDULING_GRACE);
     if (failure == null && calls.contains(OLD_DELETE)) {
       assertThat(cinder.waits().get(1))
-          .isEqualTo(Backoff.DEFAULT.deadline().minus(VolumeProvisioner.SCHEDULING_GRACE));
+          .isEqualTo(Backoff.DEFAULT.deadline().minus(Volumes.SCHEDULING_GRACE));
     }
   }
 

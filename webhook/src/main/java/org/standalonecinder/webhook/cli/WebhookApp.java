@@ -188,6 +188,11 @@ public final class WebhookApp implements AutoCloseable {
       if (o.resolver() == null) {
         LOG.warn("no resolver: clones are checked against Cinder only when they are provisioned");
       }
+      // What the probe last saw, for an alert: clones are denied while it reads 0.
+      io.micrometer.core.instrument.Gauge.builder(
+              "standalone_cinder_webhook_resolver_up", resolverUp, up -> up.get() ? 1 : 0)
+          .description("1 while the provisioner's clone check answers (or none is configured)")
+          .register(registry);
       CloneToken.Keys tokenKeys = tokenKeys(client, o);
       ReloadingPolicy policy =
           new ReloadingPolicy(

@@ -863,6 +863,18 @@ class WebhookServerTest {
     }
   }
 
+  /** Waits until {@code n} calls of the load have ended, well or not. */
+  private static void awaitCalls(AtomicInteger ok, List<String> failures, int n)
+      throws InterruptedException {
+    long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (ok.get() + failures.size() < n) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("only " + (ok.get() + failures.size()) + " calls of " + n);
+      }
+      Thread.sleep(20);
+    }
+  }
+
   @Test
   void aCertificateRotationUnderLoadFailsNoRequest() throws Exception {
     X509Certificate before = certs.current().certificate();
@@ -901,9 +913,11 @@ class WebhookServerTest {
       th.start();
       load.add(th);
     }
-    Thread.sleep(1500);
+    // Counted calls rather than pauses: some before the rotation, and as many after it.
+    awaitCalls(ok, failures, 20);
     certs.refresh();
-    Thread.sleep(700);
+    int atRotation = ok.get() + failures.size();
+    awaitCalls(ok, failures, atRotation + 20);
     running.set(false);
     for (Thread th : load) {
       th.join(15_000);

@@ -24,7 +24,6 @@ import org.openstack4j.api.types.Facing;
 import org.openstack4j.api.types.ServiceType;
 import org.openstack4j.core.transport.Config;
 import org.openstack4j.core.transport.HttpMethod;
-import org.openstack4j.core.transport.HttpRequest;
 import org.openstack4j.core.transport.HttpResponse;
 import org.openstack4j.model.identity.URLResolverParams;
 import org.openstack4j.openstack.OSFactory;
@@ -34,7 +33,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 import org.standalonecinder.provisioner.cinder.ApiVersions;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.config.CloudConfig;
@@ -114,7 +112,14 @@ final class CinderHttp {
   ApiVersions apiVersions() {
     ApiVersions v = versions;
     if (v == null) {
-      v = submit("discover API versions", this::discoverVersions);
+      v =
+          submit(
+              "discover API versions",
+              () ->
+                  VersionDocument.read(
+                      tokens.current().cinderEndpoint().toString(),
+                      transport,
+                      cfg.maxMicroversion()));
       versions = v;
     }
     return v;
@@ -231,50 +236,6 @@ final class CinderHttp {
     }
   }
 
-  private ApiVersions discoverVersions() {
-    AuthToken token = tokens.current();
-    String root = apiRoot(token.cinderEndpoint().toString());
-    HttpRequest<Void> req =
-        HttpRequest.builder(Void.class)
-            .endpoint(root)
-            .path("/")
-            .method(HttpMethod.GET)
-            .header("Accept", "application/json")
-            .config(transport)
-            .build();
-    OkHttpTransport.BufferedResponse res = OkHttpTransport.execute(req, "GET " + root);
-    String text = res.bodyText();
-    // The version document answers 300 Multiple Choices.
-    if (res.getStatus() != 300 && res.getStatus() / 100 != 2) {
-      throw Errors.fromStatus("GET " + root, res.getStatus(), text, Errors.requestId(res));
-    }
-    try {
-      for (JsonNode ver : JSON.readTree(text).path("versions")) {
-        if (ver.path("id").asText().startsWith("v3")) {
-          Microversion min = Microversion.parse(ver.path("min_version").asText("3.0"));
-          Microversion max = Microversion.parse(ver.path("version").asText("3.0"));
-          Microversion used =
-              max.compareTo(cfg.maxMicroversion()) > 0 ? cfg.maxMicroversion() : max;
-          return new ApiVersions(min, max, used);
-        }
-      }
-    } catch (IOException | IllegalArgumentException e) {
-      throw new CinderException.Unavailable(
-          "GET " + root + ": unreadable version document", res.getStatus(), null, e);
-    }
-    throw new CinderException.Unsupported(
-        "GET " + root + " lists no v3 API: this Cinder is too old (v3 exists since Mitaka)",
-        res.getStatus(),
-        Errors.requestId(res));
-  }
-
-  /** {@code http://h:8776/v3/abc} becomes {@code http://h:8776}; a path prefix is kept. */
-  static String apiRoot(String endpoint) {
-    int i = endpoint.indexOf("/v3");
-    String root = i < 0 ? endpoint : endpoint.substring(0, i);
-    return root.replaceAll("/+$", "");
-  }
-
   void requireVersion(Microversion needed, String feature) {
     ApiVersions v = apiVersions();
     if (!v.used().atLeast(needed)) {
@@ -350,31 +311,6 @@ final class CinderHttp {
         throw new CinderException.Unavailable(what + ": interrupted", 0, null, c);
       }
       throw new CinderException.Unavailable(what + ": " + c, 0, null, c);
-    }
-  }
-
-  static void sleepOrGiveUp(
-      Backoff backoff, int attempt, long deadlineNanos, String what, String wanted, String last) {
-    long left = deadlineNanos - System.nanoTime();
-    if (left <= 0) {
-      throw new CinderException.UnexpectedState(
-          what
-              + " did not become "
-              + wanted
-              + " within "
-              + backoff.deadline().toSeconds()
-              + "s (last status "
-              + last
-              + ")",
-          last,
-          true);
-    }
-    long sleep = Math.min(backoff.delay(attempt).toNanos(), left);
-    try {
-      TimeUnit.NANOSECONDS.sleep(sleep);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new CinderException.Unavailable(what + ": interrupted while waiting", 0, null, e);
     }
   }
 

@@ -63,7 +63,7 @@ final class SnapshotCalls {
         throw new CinderException.UnexpectedState(
             "snapshot " + snapshotId + " went to status " + s.status(), s.status(), false);
       }
-      CinderHttp.sleepOrGiveUp(
+      Waiting.sleepOrGiveUp(
           backoff, attempt, deadline, "snapshot " + snapshotId, "available", s.status());
     }
   }

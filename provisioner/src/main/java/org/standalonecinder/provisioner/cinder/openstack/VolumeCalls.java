@@ -115,7 +115,7 @@ final class VolumeCalls {
             last,
             false);
       }
-      CinderHttp.sleepOrGiveUp(
+      Waiting.sleepOrGiveUp(
           backoff, attempt, deadline, "volume " + volumeId, wanted.toString(), last);
     }
   }
@@ -132,7 +132,7 @@ final class VolumeCalls {
         throw new CinderException.UnexpectedState(
             "volume " + volumeId + " failed to delete (status error_deleting)", status, false);
       }
-      CinderHttp.sleepOrGiveUp(backoff, attempt, deadline, "volume " + volumeId, "deleted", status);
+      Waiting.sleepOrGiveUp(backoff, attempt, deadline, "volume " + volumeId, "deleted", status);
     }
   }
 

@@ -19,7 +19,7 @@ class AdapterRulesTest {
     "https://cloud.example/volume/, https://cloud.example/volume"
   })
   void theVersionDocumentLivesAtTheApiRoot(String endpoint, String root) {
-    assertThat(CinderHttp.apiRoot(endpoint)).isEqualTo(root);
+    assertThat(VersionDocument.apiRoot(endpoint)).isEqualTo(root);
   }
 
   @ParameterizedTest(name = "{0}")

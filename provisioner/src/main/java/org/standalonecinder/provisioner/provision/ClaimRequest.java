@@ -1,0 +1,114 @@
+package org.standalonecinder.provisioner.provision;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.List;
+import org.standalonecinder.api.AccessModes;
+import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.InvalidClassParametersException;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+
+/**
+ * A claim's request, validated against what this provisioner can do: its size in whole GiB, its
+ * class's parameters, and its access and volume modes.
+ *
+ * @param sizeGib the size to ask Cinder for
+ * @param params the class's parameters
+ * @param block whether the claim wants a raw block device
+ * @param readOnly whether every access mode is ReadOnlyMany
+ * @param multiNode whether the claim asks for ReadWriteMany
+ */
+public record ClaimRequest(
+    int sizeGib, ClassParameters params, boolean block, boolean readOnly, boolean multiNode) {
+
+  /** The largest volume we ask for; Cinder's own limit is the project quota. */
+  static final long MAX_GIB = 64L * 1024;
+
+  private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
+
+  /**
+   * Reads and checks the claim's request against its class.
+   *
+   * @throws ProvisioningException (final) saying what to change
+   */
+  public static ClaimRequest of(PersistentVolumeClaim claim, StorageClass sc) {
+    ClassParameters params;
+    try {
+      params = ClassParameters.parse(sc.getParameters());
+    } catch (InvalidClassParametersException e) {
+      throw ProvisioningException.invalid(e.getMessage());
+    }
+    var spec = claim.getSpec();
+    List<String> modes = spec.getAccessModes() == null ? List.of() : spec.getAccessModes();
+    if (modes.isEmpty()) {
+      throw ProvisioningException.invalid("the claim names no access mode");
+    }
+    for (String m : modes) {
+      if (!List.of("ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod", "ReadWriteMany")
+          .contains(m)) {
+        throw ProvisioningException.invalid("unknown access mode " + m);
+      }
+    }
+    boolean block = "Block".equals(spec.getVolumeMode());
+    if (!block && spec.getVolumeMode() != null && !"Filesystem".equals(spec.getVolumeMode())) {
+      throw ProvisioningException.invalid("unknown volumeMode " + spec.getVolumeMode());
+    }
+    Quantity request =
+        spec.getResources() == null || spec.getResources().getRequests() == null
+            ? null
+            : spec.getResources().getRequests().get("storage");
+    if (request == null) {
+      throw ProvisioningException.invalid("the claim requests no storage size");
+    }
+    BigDecimal bytes = Quantity.getAmountInBytes(request);
+    if (bytes.signum() <= 0) {
+      throw ProvisioningException.invalid("the claim requests " + request + " of storage");
+    }
+    long gib = bytes.divide(GIB, 0, RoundingMode.CEILING).longValueExact();
+    if (gib > MAX_GIB) {
+      throw ProvisioningException.invalid(
+          "the claim requests " + request + "; the largest volume is " + MAX_GIB + " GiB");
+    }
+    Quantity limit =
+        spec.getResources().getLimits() == null
+            ? null
+            : spec.getResources().getLimits().get("storage");
+    if (limit != null
+        && Quantity.getAmountInBytes(limit).compareTo(GIB.multiply(BigDecimal.valueOf(gib))) < 0) {
+      throw ProvisioningException.invalid(
+          "Cinder allocates whole GiB: the claim's request rounds up to "
+              + gib
+              + "Gi, above its limit of "
+              + limit);
+    }
+    boolean readOnly = modes.stream().allMatch("ReadOnlyMany"::equals);
+    boolean multiNode = modes.contains("ReadWriteMany");
+    AccessModes.refusal(modes, spec.getVolumeMode())
+        .ifPresent(
+            reason -> {
+              throw ProvisioningException.invalid(reason);
+            });
+    return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
+  }
+
+  /**
+   * Checks that a clone of {@code source} (null: no clone) fits this request.
+   *
+   * @throws ProvisioningException (final) when the source holds more than the claim asks for
+   */
+  void requireRoomFor(CloneSource source) {
+    if (source != null && source.sizeGib() > sizeGib) {
+      throw ProvisioningException.invalid(
+          "source claim "
+              + source.claim()
+              + " holds "
+              + source.sizeGib()
+              + " GiB, more than this claim requests ("
+              + sizeGib
+              + " GiB)");
+    }
+  }
+}

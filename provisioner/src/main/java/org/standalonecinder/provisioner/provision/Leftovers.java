@@ -1,0 +1,105 @@
+package org.standalonecinder.provisioner.provision;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
+
+/**
+ * What provisioning left in Cinder with no PV: the volumes of a claim that went before its PV was
+ * made, and, after a restart, every volume of this cluster never handed to a PV.
+ */
+final class Leftovers {
+
+  private final CinderClient cinder;
+  private final SecretStore secrets;
+  private final ProvisionerSettings settings;
+  private final Volumes volumes;
+  private final Backoff backoff;
+
+  Leftovers(
+      CinderClient cinder,
+      SecretStore secrets,
+      ProvisionerSettings settings,
+      Volumes volumes,
+      Backoff backoff) {
+    this.cinder = cinder;
+    this.secrets = secrets;
+    this.settings = settings;
+    this.volumes = volumes;
+    this.backoff = backoff;
+  }
+
+  /**
+   * Deletes what provisioning left for a claim that is gone without a PV: volumes carrying the
+   * claim's UID and this cluster's id that were never handed to a PV (detached first), and the
+   * claim's CHAP Secret. This is what keeps a claim deleted while its provisioning was failing from
+   * leaking a volume. A volume that was handed to its PV is left alone, with its Secret: its PV is
+   * gone only if an admin deleted a retained one, and its data is the admin's.
+   *
+   * @return how many volumes were deleted
+   */
+  int deleteOrphans(String claimUid) {
+    String pvName = Names.pvName(claimUid);
+    int n = 0;
+    boolean kept = false;
+    try {
+      for (Volume v :
+          cinder.findVolumes(pvName, Names.identifying(claimUid, settings.clusterId()))) {
+        if (Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))) {
+          kept = true;
+          continue;
+        }
+        Volume detached = v;
+        if (!v.attachmentIds().isEmpty() || !v.status().equals("available")) {
+          detached = volumes.makeAvailable(v);
+        }
+        cinder.deleteVolume(detached.id());
+        cinder.awaitVolumeDeleted(detached.id(), backoff);
+        n++;
+      }
+    } catch (CinderException.NotFound gone) {
+      // deleted under us
+    } catch (RuntimeException e) {
+      throw Failures.of(e);
+    }
+    if (!kept) {
+      secrets.delete(settings.secretNamespace(), IscsiMapper.secretName(pvName));
+    }
+    return n;
+  }
+
+  /**
+   * The volumes of this cluster still {@link Names#STATE_PROVISIONING}: after a restart, the only
+   * trace of a provisioning that failed or was cut short. Volumes of other clusters are never
+   * listed, nor volumes that lack the claim's identity.
+   */
+  List<VolumeProvisioner.Unfinished> unfinished() {
+    Map<String, String> filter = new LinkedHashMap<>();
+    filter.put(Names.META_CLUSTER, settings.clusterId());
+    filter.put(Names.META_STATE, Names.STATE_PROVISIONING);
+    try {
+      return cinder.findVolumes(null, filter).stream()
+          // Cinder filtered already; a second look costs nothing and guards the deletes.
+          .filter(v -> settings.clusterId().equals(v.metadata().get(Names.META_CLUSTER)))
+          .filter(v -> Names.STATE_PROVISIONING.equals(v.metadata().get(Names.META_STATE)))
+          .filter(v -> v.metadata().get(Names.META_PVC_UID) != null)
+          .filter(v -> v.metadata().get(Names.META_PVC_NAMESPACE) != null)
+          .filter(v -> v.metadata().get(Names.META_PVC_NAME) != null)
+          .map(
+              v ->
+                  new VolumeProvisioner.Unfinished(
+                      v.id(),
+                      v.metadata().get(Names.META_PVC_UID),
+                      v.metadata().get(Names.META_PVC_NAMESPACE),
+                      v.metadata().get(Names.META_PVC_NAME)))
+          .toList();
+    } catch (RuntimeException e) {
+      throw Failures.of(e);
+    }
+  }
+}

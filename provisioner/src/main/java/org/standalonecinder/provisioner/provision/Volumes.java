@@ -1,0 +1,305 @@
+package org.standalonecinder.provisioner.provision;
+
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.provisioner.cinder.Attachment;
+import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.Connector;
+import org.standalonecinder.provisioner.cinder.Rollback;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+
+/**
+ * The claim's Cinder volume: found by the claim's identity or created, and brought to {@code
+ * available} whatever an earlier attempt left (still creating, reserved, attached, in the wrong
+ * zone). Every step is safe to repeat.
+ */
+final class Volumes {
+
+  private static final Set<String> AVAILABLE = Set.of("available");
+
+  /** Every status a reserved volume moves to while its reservation is carried on or undone. */
+  private static final Set<String> NOT_RESERVED =
+      Set.of("available", "attaching", "in-use", "detaching");
+
+  /**
+   * How long a volume must stay reserved with no attachment to count as left so. A reservation's
+   * two statements run within one API request, milliseconds apart; a request still running after
+   * this long is not one the API will finish.
+   */
+  static final Duration RESERVATION_GRACE = Duration.ofSeconds(15);
+
+  /**
+   * How long a new volume may stay {@code creating} before it is asked whether a scheduler ever
+   * took it. The scheduler picks a backend within a second; a volume without one after this long
+   * was most likely never cast to the scheduler (its API stopped between the volume's row and the
+   * cast), and then it would stay {@code creating} for good.
+   */
+  static final Duration SCHEDULING_GRACE = Duration.ofSeconds(60);
+
+  private static final Logger log = LoggerFactory.getLogger(Volumes.class);
+
+  private final CinderClient cinder;
+  private final ProvisionerSettings settings;
+  private final Backoff backoff;
+  private final Duration schedulingGrace;
+  private final java.util.function.Supplier<Connector> connector;
+
+  Volumes(
+      CinderClient cinder,
+      ProvisionerSettings settings,
+      Backoff backoff,
+      Duration schedulingGrace,
+      java.util.function.Supplier<Connector> connector) {
+    this.cinder = cinder;
+    this.settings = settings;
+    this.backoff = backoff;
+    this.schedulingGrace = schedulingGrace;
+    this.connector = connector;
+  }
+
+  /**
+   * The claim's volume, available: the one an earlier attempt made (checked, recovered), or a new
+   * one; its delete is pushed on {@code rollback}.
+   */
+  Volume findOrCreate(
+      ClaimRequest req,
+      PersistentVolumeClaim claim,
+      String pvName,
+      CloneSource source,
+      Placement placement,
+      Rollback rollback) {
+    String uid = claim.getMetadata().getUid();
+    List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
+    Volume volume;
+    if (found.size() > 1) {
+      throw new ProvisioningException(
+          "Cinder has "
+              + found.size()
+              + " volumes named "
+              + pvName
+              + " for this claim ("
+              + found.stream().map(Volume::id).toList()
+              + "); delete the extra ones",
+          true,
+          null);
+    } else if (found.size() == 1) {
+      volume = found.get(0);
+      if (volume.sizeGib() != req.sizeGib()) {
+        throw ProvisioningException.invalid(
+            "volume "
+                + volume.id()
+                + " of this claim exists with "
+                + volume.sizeGib()
+                + " GiB but the claim asks for "
+                + req.sizeGib()
+                + " GiB");
+      }
+      String zone = placement.cinderZone();
+      if (zone != null && !zone.equals(volume.availabilityZone())) {
+        // made for an earlier choice of node (the scheduler chose again): in the wrong zone now
+        String id = volume.id();
+        rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
+        makeAvailable(volume);
+        throw new ProvisioningException(
+            "volume "
+                + id
+                + " of this claim is in zone "
+                + volume.availabilityZone()
+                + " and the claim now needs zone "
+                + zone
+                + " ("
+                + placement.from()
+                + "); it is deleted and a new one is made",
+            false,
+            null);
+      }
+    } else {
+      Map<String, String> meta = new LinkedHashMap<>(Names.identifying(uid, settings.clusterId()));
+      meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
+      meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
+      meta.put(Names.META_PV_NAME, pvName);
+      meta.put(Names.META_STATE, Names.STATE_PROVISIONING);
+      VolumeSpec spec =
+          VolumeSpec.blank(pvName, req.sizeGib())
+              .withType(req.params().volumeType())
+              .withDescription(
+                  "Kubernetes claim "
+                      + claim.getMetadata().getNamespace()
+                      + "/"
+                      + claim.getMetadata().getName());
+      if (source != null) {
+        meta.put(Names.META_CLONE_OF, source.volumeId());
+        spec =
+            spec.cloneOf(source.volumeId())
+                .withDescription(spec.description() + ", a clone of " + source.claim());
+      }
+      volume =
+          create(spec.withAvailabilityZone(placement.cinderZone()).withMetadata(meta), placement);
+    }
+    String id = volume.id();
+    rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
+    return makeAvailable(volume);
+  }
+
+  /** Creates the volume; a zone Cinder does not know is the admin's to fix, said so. */
+  private Volume create(VolumeSpec spec, Placement placement) {
+    try {
+      return cinder.createVolume(spec);
+    } catch (CinderException.BadRequest e) {
+      String zone = spec.availabilityZone();
+      if (zone == null || !e.getMessage().contains("vailability zone")) {
+        throw e;
+      }
+      throw new ProvisioningException(
+          "Cinder has no availability zone "
+              + zone
+              + " (from "
+              + placement.from()
+              + "): "
+              + e.getMessage()
+              + " When the nodes' zones are not Cinder's, set ignore-volume-az = true in the"
+              + " cloud config's [BlockStorage]",
+          true,
+          e);
+    }
+  }
+
+  /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */
+  Volume makeAvailable(Volume v) {
+    if (v.status().equals("creating")) {
+      return awaitCreated(v);
+    }
+    boolean detached = detachAll(v);
+    if (!detached && v.status().equals("reserved")) {
+      return releaseReservation(v);
+    }
+    if (!detached && v.status().equals("attaching")) {
+      // os-reserve (+ initialize) of an older Cinder, or of a crashed attempt
+      cinder.terminateConnection(v.id(), connector.get());
+      cinder.unreserve(v.id());
+    }
+    return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+  }
+
+  /**
+   * Waits for a {@code creating} volume, and deletes it when no scheduler ever took it. Cinder
+   * itself tells the two apart: it deletes at once a volume that has no backend host yet, and
+   * refuses (400) to delete one a backend is creating. So after {@link #SCHEDULING_GRACE} the
+   * delete is the question, for any user (the host attribute that would answer it is admin-only). A
+   * scheduler that was only down finds the volume gone when it comes back and drops its request.
+   */
+  private Volume awaitCreated(Volume v) {
+    Duration grace = min(backoff.deadline(), schedulingGrace);
+    CinderException.UnexpectedState waited;
+    try {
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff.withDeadline(grace));
+    } catch (CinderException.UnexpectedState e) {
+      if (!e.timedOut()) {
+        throw e;
+      }
+      waited = e;
+    }
+    Volume now = cinder.getVolume(v.id()).orElse(null);
+    if (now == null || !now.status().equals("creating")) {
+      // it moved on (or went) between the last poll and this look: take it from where it is
+      return now == null
+          ? cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff)
+          : makeAvailable(now);
+    }
+    try {
+      cinder.deleteVolume(v.id());
+    } catch (CinderException.BadRequest beingCreated) {
+      Duration rest = backoff.deadline().minus(grace);
+      if (rest.isNegative() || rest.isZero()) {
+        throw waited;
+      }
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff.withDeadline(rest));
+    }
+    log.warn(
+        "Cinder never scheduled volume {}: creating for {} s with no backend; deleted, a new one"
+            + " is made",
+        v.id(),
+        grace.toSeconds());
+    throw new ProvisioningException(
+        "Cinder never scheduled volume "
+            + v.id()
+            + ": it stayed creating for "
+            + grace.toSeconds()
+            + " s with no backend (Cinder's API or scheduler stopped before taking it); it was"
+            + " deleted and a new one is made",
+        false,
+        null);
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) < 0 ? a : b;
+  }
+
+  /**
+   * Releases a volume that is {@code reserved} with no attachment. Cinder's attachment create sets
+   * the volume {@code reserved} and then writes the attachment, in two statements: a cinder-api
+   * killed between them leaves the volume so for good, and only os-reset_status brings it back
+   * (os-unreserve wants {@code attaching}, a new attachment and a delete want {@code available}).
+   * The reservation may also be live, the request of a failed attempt that the API is still
+   * finishing, so the volume is reset only when it stays reserved with no attachment for {@link
+   * #RESERVATION_GRACE}.
+   */
+  private Volume releaseReservation(Volume v) {
+    Backoff grace = backoff.withDeadline(min(backoff.deadline(), RESERVATION_GRACE));
+    try {
+      Volume moved = cinder.awaitVolumeStatus(v.id(), NOT_RESERVED, grace);
+      return makeAvailable(moved); // live after all: undo what it made like any other attempt's
+    } catch (CinderException.UnexpectedState e) {
+      if (!e.timedOut()) {
+        throw e;
+      }
+    }
+    List<Attachment> late = cinder.listAttachments(v.id());
+    if (!late.isEmpty()) {
+      late.forEach(a -> cinder.deleteAttachment(a.id()));
+      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+    }
+    try {
+      cinder.resetToAvailable(v.id());
+    } catch (CinderException.Forbidden e) {
+      throw new ProvisioningException(
+          "Cinder left volume "
+              + v.id()
+              + " reserved with no attachment (its API stopped while reserving it) and only an"
+              + " admin may reset it: cinder reset-state --state available --attach-status detached "
+              + v.id()
+              + "; the claim is tried again",
+          false,
+          e);
+    }
+    log.warn(
+        "Cinder left volume {} reserved with no attachment for {} s; its status was reset to"
+            + " available",
+        v.id(),
+        grace.deadline().toSeconds());
+    return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
+  }
+
+  /**
+   * Deletes every attachment of the volume. The volume's own list misses attachments that were
+   * never completed, so Cinder's attachment list is asked too.
+   *
+   * @return whether there was any
+   */
+  boolean detachAll(Volume v) {
+    java.util.Set<String> ids = new java.util.TreeSet<>(v.attachmentIds());
+    cinder.listAttachments(v.id()).forEach(a -> ids.add(a.id()));
+    ids.forEach(cinder::deleteAttachment);
+    return !ids.isEmpty();
+  }
+}
