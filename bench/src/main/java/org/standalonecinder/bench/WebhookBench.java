@@ -3,17 +3,12 @@ package org.standalonecinder.bench;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,9 +16,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.X509TrustManager;
 
 /**
  * The webhook under wrk (one thread, 50 connections, TLS 1.3, HTTP/1.1 as kube-apiserver sends
@@ -46,107 +38,6 @@ final class WebhookBench {
       Tools.Load storageClass,
       double handshakes,
       double rssMib) {}
-
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
-  }
-
-  static SSLContext trustAll() throws Exception {
-    SSLContext ctx = SSLContext.getInstance("TLSv1.3");
-    ctx.init(
-        null,
-        new TrustManager[] {
-          new X509TrustManager() {
-            @Override
-            public void checkClientTrusted(X509Certificate[] c, String a) {}
-
-            @Override
-            public void checkServerTrusted(X509Certificate[] c, String a) {}
-
-            @Override
-            public X509Certificate[] getAcceptedIssuers() {
-              return new X509Certificate[0];
-            }
-          }
-        },
-        new SecureRandom());
-    return ctx;
-  }
-
-  /** Whether a TLS handshake with 127.0.0.1:port succeeds now. */
-  static boolean handshake(SSLContext tls, int port) {
-    try (Socket raw = new Socket()) {
-      raw.connect(new InetSocketAddress("127.0.0.1", port), 200);
-      try (SSLSocket s =
-          (SSLSocket) tls.getSocketFactory().createSocket(raw, "127.0.0.1", port, false)) {
-        s.setSoTimeout(1000);
-        s.startHandshake();
-        return true;
-      }
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
-  static String review(String uid, String kind, String group, String resource, String object) {
-    return """
-        {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",\
-        "kind":{"group":"%s","version":"v1","kind":"%s"},\
-        "resource":{"group":"%s","version":"v1","resource":"%s"},\
-        "requestKind":{"group":"%s","version":"v1","kind":"%s"},\
-        "requestResource":{"group":"%s","version":"v1","resource":"%s"},\
-        "name":"data","namespace":"apps","operation":"CREATE",\
-        "userInfo":{"username":"alice","uid":"4b1d","groups":["developers","system:authenticated"]},\
-        "object":%s,"oldObject":null,"dryRun":false,\
-        "options":{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"kubectl-client-side-apply"}}}"""
-        .formatted(uid, group, kind, group, resource, group, kind, group, resource, object);
-  }
-
-  /**
-   * A PVC CREATE as kubectl apply sends it, with its last-applied annotation and managed fields.
-   */
-  static String pvcReview() {
-    String claim =
-        """
-        {"kind":"PersistentVolumeClaim","apiVersion":"v1","metadata":{"name":"data","namespace":"apps",\
-        "uid":"0b6c3f2e-1111-4e5a-9c1d-5e2f3a4b5c6d","creationTimestamp":null,\
-        "labels":{"app.kubernetes.io/name":"postgres","app.kubernetes.io/instance":"orders"},\
-        "annotations":{"kubectl.kubernetes.io/last-applied-configuration":\
-        "{\\"apiVersion\\":\\"v1\\",\\"kind\\":\\"PersistentVolumeClaim\\",\\"metadata\\":{\\"annotations\\":{},\
-        \\"labels\\":{\\"app.kubernetes.io/instance\\":\\"orders\\",\\"app.kubernetes.io/name\\":\\"postgres\\"},\
-        \\"name\\":\\"data\\",\\"namespace\\":\\"apps\\"},\\"spec\\":{\\"accessModes\\":[\\"ReadWriteOnce\\"],\
-        \\"resources\\":{\\"requests\\":{\\"storage\\":\\"10Gi\\"}},\\"storageClassName\\":\\"bench\\"}}\\n"},\
-        "managedFields":[{"manager":"kubectl-client-side-apply","operation":"Update","apiVersion":"v1",\
-        "time":"2026-11-23T10:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":\
-        {".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},\
-        "f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/name":{}}},"f:spec":{"f:accessModes":{},\
-        "f:resources":{"f:requests":{".":{},"f:storage":{}}},"f:storageClassName":{},"f:volumeMode":{}}}}]},\
-        "spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"10Gi"}},\
-        "storageClassName":"bench","volumeMode":"Filesystem"},"status":{"phase":"Pending"}}""";
-    return review(
-        "5f0a3d1e-2b4c-4d6e-8f10-1a2b3c4d5e6f",
-        "PersistentVolumeClaim",
-        "",
-        "persistentvolumeclaims",
-        claim);
-  }
-
-  static String storageClassReview() {
-    String sc =
-        """
-        {"kind":"StorageClass","apiVersion":"storage.k8s.io/v1","metadata":{"name":"fast",\
-        "creationTimestamp":null},"provisioner":"openstack.org/standalone-cinder",\
-        "parameters":{"type":"fast","fsType":"ext4","smartclone":"true"},\
-        "reclaimPolicy":"Delete","volumeBindingMode":"Immediate"}""";
-    return review(
-        "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
-        "StorageClass",
-        "storage.k8s.io",
-        "storageclasses",
-        sc);
-  }
 
   /**
    * The options of a JVM options file: one per line, {@code #} comments and blank lines left out.
@@ -201,9 +92,11 @@ final class WebhookBench {
             .redirectOutput(dir.resolve(name + "-cds.log").toFile())
             .start();
     try {
-      SSLContext tls = trustAll();
+      SSLContext tls = BenchNet.trustAll();
       ProvisionerBench.await(
-          name + " ready for CDS training", () -> handshake(tls, port), Duration.ofSeconds(60));
+          name + " ready for CDS training",
+          () -> BenchNet.handshake(tls, port),
+          Duration.ofSeconds(60));
       Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("pvc.json"), 4, 2, dir);
       Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("sc.json"), 4, 1, dir);
     } finally {
@@ -231,7 +124,7 @@ final class WebhookBench {
       int seconds,
       int connections)
       throws Exception {
-    SSLContext tls = trustAll();
+    SSLContext tls = BenchNet.trustAll();
     long t0 = System.nanoTime();
     ProcessBuilder pb =
         new ProcessBuilder(Tools.pinned(0, cmd))
@@ -248,7 +141,7 @@ final class WebhookBench {
             if (!p.isAlive()) {
               throw new IllegalStateException(name + " exited; see " + dir.resolve(name + ".log"));
             }
-            if (!handshake(tls, port)) {
+            if (!BenchNet.handshake(tls, port)) {
               return false;
             }
             if (readyPath == null) {
@@ -363,8 +256,8 @@ final class WebhookBench {
             "127.0.0.1"),
         Map.of(),
         60);
-    Files.writeString(dir.resolve("pvc.json"), pvcReview());
-    Files.writeString(dir.resolve("sc.json"), storageClassReview());
+    Files.writeString(dir.resolve("pvc.json"), Reviews.pvcReview());
+    Files.writeString(dir.resolve("sc.json"), Reviews.storageClassReview());
 
     KubernetesMockServer api = ProvisionerBench.apiServer();
     try (KubernetesClient client = api.createClient()) {
@@ -378,7 +271,7 @@ final class WebhookBench {
               + "'}\nusers:\n- name: bench\n  user: {token: bench}\ncontexts:\n- name: mock\n"
               + "  context: {cluster: mock, user: bench}\ncurrent-context: mock\n");
 
-      int nginxPort = freePort();
+      int nginxPort = BenchNet.freePort();
       Files.writeString(dir.resolve("nginx.conf"), nginxConf(dir, nginxPort));
       List<String> nginxCmd =
           List.of(
@@ -389,7 +282,7 @@ final class WebhookBench {
               dir.toString(),
               "-g",
               "daemon off;");
-      int minimalPort = freePort();
+      int minimalPort = BenchNet.freePort();
       List<String> minimalCmd = new ArrayList<>(List.of(java));
       minimalCmd.addAll(jvm);
       minimalCmd.addAll(
@@ -400,7 +293,7 @@ final class WebhookBench {
               String.valueOf(minimalPort),
               dir.resolve("tls/tls.crt").toString(),
               dir.resolve("tls/tls.key").toString()));
-      int webhookPort = freePort();
+      int webhookPort = BenchNet.freePort();
       List<String> webhookCmd = new ArrayList<>(List.of(java));
       webhookCmd.addAll(jvm);
       webhookCmd.addAll(
@@ -447,7 +340,7 @@ final class WebhookBench {
       Figures nginx = median(runs.get("nginx"));
       Figures minimal = median(runs.get("vertx-minimal"));
       Figures webhook = median(runs.get("webhook"));
-      rows(table, nginx, minimal, webhook, connections);
+      WebhookRows.add(table, nginx, minimal, webhook, connections);
       if (flood > 0) {
         WebhookFloodBench.rows(
             table,
@@ -457,75 +350,6 @@ final class WebhookBench {
       }
     } finally {
       ProvisionerBench.destroy(api);
-    }
-  }
-
-  static void rows(Table t, Figures nginx, Figures minimal, Figures webhook, int connections) {
-    String vs = "nginx %s, Vert.x %s";
-    t.add(
-        "webhook, PVC CREATE (" + connections + " connections): reviews/s",
-        Table.perSecond(webhook.pvc().requestsPerSecond()),
-        vs.formatted(
-            Table.perSecond(nginx.pvc().requestsPerSecond()),
-            Table.perSecond(minimal.pvc().requestsPerSecond())),
-        webhook.pvc().requestsPerSecond() / nginx.pvc().requestsPerSecond(),
-        "≥ 0.5× nginx, ≥ 1.0× Vert.x ("
-            + String.format(
-                Locale.ROOT,
-                "%.2f×",
-                webhook.pvc().requestsPerSecond() / minimal.pvc().requestsPerSecond())
-            + ")");
-    t.add(
-        "  p50 / p99",
-        Table.ms(webhook.pvc().p50Ms()) + " / " + Table.ms(webhook.pvc().p99Ms()),
-        vs.formatted(
-            Table.ms(nginx.pvc().p50Ms()) + " / " + Table.ms(nginx.pvc().p99Ms()),
-            Table.ms(minimal.pvc().p50Ms()) + " / " + Table.ms(minimal.pvc().p99Ms())),
-        webhook.pvc().p99Ms() / nginx.pvc().p99Ms(),
-        "p99 ≤ 2 ms");
-    t.add(
-        "webhook, StorageClass CREATE: reviews/s",
-        Table.perSecond(webhook.storageClass().requestsPerSecond()),
-        vs.formatted(
-            Table.perSecond(nginx.storageClass().requestsPerSecond()),
-            Table.perSecond(minimal.storageClass().requestsPerSecond())),
-        webhook.storageClass().requestsPerSecond() / nginx.storageClass().requestsPerSecond(),
-        "");
-    t.add(
-        "  p50 / p99",
-        Table.ms(webhook.storageClass().p50Ms()) + " / " + Table.ms(webhook.storageClass().p99Ms()),
-        "",
-        Double.NaN,
-        "");
-    t.add(
-        "webhook, full TLS handshakes/s (one client)",
-        Table.perSecond(webhook.handshakes()),
-        vs.formatted(Table.perSecond(nginx.handshakes()), Table.perSecond(minimal.handshakes())),
-        webhook.handshakes() / nginx.handshakes(),
-        "≥ 1.0× nginx");
-    t.add(
-        "webhook, RSS under load",
-        String.format(Locale.ROOT, "%.0f MiB", webhook.rssMib()),
-        String.format(
-            Locale.ROOT, "nginx %.0f MiB, Vert.x %.0f MiB", nginx.rssMib(), minimal.rssMib()),
-        webhook.rssMib() / minimal.rssMib(),
-        "≤ 96 MiB");
-    t.add(
-        "webhook, start to ready",
-        Table.ms(webhook.readyMs()),
-        String.format(Locale.ROOT, "Vert.x %s", Table.ms(minimal.readyMs())),
-        webhook.readyMs() / minimal.readyMs(),
-        "≤ 1.0 s");
-    List<Figures> all = new ArrayList<>(List.of(nginx, minimal, webhook));
-    for (Figures f : all) {
-      if (f.pvc().errors() + f.storageClass().errors() > 0) {
-        t.add(
-            "  " + f.name() + ": responses that were not 2xx, or timeouts",
-            String.valueOf(f.pvc().errors() + f.storageClass().errors()),
-            "",
-            Double.NaN,
-            "0");
-      }
     }
   }
 }

@@ -50,7 +50,7 @@ final class WebhookFloodBench {
 
   static Figures measure(List<String> cmd, int port, Path dir, int connections, int reviews)
       throws Exception {
-    SSLContext tls = WebhookBench.trustAll();
+    SSLContext tls = BenchNet.trustAll();
     ProcessBuilder pb =
         new ProcessBuilder(Tools.pinned(0, cmd))
             .redirectErrorStream(true)
@@ -60,7 +60,7 @@ final class WebhookFloodBench {
     try {
       ProvisionerBench.await(
           "webhook ready for the flood",
-          () -> WebhookBench.handshake(tls, port),
+          () -> BenchNet.handshake(tls, port),
           Duration.ofSeconds(60));
       HttpClient api =
           HttpClient.newBuilder().sslContext(tls).version(HttpClient.Version.HTTP_2).build();

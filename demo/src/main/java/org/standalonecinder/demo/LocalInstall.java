@@ -1,32 +1,21 @@
 package org.standalonecinder.demo;
 
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
-import java.util.function.BooleanSupplier;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
 
 /**
  * The project installed on the local control plane (dev/kube-local) as a user installs it: {@code
@@ -66,10 +55,10 @@ public final class LocalInstall implements AutoCloseable {
   public final Map<String, String> cinderEnv;
 
   /** The cluster admin (dev/kube-local's admin kubeconfig). */
-  public KubernetesClient admin;
+  public final KubernetesClient admin;
 
   /** kubectl as the cluster admin. */
-  public Kubectl kubectl;
+  public final Kubectl kubectl;
 
   /** Written on every Cinder volume of this installation. */
   public final String clusterId;
@@ -80,15 +69,16 @@ public final class LocalInstall implements AutoCloseable {
   /**
    * The admin policy file the webhook reads (the manifests' ConfigMap, as the kubelet mounts it).
    */
-  public Path policyFile;
+  public final Path policyFile;
 
   /** A Cinder client of the same project (noauth), to look at what the provisioner made. */
-  public CinderClient cinder;
+  public final CinderClient cinder;
 
-  private final List<Process> processes = new ArrayList<>();
-  private final List<String> namespaces = new java.util.concurrent.CopyOnWriteArrayList<>();
-  private final Map<String, Process> byName = new LinkedHashMap<>();
-  private final Map<String, List<String>> firstCommands = new LinkedHashMap<>();
+  private final TestNamespaces namespaces;
+
+  /** The processes this installation started: the provisioner, the webhook, more replicas. */
+  public final LocalProcesses processes;
+
   private int provisionerHealth;
   private int resolverPort;
 
@@ -109,7 +99,15 @@ public final class LocalInstall implements AutoCloseable {
     this.cinderEnv = env(cinderEnv);
     this.clusterId = clusterId;
     // Processes started by an installation that fails half-way must not outlive the JVM.
-    Runtime.getRuntime().addShutdownHook(new Thread(this::stopProcesses, "local-install"));
+    this.processes = new LocalProcesses(this.work.resolve("logs"));
+    Files.createDirectories(this.work.resolve("logs"));
+    Path adminConfig = Path.of(this.kubeEnv.get("KUBE_LOCAL_KUBECONFIG"));
+    this.admin = client(adminConfig);
+    this.kubectl = new Kubectl(this.kubeEnv.get("KUBE_LOCAL_KUBECTL"), adminConfig, this.work);
+    this.namespaces = new TestNamespaces(admin, kubectl);
+    this.policyFile = this.work.resolve("policy.yaml");
+    this.cinder = OpenStackCinderClient.create(CloudConfigLoader.load(cloudConfig(), Map.of()));
+    Runtime.getRuntime().addShutdownHook(new Thread(processes::stopAll, "local-install"));
     try {
       install();
     } catch (Exception | Error e) {
@@ -155,12 +153,6 @@ public final class LocalInstall implements AutoCloseable {
   }
 
   private void install() throws Exception {
-    Files.createDirectories(work.resolve("logs"));
-    Path adminConfig = Path.of(kubeEnv.get("KUBE_LOCAL_KUBECONFIG"));
-    admin = client(adminConfig);
-    kubectl = new Kubectl(kubeEnv.get("KUBE_LOCAL_KUBECTL"), adminConfig, work);
-    cinder = OpenStackCinderClient.create(CloudConfigLoader.load(cloudConfig(), Map.of()));
-
     // A fresh install, as on a new cluster: what an earlier run installed (its CA Secret, the
     // caBundle it wrote) would spare this one calls a first install makes.
     String overlay = root.resolve("dev/kube-local/manifests").toString();
@@ -175,10 +167,11 @@ public final class LocalInstall implements AutoCloseable {
         "kube-system",
         "kubernetes.io/metadata.name=kube-system",
         "--overwrite");
-    Path podConfig = serviceAccountKubeconfig(SERVICE_ACCOUNT);
-    Path webhookConfig = serviceAccountKubeconfig(WEBHOOK_ACCOUNT);
-    Path policy = work.resolve("policy.yaml");
-    policyFile = policy;
+    Path podConfig =
+        ServiceAccounts.kubeconfig(admin, kubeEnv.get("KUBE_LOCAL_SERVER"), work, SERVICE_ACCOUNT);
+    Path webhookConfig =
+        ServiceAccounts.kubeconfig(admin, kubeEnv.get("KUBE_LOCAL_SERVER"), work, WEBHOOK_ACCOUNT);
+    Path policy = policyFile;
     Files.writeString(
         policy,
         admin
@@ -193,90 +186,36 @@ public final class LocalInstall implements AutoCloseable {
     cephxSecret();
 
     String provisionerJar = jar("provisioner/target/standalone-cinder-provisioner.jar");
-    provisionerHealth = freePort();
-    resolverPort = freePort();
-    start(
+    provisionerHealth = LocalProcesses.freePort();
+    resolverPort = LocalProcesses.freePort();
+    processes.start(
         "provisioner",
-        List.of(
-            // The image's JVM options (images/Dockerfile passes the same file), sized as in the
-            // Pod: the JVM sees the container's memory limit (manifests/base) as the machine's.
-            "@" + root.resolve("images/jvm/provisioner.options"),
-            "-XX:MaxRAM=384m",
-            "-jar",
+        LocalCommands.provisioner(
+            root,
             provisionerJar,
-            "run",
-            "--cloud-config",
-            cloudConfig().toString(),
-            "--cluster-id",
+            cloudConfig(),
             clusterId,
-            "--initiator-name",
-            INITIATOR,
-            "--connector-ip",
-            "127.0.0.1",
-            "--namespace",
-            NS,
-            "--workers",
-            "4",
-            "--resync-seconds",
-            "30",
-            // Used only by RBD exports; a Cinder without Ceph never asks for it.
-            "--cephx-secret",
-            CEPHX_SECRET,
-            // Leader election as deployed, with a short Lease so that a failover takes seconds.
-            "--instance",
-            "provisioner",
-            "--lease-duration-seconds",
-            String.valueOf(LEASE_SECONDS),
-            "--renew-deadline-seconds",
-            "4",
-            "--retry-period-seconds",
-            "1",
-            "--health-address",
-            "127.0.0.1",
-            "--health-port",
-            String.valueOf(provisionerHealth),
-            // The webhook's clone check, as the Pod's provisioner container serves it.
-            "--resolver-port",
-            String.valueOf(resolverPort),
-            "--resolver-token-file",
-            token.toString(),
-            "--kubeconfig",
-            podConfig.toString()));
-    await(
+            provisionerHealth,
+            resolverPort,
+            token,
+            podConfig));
+    Waits.await(
         "the provisioner's /readyz",
-        () -> httpOk("http://127.0.0.1:" + provisionerHealth + "/readyz"),
+        () -> Waits.httpOk("http://127.0.0.1:" + provisionerHealth + "/readyz"),
         Duration.ofSeconds(60));
-    await(
+    Waits.await(
         "the clone check's /healthz",
-        () -> httpOk("http://127.0.0.1:" + resolverPort + "/healthz") && Files.exists(token),
+        () -> Waits.httpOk("http://127.0.0.1:" + resolverPort + "/healthz") && Files.exists(token),
         Duration.ofSeconds(60));
-    start(
+    processes.start(
         "webhook",
-        List.of(
-            "@" + root.resolve("images/jvm/webhook.options"),
-            "-XX:MaxRAM=256m",
-            "-jar",
+        LocalCommands.webhook(
+            root,
             jar("webhook/target/standalone-cinder-webhook.jar"),
-            "serve",
-            "--kubeconfig",
-            webhookConfig.toString(),
-            "--namespace",
-            NS,
-            "--listen",
-            "127.0.0.1",
-            "--port",
-            String.valueOf(WEBHOOK_PORT),
-            "--san",
-            "127.0.0.1",
-            "--policy-file",
-            policy.toString(),
-            // Certificates and the policy file re-checked every 2 s (30 s in a cluster).
-            "--refresh-seconds",
-            "2",
-            "--resolver",
-            "http://127.0.0.1:" + resolverPort,
-            "--resolver-token-file",
-            token.toString()));
+            webhookConfig,
+            policy,
+            resolverPort,
+            token));
     awaitWebhook();
   }
 
@@ -286,7 +225,7 @@ public final class LocalInstall implements AutoCloseable {
    * entries let writes through).
    */
   public void awaitWebhook() {
-    await(
+    Waits.await(
         "the API server calling the webhook",
         () ->
             kubectl
@@ -319,7 +258,7 @@ public final class LocalInstall implements AutoCloseable {
 
   /** Waits until Kubernetes' PV controller has bound the claim, and returns its PV. */
   public io.fabric8.kubernetes.api.model.PersistentVolume bound(String ns, String name) {
-    await(
+    Waits.await(
         ns + "/" + name + " Bound",
         () -> {
           var c = admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
@@ -354,52 +293,7 @@ public final class LocalInstall implements AutoCloseable {
    * A new namespace named {@code prefix-<random>}; deleted, with its volumes, by {@link #close}.
    */
   public String namespace(String prefix) {
-    String ns = prefix + "-" + UUID.randomUUID().toString().substring(0, 6);
-    kubectl.ok(null, "create", "namespace", ns);
-    namespaces.add(ns);
-    return ns;
-  }
-
-  /**
-   * Deletes the namespaces {@link #namespace} made and waits, a bounded time, until the provisioner
-   * has released their volumes: each run's provisioner has an identity of its own, and would never
-   * release another run's, so without this every run would leave its volumes in the local Cinder.
-   */
-  private void deleteNamespaces() {
-    if (namespaces.isEmpty() || admin == null) {
-      return;
-    }
-    Process provisioner = byName.get("provisioner");
-    for (String ns : namespaces) {
-      kubectl.run(null, "delete", "namespace", ns, "--ignore-not-found", "--wait=false");
-    }
-    if (provisioner == null || !provisioner.isAlive()) {
-      return;
-    }
-    java.util.Set<String> ours = java.util.Set.copyOf(namespaces);
-    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(120);
-    long left;
-    do {
-      left =
-          admin.persistentVolumes().list().getItems().stream()
-              .filter(
-                  pv ->
-                      "Delete".equals(pv.getSpec().getPersistentVolumeReclaimPolicy())
-                          && pv.getSpec().getClaimRef() != null
-                          && ours.contains(pv.getSpec().getClaimRef().getNamespace()))
-              .count();
-      if (left == 0) {
-        return;
-      }
-      try {
-        Thread.sleep(500);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    } while (System.nanoTime() < deadline);
-    System.err.println(
-        left + " volumes of the test namespaces not released in 120 s: left in the local Cinder");
+    return namespaces.create(prefix);
   }
 
   /** The cloud.conf the provisioner reads: the local Cinder, noauth. */
@@ -429,94 +323,12 @@ public final class LocalInstall implements AutoCloseable {
    * Lease and events) and health port; it stands by while the first leads.
    */
   public void startProvisionerReplica(String name) throws IOException {
-    List<String> args = new ArrayList<>(firstCommands.get("provisioner"));
+    List<String> args = new ArrayList<>(processes.firstCommand("provisioner"));
     args.set(args.indexOf("--instance") + 1, name);
-    args.set(args.indexOf("--health-port") + 1, String.valueOf(freePort()));
+    args.set(args.indexOf("--health-port") + 1, String.valueOf(LocalProcesses.freePort()));
     // Each replica's clone check, as in its own Pod; the token file is shared (it exists).
-    args.set(args.indexOf("--resolver-port") + 1, String.valueOf(freePort()));
-    start(name, args);
-  }
-
-  /**
-   * The operating system's id of a process this installation started (for its memory, its life).
-   */
-  public long pid(String name) {
-    return byName.get(name).pid();
-  }
-
-  /** Kills a process at once (SIGKILL), as a crashed node would: no clean-up, no Lease release. */
-  public void kill(String name) throws InterruptedException {
-    byName.get(name).destroyForcibly().waitFor();
-  }
-
-  /** Stops a process this installation started (its log stays in {@code work/logs}). */
-  public void stop(String name) throws InterruptedException {
-    Process p = byName.get(name);
-    p.destroy();
-    if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
-      p.destroyForcibly().waitFor();
-    }
-  }
-
-  /** Starts a stopped process again, as it was started first. */
-  public void restart(String name) throws IOException {
-    restart(name, List.of());
-  }
-
-  /** Starts a stopped process again with these arguments added to its first ones. */
-  public void restart(String name, List<String> extra) throws IOException {
-    List<String> args = new ArrayList<>(firstCommands.get(name));
-    args.addAll(extra);
-    start(name, args);
-  }
-
-  /**
-   * A kubeconfig holding the ServiceAccount's token from the API server (Kubernetes 1.20's token
-   * controller puts one in a Secret of the account) and the cluster's CA, as a pod would mount.
-   */
-  private Path serviceAccountKubeconfig(String account) throws IOException {
-    Secret[] found = new Secret[1];
-    await(
-        "the token of " + account,
-        () -> {
-          ServiceAccount sa = admin.serviceAccounts().inNamespace(NS).withName(account).get();
-          if (sa == null || sa.getSecrets() == null || sa.getSecrets().isEmpty()) {
-            return false;
-          }
-          found[0] =
-              admin.secrets().inNamespace(NS).withName(sa.getSecrets().get(0).getName()).get();
-          return found[0] != null
-              && found[0].getData() != null
-              && found[0].getData().get("token") != null;
-        },
-        Duration.ofSeconds(30));
-    String token =
-        new String(
-            Base64.getDecoder().decode(found[0].getData().get("token")), StandardCharsets.UTF_8);
-    Path f = work.resolve(account + ".kubeconfig");
-    Files.deleteIfExists(f);
-    Files.createFile(
-        f, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(
-        f,
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-local\n  cluster:\n    server: "
-            + kubeEnv.get("KUBE_LOCAL_SERVER")
-            + "\n    certificate-authority-data: "
-            + found[0].getData().get("ca.crt")
-            + "\nusers:\n- name: "
-            + account
-            + "\n  user:\n    token: "
-            + token
-            + "\ncontexts:\n- name: "
-            + account
-            + "\n  context: {cluster: kube-local, user: "
-            + account
-            + ", namespace: "
-            + NS
-            + "}\ncurrent-context: "
-            + account
-            + "\n");
-    return f;
+    args.set(args.indexOf("--resolver-port") + 1, String.valueOf(LocalProcesses.freePort()));
+    processes.start(name, args);
   }
 
   private String jar(String relative) {
@@ -526,26 +338,6 @@ public final class LocalInstall implements AutoCloseable {
           p + " is missing: run `mvn package` (dev/test.sh and dev/demo.sh do)");
     }
     return p.toString();
-  }
-
-  private void start(String name, List<String> args) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(ProcessHandle.current().info().command().orElse("java"));
-    cmd.addAll(args);
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-    pb.redirectOutput(
-        ProcessBuilder.Redirect.appendTo(work.resolve("logs").resolve(name + ".log").toFile()));
-    // Only what the command line says: no cloud or cluster settings from the test's environment.
-    pb.environment().keySet().removeIf(k -> k.startsWith("OS_") || k.equals("KUBECONFIG"));
-    pb.environment()
-        .keySet()
-        .removeAll(List.of("CLOUD_CONFIG", "CLUSTER_ID", "INITIATOR_NAME", "POD_NAMESPACE"));
-    // As images/Dockerfile sets it for both containers.
-    pb.environment().put("MALLOC_ARENA_MAX", "2");
-    Process p = pb.start();
-    processes.add(p);
-    byName.put(name, p);
-    firstCommands.putIfAbsent(name, args);
   }
 
   private static KubernetesClient client(Path kubeconfig) throws IOException {
@@ -575,71 +367,14 @@ public final class LocalInstall implements AutoCloseable {
     return m;
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
-  }
-
-  private static final HttpClient HTTP =
-      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-
-  private static boolean httpOk(String url) {
-    try {
-      return HTTP.send(
-                  HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2)).build(),
-                  HttpResponse.BodyHandlers.discarding())
-              .statusCode()
-          == 200;
-    } catch (IOException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
-  }
-
-  /** Waits for {@code condition}, polling every 100 ms; an AssertionError after the timeout. */
-  public static void await(String what, BooleanSupplier condition, Duration timeout) {
-    long end = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > end) {
-        throw new AssertionError(
-            "timed out after " + timeout.toSeconds() + " s waiting for " + what);
-      }
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
-  }
-
-  private synchronized void stopProcesses() {
-    for (Process p : processes) {
-      p.destroy();
-    }
-    for (Process p : processes) {
-      try {
-        if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-        }
-      } catch (InterruptedException e) {
-        p.destroyForcibly();
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
   @Override
   public void close() {
     try {
-      deleteNamespaces();
+      namespaces.deleteAll(processes.alive("provisioner"));
     } catch (RuntimeException e) {
       System.err.println("cannot delete the test namespaces: " + e.getMessage());
     }
-    stopProcesses();
+    processes.stopAll();
     if (cinder != null) {
       cinder.close();
     }

@@ -45,7 +45,7 @@ import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.RetryPolicy;

@@ -26,6 +26,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -270,7 +271,7 @@ class AdmissionE2EIT {
     Kubectl.Result r = create(claim(ns, "copy", "e2e-cinder", "k8s.io/CloneRequest: src"));
     assertThat(r.ok()).as(r.toString()).isTrue();
     PersistentVolume pv = it.bound(ns, "copy");
-    LocalInstall.await(
+    Waits.await(
         "k8s.io/CloneOf",
         () -> (ns + "/src").equals(annotations("copy").get("k8s.io/CloneOf")),
         Duration.ofSeconds(30));
@@ -334,14 +335,14 @@ class AdmissionE2EIT {
           it.policyFile,
           before
               + "exemptNamespaces:\n  matchLabels: {policy.standalone-cinder.io/exempt: \"true\"}\n");
-      LocalInstall.await(
+      Waits.await(
           "the edited policy in force",
           () -> create(wanted, "--dry-run=server").ok(),
           Duration.ofSeconds(30));
     } finally {
       java.nio.file.Files.writeString(it.policyFile, before);
     }
-    LocalInstall.await(
+    Waits.await(
         "the policy restored",
         () -> !create(wanted, "--dry-run=server").ok(),
         Duration.ofSeconds(30));
@@ -383,7 +384,7 @@ class AdmissionE2EIT {
     try {
       java.nio.file.Files.writeString(
           it.policyFile, before.replace("mode: enforce", "mode: audit"));
-      LocalInstall.await(
+      Waits.await(
           "audit mode in force",
           () -> create(loot, "--dry-run=server").ok(),
           Duration.ofSeconds(30));
@@ -393,7 +394,7 @@ class AdmissionE2EIT {
     } finally {
       java.nio.file.Files.writeString(it.policyFile, before);
     }
-    LocalInstall.await(
+    Waits.await(
         "the provisioner's refusal",
         () ->
             it.admin.events().v1().events().inNamespace(thief).list().getItems().stream()
@@ -484,7 +485,7 @@ class AdmissionE2EIT {
     it.kubectl.ok(null, "create", "role", "pods", "-n", ns, "--verb=create", "--resource=pods");
     it.kubectl.ok(
         null, "create", "rolebinding", "alice-pods", "-n", ns, "--role=pods", "--user=alice");
-    LocalInstall.await(
+    Waits.await(
         "RBAC to reach the authorizer",
         () -> it.kubectl.run(null, "auth", "can-i", "create", "pods", "-n", ns, "--as=alice").ok(),
         Duration.ofSeconds(10));
@@ -494,7 +495,7 @@ class AdmissionE2EIT {
     PersistentVolumeClaim c =
         it.admin.persistentVolumeClaims().inNamespace(target).withName("granted").get();
     assertThat(c.getMetadata().getAnnotations()).containsKey("standalone-cinder.io/clone-token");
-    LocalInstall.await(
+    Waits.await(
         "CloneOf across namespaces",
         () ->
             (ns + "/src")

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 
 /**
  * The webhook's CA rotated while the API server keeps calling it: the webhook runs with a CA of 45
@@ -101,7 +102,7 @@ class CaRotationE2EIT {
       lagging.start();
       load.add(lagging);
       // Until the Secret holds a new CA and the webhook serves a certificate of it, then a while.
-      LocalInstall.await(
+      Waits.await(
           "the new CA's certificate served",
           () -> {
             X509Certificate now = ca(it);
@@ -111,7 +112,7 @@ class CaRotationE2EIT {
       // Then reviews and new handshakes across the new CA, counted rather than waited for.
       int reviewsAtRotation = ok.get() + failures.size();
       int handshakesAtRotation = handshakes.get();
-      LocalInstall.await(
+      Waits.await(
           "30 reviews and 10 handshakes after the rotation",
           () ->
               ok.get() + failures.size() >= reviewsAtRotation + 30
@@ -141,13 +142,13 @@ class CaRotationE2EIT {
 
   /** The webhook restarted with {@code extra} arguments and a CA it makes anew. */
   private static void withNewCa(LocalInstall it, List<String> extra) throws Exception {
-    it.stop("webhook");
+    it.processes.stop("webhook");
     it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).delete();
-    LocalInstall.await(
+    Waits.await(
         "the CA Secret gone",
         () -> it.admin.secrets().inNamespace(LocalInstall.NS).withName(CA_SECRET).get() == null,
         Duration.ofSeconds(10));
-    it.restart("webhook", extra);
+    it.processes.restart("webhook", extra);
     it.awaitWebhook();
   }
 

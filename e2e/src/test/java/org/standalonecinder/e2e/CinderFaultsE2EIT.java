@@ -22,9 +22,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -71,7 +72,7 @@ class CinderFaultsE2EIT {
     try (CinderClient cinder = client(it, 5);
         MortalProvisioner p = claims.provisioner(0, cinder)) {
       claims.claims(names, "");
-      LocalInstall.await("the first PVs", () -> claims.bound() >= 2, Duration.ofSeconds(90));
+      Waits.await("the first PVs", () -> claims.bound() >= 2, Duration.ofSeconds(90));
       int before = claims.bound();
       service(it, outage.down);
       try {
@@ -178,7 +179,7 @@ class CinderFaultsE2EIT {
       claims.claim("data", "");
       assertThat(mortal.awaitDeath(SETTLE)).as("died after creating the volume").isTrue();
     }
-    LocalInstall.await(
+    Waits.await(
         "the volume",
         () -> volumesOf(it, claims).stream().anyMatch(v -> v.status().equals("available")),
         Duration.ofSeconds(60));
@@ -269,8 +270,7 @@ class CinderFaultsE2EIT {
     try (MortalProvisioner p = claims.provisioner(0, grace)) {
       try {
         claims.claim("data", "");
-        LocalInstall.await(
-            "the volume", () -> !volumesOf(it, claims).isEmpty(), Duration.ofSeconds(60));
+        Waits.await("the volume", () -> !volumesOf(it, claims).isEmpty(), Duration.ofSeconds(60));
         slow = volumesOf(it, claims).get(0).id();
         Thread.sleep(grace.multipliedBy(2).toMillis());
         assertThat(volumesOf(it, claims))
@@ -314,7 +314,7 @@ class CinderFaultsE2EIT {
       Set<String> names = Set.of("q0", "q1", "q2", "q3");
       try (MortalProvisioner p = claims.provisioner(0)) {
         names.forEach(n -> claims.claim(n, ""));
-        LocalInstall.await(
+        Waits.await(
             "two claims bound and the others told of the quota",
             () ->
                 claims.bound() == 2

@@ -9,6 +9,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -68,7 +69,7 @@ class ClaimLifecycleE2EIT {
         .containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
 
     // Events as the API server validates them (fabric8's mock takes any name).
-    LocalInstall.await(
+    Waits.await(
         "the provisioner's events",
         () ->
             it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
@@ -119,7 +120,7 @@ class ClaimLifecycleE2EIT {
     assertThat(wrote.ok()).as(wrote.output()).isTrue();
 
     assertThat(request(it, ns, "data", "2Gi").ok()).isTrue();
-    LocalInstall.await(
+    Waits.await(
         "the claim waiting for its filesystem",
         () -> {
           var c = it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
@@ -146,7 +147,7 @@ class ClaimLifecycleE2EIT {
     assertThat(claim.getStatus().getCapacity().get("storage").toString())
         .as("the filesystem is not grown yet")
         .isEqualTo("1Gi");
-    LocalInstall.await(
+    Waits.await(
         "the events of the expansion",
         () -> {
           List<String> reasons =
@@ -175,7 +176,7 @@ class ClaimLifecycleE2EIT {
       LocalInstall it, String ns, String claim, PersistentVolume pv, String volumeId)
       throws Exception {
     it.kubectl.ok(null, "delete", "pvc", claim, "-n", ns, "--timeout=60s");
-    LocalInstall.await(
+    Waits.await(
         "the released PV torn down",
         () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
         Duration.ofSeconds(90));
@@ -256,7 +257,7 @@ class ClaimLifecycleE2EIT {
 
     it.kubectl.ok(null, "delete", "pvc", "in-tree", "csi", "-n", ns, "--timeout=60s");
     for (PersistentVolume pv : List.of(inTree, csi)) {
-      LocalInstall.await(
+      Waits.await(
           "the released PV " + pv.getMetadata().getName() + " torn down",
           () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
           Duration.ofSeconds(90));

@@ -26,6 +26,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.provision.Names;
 
 /**
@@ -67,7 +68,7 @@ class CloneAttacksE2EIT {
     it.kubectl.ok(LocalInstall.claimYaml(victim, "db", "e2e-cinder", ""), "apply", "-f", "-");
     it.bound(victim, "db");
     malloryEdits(attacker);
-    LocalInstall.await(
+    Waits.await(
         "mallory's RBAC in force",
         () ->
             it.kubectl
@@ -197,7 +198,7 @@ class CloneAttacksE2EIT {
               return c;
             });
     try {
-      LocalInstall.await(
+      Waits.await(
           "the API server without the StatefulSet entry",
           () -> asMallory(sts, "create", "--dry-run=server", "-f", "-").ok(),
           Duration.ofSeconds(30));
@@ -212,7 +213,7 @@ class CloneAttacksE2EIT {
                 return c;
               });
     }
-    LocalInstall.await(
+    Waits.await(
         "the statefulset controller told no",
         () -> coreEvents(attacker, "thief").stream().anyMatch(e -> e.startsWith("FailedCreate")),
         Duration.ofSeconds(60));
@@ -270,7 +271,7 @@ class CloneAttacksE2EIT {
     assertThat(before).contains(replace);
     try {
       Files.writeString(it.policyFile, before.replace(replace, with.replace("\\n", "\n")));
-      LocalInstall.await(
+      Waits.await(
           name + " in force",
           () -> asMallory(wanted, "create", "--dry-run=server", "-f", "-").ok(),
           Duration.ofSeconds(30));
@@ -286,7 +287,7 @@ class CloneAttacksE2EIT {
         .as("her token was not stored")
         .doesNotContainKey("standalone-cinder.io/clone-token");
     String in = ns;
-    LocalInstall.await(
+    Waits.await(
         "the provisioner's refusal",
         () ->
             events(in, "forged").stream()
@@ -327,9 +328,9 @@ class CloneAttacksE2EIT {
     String wanted =
         LocalInstall.claimYaml(
             attacker, "forged-mtls", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
-    it.stop("webhook");
+    it.processes.stop("webhook");
     try {
-      it.restart(
+      it.processes.restart(
           "webhook",
           List.of(
               "--client-ca",
@@ -345,8 +346,8 @@ class CloneAttacksE2EIT {
       assertThat(denied.err())
           .contains("cloning " + victim + "/db into namespace " + attacker + " is not allowed");
     } finally {
-      it.stop("webhook");
-      it.restart("webhook");
+      it.processes.stop("webhook");
+      it.processes.restart("webhook");
       it.awaitWebhook();
     }
   }
@@ -438,7 +439,7 @@ class CloneAttacksE2EIT {
     // The owner takes the grant back; the scheduler then picks a node for the first claim.
     it.kubectl.ok(null, "annotate", "pvc", "db", "-n", victim, "standalone-cinder.io/clone-grant-");
     select(attacker, "after-revoke");
-    LocalInstall.await(
+    Waits.await(
         "refused at clone time",
         () ->
             events(attacker, "after-revoke").stream()
@@ -458,7 +459,7 @@ class CloneAttacksE2EIT {
         "-");
     it.bound(victim, "db");
     select(attacker, "after-recreate");
-    LocalInstall.await(
+    Waits.await(
         "refused at clone time",
         () ->
             events(attacker, "after-recreate").stream()

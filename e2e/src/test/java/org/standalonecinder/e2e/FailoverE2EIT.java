@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -45,7 +46,7 @@ class FailoverE2EIT {
   @Test
   void theStandbyTakesOverFromAKilledLeaderAndEveryClaimIsProvisionedOnce(LocalInstall it)
       throws Exception {
-    LocalInstall.await(
+    Waits.await(
         "the first replica leads", () -> "provisioner".equals(holder(it)), Duration.ofSeconds(30));
     it.startProvisionerReplica("provisioner-b");
     it.kubectl.ok(CLASS, "apply", "-f", "-");
@@ -57,7 +58,7 @@ class FailoverE2EIT {
     it.kubectl.ok(burst.toString(), "apply", "-f", "-");
 
     // Mid-burst: some claims have their PV, most do not yet.
-    LocalInstall.await(
+    Waits.await(
         "the first PVs",
         () ->
             it.admin.persistentVolumes().list().getItems().stream()
@@ -66,9 +67,9 @@ class FailoverE2EIT {
                     .count()
                 >= 2,
         Duration.ofSeconds(60));
-    it.kill("provisioner");
+    it.processes.kill("provisioner");
     long killed = System.nanoTime();
-    LocalInstall.await(
+    Waits.await(
         "the standby leads", () -> "provisioner-b".equals(holder(it)), Duration.ofSeconds(30));
     Duration takeover = Duration.ofNanos(System.nanoTime() - killed);
     System.out.printf(
@@ -95,7 +96,7 @@ class FailoverE2EIT {
         .containsExactlyInAnyOrderElementsOf(volumeOfClaim.values());
     // Handed to their PVs, also the one whose PV the killed leader made but did not hand over:
     // the new leader's sweep finds it still "provisioning" with its PV, and completes it.
-    LocalInstall.await(
+    Waits.await(
         "every volume handed to its PV",
         () ->
             it
@@ -109,7 +110,7 @@ class FailoverE2EIT {
     // Clean up with the new leader; the killed replica comes back as a standby.
     it.kubectl.ok(null, "delete", "namespace", ns, "--timeout=120s");
     for (PersistentVolume pv : pvs) {
-      LocalInstall.await(
+      Waits.await(
           "the released PV " + pv.getMetadata().getName() + " torn down",
           () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
           Duration.ofSeconds(120));
@@ -118,9 +119,9 @@ class FailoverE2EIT {
             it.cinder.findVolumes(
                 null, Map.of(Names.META_CLUSTER, it.clusterId, Names.META_PVC_NAMESPACE, ns)))
         .isEmpty();
-    it.restart("provisioner");
-    it.stop("provisioner-b");
-    LocalInstall.await(
+    it.processes.restart("provisioner");
+    it.processes.stop("provisioner-b");
+    Waits.await(
         "the restarted replica leads once the other released the Lease",
         () -> "provisioner".equals(holder(it)),
         Duration.ofSeconds(30));

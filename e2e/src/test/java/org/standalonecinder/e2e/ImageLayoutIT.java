@@ -29,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 
 /**
  * images/Dockerfile without a container runtime (none runs here): the file is read as a builder
@@ -204,8 +205,7 @@ class ImageLayoutIT {
             .redirectOutput(log.toFile())
             .start();
     try {
-      LocalInstall.await(
-          "the webhook from the layout", () -> readyz(ca, port), Duration.ofSeconds(60));
+      Waits.await("the webhook from the layout", () -> readyz(ca, port), Duration.ofSeconds(60));
       String out = Files.readString(log);
       assertThat(out)
           .as("the JVM options file was read")

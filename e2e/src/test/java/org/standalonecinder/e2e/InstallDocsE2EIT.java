@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 
 /**
  * docs/install.md as a newcomer follows it: every {@code sh} block of a section marked
@@ -166,7 +167,7 @@ class InstallDocsE2EIT {
         k -> {
           // kubectl waits for the namespace's deletion, except where it stopped at 1.20's
           // unknown PodDisruptionBudget: the namespace controller finishes it.
-          LocalInstall.await(
+          Waits.await(
               "the namespace deleted",
               () -> k.namespaces().withName(ns).get() == null,
               java.time.Duration.ofSeconds(90));

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 
 /**
  * The real API server misbehaving under a provisioner at work (in-process, real Cinder): killed in
@@ -40,7 +41,7 @@ class KubeFaultsE2EIT {
         IntStream.range(0, BURST).mapToObj(i -> "c" + i).collect(Collectors.toSet());
     try (MortalProvisioner p = claims.provisioner(0)) {
       claims.claims(names, "");
-      LocalInstall.await("the first PVs", () -> claims.bound() >= 2, Duration.ofSeconds(90));
+      Waits.await("the first PVs", () -> claims.bound() >= 2, Duration.ofSeconds(90));
       int before = claims.bound();
       Path state = Path.of(it.kubeEnv.get("KUBE_LOCAL_KUBECONFIG")).getParent();
       long pid = Long.parseLong(Files.readString(state.resolve("run/kube-apiserver.pid")).strip());

@@ -36,8 +36,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.demo.LocalInstall;
-import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
 
 /**
  * Every way the project is installed, rendered as a user renders it — {@code kubectl kustomize} of
@@ -382,9 +382,12 @@ class ManifestsIT {
     Files.writeString(conf, secret.at("/stringData/cloud.conf").asText());
     CloudConfig c = CloudConfigLoader.load(conf, Map.of());
     // The whole value, its comment characters included, reaches the provisioner.
-    assertThat(c.password().reveal()).isEqualTo("p4ss #not a comment; nor this");
+    var password =
+        (org.standalonecinder.provisioner.cinder.openstack.config.Credentials.V3Password)
+            c.credentials();
+    assertThat(password.password().reveal()).isEqualTo("p4ss #not a comment; nor this");
     assertThat(c.authUrl()).hasToString("https://keystone.example:5000/v3");
-    assertThat(c.projectName()).isEqualTo("kubernetes");
+    assertThat(password.project().name()).isEqualTo("kubernetes");
     assertThat(c.requestTimeout()).isEqualTo(java.time.Duration.ofSeconds(60));
   }
 

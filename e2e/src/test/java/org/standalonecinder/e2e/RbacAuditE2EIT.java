@@ -205,7 +205,7 @@ class RbacAuditE2EIT {
     // The API server logs a watch once it ends (nothing is sent before the first event): stop
     // the processes, so that their informers' watches are in the log.
     for (String process : List.of("webhook", "provisioner")) {
-      it.stop(process);
+      it.processes.stop(process);
     }
     List<Call> calls = calls(it);
     List<Grant> grants = grants(it);

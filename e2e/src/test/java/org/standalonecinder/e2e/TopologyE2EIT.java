@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.Placement;
 
@@ -81,7 +82,7 @@ class TopologyE2EIT {
             });
 
     it.kubectl.ok(null, "delete", "pvc", "data", "-n", ns, "--timeout=60s");
-    LocalInstall.await(
+    Waits.await(
         "the PV and the volume gone",
         () ->
             it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null
@@ -97,7 +98,7 @@ class TopologyE2EIT {
     String ns = it.namespace("e2e-zone");
     it.kubectl.ok(LocalInstall.claimYaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
     select(it, ns, "data", "e2e-node-mars");
-    LocalInstall.await(
+    Waits.await(
         "the refusal",
         () ->
             failures(it, ns).stream()
@@ -117,7 +118,7 @@ class TopologyE2EIT {
     String ns = it.namespace("e2e-zone");
     it.kubectl.ok(LocalInstall.claimYaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
     select(it, ns, "data", "e2e-node-gone");
-    LocalInstall.await(
+    Waits.await(
         "the selected node taken off",
         () -> {
           Map<String, String> ann = claim(it, ns, "data").getMetadata().getAnnotations();

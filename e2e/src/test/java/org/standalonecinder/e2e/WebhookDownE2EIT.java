@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 
 /**
  * What an outage of the webhook blocks, in the form Kubernetes 1.20 can express (a namespace
@@ -39,7 +40,7 @@ class WebhookDownE2EIT {
         """
             .formatted(ns, ns);
     it.kubectl.ok(staticClaim, "create", "-f", "-");
-    it.stop("webhook");
+    it.processes.stop("webhook");
     try {
       // Another provisioner's claim in kube-system: never sent to the webhook.
       String foreign =
@@ -72,7 +73,7 @@ class WebhookDownE2EIT {
           """
               .formatted(ns, ns);
       it.kubectl.ok(pv, "create", "-f", "-");
-      LocalInstall.await(
+      Waits.await(
           "the PV controller's bind while the webhook is down",
           () -> {
             var c = it.admin.persistentVolumeClaims().inNamespace(ns).withName("static").get();
@@ -91,7 +92,7 @@ class WebhookDownE2EIT {
       assertThat(it.admin.persistentVolumeClaims().inNamespace(ns).withName("waiting").get())
           .isNull();
     } finally {
-      it.restart("webhook");
+      it.processes.restart("webhook");
       it.awaitWebhook();
     }
     Kubectl.Result r = it.kubectl.run(claim, "create", "-f", "-");

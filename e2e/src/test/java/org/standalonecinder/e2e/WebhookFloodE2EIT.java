@@ -59,7 +59,7 @@ class WebhookFloodE2EIT {
       throws Exception {
     String ns = it.namespace("e2e-flood");
     SSLContext tls = WebhookFuzzE2EIT.trustingTheWebhook(it);
-    long pid = it.pid("webhook");
+    long pid = it.processes.pid("webhook");
     AtomicLong maxRss = new AtomicLong(WebhookFuzzE2EIT.rss(pid));
     Thread sampler = WebhookFuzzE2EIT.sampleMemory(pid, maxRss);
     byte[] body = body();

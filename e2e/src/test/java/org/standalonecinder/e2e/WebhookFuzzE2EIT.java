@@ -64,7 +64,7 @@ class WebhookFuzzE2EIT {
   @Test
   void everyHostileRequestGetsAnAnswerAndNothingBreaks(LocalInstall it) throws Exception {
     SSLContext tls = trustingTheWebhook(it);
-    long pid = it.pid("webhook");
+    long pid = it.processes.pid("webhook");
     AtomicLong maxRss = new AtomicLong(rss(pid));
     Thread sampler = sampleMemory(pid, maxRss);
     SlowClients slow = new SlowClients(tls, SLOW);

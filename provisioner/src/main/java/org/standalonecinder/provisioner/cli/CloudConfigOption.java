@@ -2,9 +2,9 @@ package org.standalonecinder.provisioner.cli;
 
 import java.nio.file.Path;
 import java.util.Map;
-import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
-import org.standalonecinder.provisioner.config.ConfigException;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.ConfigException;
 import picocli.CommandLine.Option;
 
 /** {@code --cloud-config} and the environment, as the {@code cinder} commands read them. */

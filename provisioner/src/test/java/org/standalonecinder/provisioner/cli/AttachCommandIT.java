@@ -20,7 +20,7 @@ import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
 import org.standalonecinder.provisioner.host.LocalHost;
 import picocli.CommandLine;
 

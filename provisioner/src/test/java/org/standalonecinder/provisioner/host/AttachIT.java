@@ -24,7 +24,7 @@ import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
-import org.standalonecinder.provisioner.config.CloudConfigLoader;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
 
 /**
  * The attach without Nova against the real local Cinder, with libiscsi standing in for the kernel's

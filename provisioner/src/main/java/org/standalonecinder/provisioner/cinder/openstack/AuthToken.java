@@ -2,7 +2,7 @@ package org.standalonecinder.provisioner.cinder.openstack;
 
 import java.net.URI;
 import java.time.Instant;
-import org.standalonecinder.provisioner.config.Secret;
+import org.standalonecinder.provisioner.cinder.openstack.config.Secret;
 
 /**
  * A token and the Cinder endpoint found for it.

@@ -35,7 +35,7 @@ import org.slf4j.MDC;
 import org.standalonecinder.provisioner.cinder.ApiVersions;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Microversion;
-import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
 
 /**
  * The plumbing under every Cinder call: the HTTP client ({@link HttpClients}), the token, the

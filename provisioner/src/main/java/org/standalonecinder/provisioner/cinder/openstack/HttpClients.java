@@ -15,7 +15,7 @@ import javax.net.ssl.X509TrustManager;
 import okhttp3.ConnectionPool;
 import okhttp3.OkHttpClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
 
 /** The OkHttp client of a cloud: its timeouts, its connection pool and whom it trusts. */
 final class HttpClients {

@@ -20,8 +20,9 @@ import org.openstack4j.model.identity.v2.Access;
 import org.openstack4j.model.identity.v2.Endpoint;
 import org.openstack4j.openstack.OSFactory;
 import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.Secret;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.Credentials;
+import org.standalonecinder.provisioner.cinder.openstack.config.Secret;
 
 /**
  * Keystone authentication: v3 password, application credential and trust, and v2.0 password.
@@ -48,7 +49,7 @@ final class KeystoneAuthenticator implements Authenticator {
 
   @Override
   public AuthToken authenticate() {
-    return cfg.auth() == CloudConfig.AuthMethod.V2_PASSWORD ? v2() : v3();
+    return cfg.credentials() instanceof Credentials.V2Password v2 ? v2(v2) : v3();
   }
 
   /** The Keystone v3 base URL: the configured one, with {@code /v3} added when it has none. */
@@ -144,33 +145,48 @@ final class KeystoneAuthenticator implements Authenticator {
   }
 
   private String who() {
-    return cfg.username() != null
-        ? "user '" + cfg.username() + "'"
-        : cfg.userId() != null
-            ? "user id " + cfg.userId()
-            : "application credential " + cfg.applicationCredentialId();
+    Credentials c = cfg.credentials();
+    if (c instanceof Credentials.V2Password p) {
+      return p.user().describe();
+    }
+    if (c instanceof Credentials.V3Password p) {
+      return p.user().describe();
+    }
+    if (c instanceof Credentials.V3Trust t) {
+      return t.user().describe();
+    }
+    if (c instanceof Credentials.V3ApplicationCredential ac) {
+      return ac.id() != null
+          ? "application credential " + ac.id()
+          : "application credential '" + ac.name() + "' of " + ac.user().describe();
+    }
+    return String.valueOf(c.method());
   }
 
   private String causes() {
-    return switch (cfg.auth()) {
-      case V3_APPLICATION_CREDENTIAL ->
-          "the application credential's id (or name and user) and secret, and that it has not"
-              + " expired.";
-      case V3_TRUST ->
-          "the trustee's name, domain and password, and that trust "
-              + cfg.trustId()
-              + " exists, names this user as trustee and has not expired.";
-      default ->
-          "the user name, its domain and password, and that the user has a role on project "
-              + (cfg.projectId() != null ? cfg.projectId() : "'" + cfg.projectName() + "'")
-              + (cfg.projectId() != null
-                  ? ""
-                  : " in domain "
-                      + (cfg.projectDomainId() != null
-                          ? cfg.projectDomainId()
-                          : cfg.projectDomainName()))
-              + ".";
-    };
+    Credentials c = cfg.credentials();
+    if (c instanceof Credentials.V3ApplicationCredential) {
+      return "the application credential's id (or name and user) and secret, and that it has not"
+          + " expired.";
+    }
+    if (c instanceof Credentials.V3Trust t) {
+      return "the trustee's name, domain and password, and that trust "
+          + t.trustId()
+          + " exists, names this user as trustee and has not expired.";
+    }
+    if (c instanceof Credentials.V3Password p) {
+      return userOnProject(p.project());
+    }
+    if (c instanceof Credentials.V2Password p) {
+      return userOnProject(p.project());
+    }
+    return "the configuration.";
+  }
+
+  private static String userOnProject(Credentials.Project project) {
+    return "the user name, its domain and password, and that the user has a role on project "
+        + project.describe()
+        + ".";
   }
 
   /** The v3 {@code auth} request body for the configured method. */
@@ -178,48 +194,49 @@ final class KeystoneAuthenticator implements Authenticator {
     ObjectNode root = JSON.createObjectNode();
     ObjectNode auth = root.putObject("auth");
     ObjectNode identity = auth.putObject("identity");
-    switch (cfg.auth()) {
-      case V3_APPLICATION_CREDENTIAL -> {
-        identity.putArray("methods").add("application_credential");
-        ObjectNode ac = identity.putObject("application_credential");
-        if (cfg.applicationCredentialId() != null) {
-          ac.put("id", cfg.applicationCredentialId());
-        } else {
-          ac.put("name", cfg.applicationCredentialName());
-          ac.set("user", user(cfg));
-        }
-        ac.put("secret", cfg.applicationCredentialSecret().reveal());
+    Credentials c = cfg.credentials();
+    if (c instanceof Credentials.V3ApplicationCredential app) {
+      identity.putArray("methods").add("application_credential");
+      ObjectNode ac = identity.putObject("application_credential");
+      if (app.id() != null) {
+        ac.put("id", app.id());
+      } else {
+        ac.put("name", app.name());
+        ac.set("user", user(app.user()));
       }
-      case V3_PASSWORD, V3_TRUST -> {
-        identity.putArray("methods").add("password");
-        ObjectNode user = user(cfg);
-        user.put("password", cfg.password().reveal());
-        identity.putObject("password").set("user", user);
-        ObjectNode scope = auth.putObject("scope");
-        if (cfg.auth() == CloudConfig.AuthMethod.V3_TRUST) {
-          scope.putObject("OS-TRUST:trust").put("id", cfg.trustId());
-        } else {
-          ObjectNode project = scope.putObject("project");
-          if (cfg.projectId() != null) {
-            project.put("id", cfg.projectId());
-          } else {
-            project.put("name", cfg.projectName());
-            project.set("domain", domain(cfg.projectDomainId(), cfg.projectDomainName()));
-          }
-        }
+      ac.put("secret", app.secret().reveal());
+    } else if (c instanceof Credentials.V3Password p) {
+      password(identity, p.user(), p.password());
+      ObjectNode project = auth.putObject("scope").putObject("project");
+      if (p.project().id() != null) {
+        project.put("id", p.project().id());
+      } else {
+        project.put("name", p.project().name());
+        project.set("domain", domain(p.project().domainId(), p.project().domainName()));
       }
-      default -> throw new IllegalArgumentException("not a Keystone v3 method: " + cfg.auth());
+    } else if (c instanceof Credentials.V3Trust t) {
+      password(identity, t.user(), t.password());
+      auth.putObject("scope").putObject("OS-TRUST:trust").put("id", t.trustId());
+    } else {
+      throw new IllegalArgumentException("not a Keystone v3 method: " + c.method());
     }
     return root;
   }
 
-  private static ObjectNode user(CloudConfig cfg) {
+  private static void password(ObjectNode identity, Credentials.User u, Secret password) {
+    identity.putArray("methods").add("password");
+    ObjectNode user = user(u);
+    user.put("password", password.reveal());
+    identity.putObject("password").set("user", user);
+  }
+
+  private static ObjectNode user(Credentials.User u) {
     ObjectNode user = JSON.createObjectNode();
-    if (cfg.userId() != null) {
-      user.put("id", cfg.userId());
+    if (u.id() != null) {
+      user.put("id", u.id());
     } else {
-      user.put("name", cfg.username());
-      user.set("domain", domain(cfg.userDomainId(), cfg.userDomainName()));
+      user.put("name", u.name());
+      user.set("domain", domain(u.domainId(), u.domainName()));
     }
     return user;
   }
@@ -234,20 +251,20 @@ final class KeystoneAuthenticator implements Authenticator {
     return d;
   }
 
-  private AuthToken v2() {
+  private AuthToken v2(Credentials.V2Password c) {
     String what = "Keystone v2.0 authentication as " + who();
     Access access;
     try {
       var b =
           OSFactory.builderV2()
               .endpoint(cfg.authUrl().toString())
-              .credentials(cfg.username(), cfg.password().reveal())
+              .credentials(c.user().name(), c.password().reveal())
               .perspective(facing())
               .withConfig(transport);
-      if (cfg.projectId() != null) {
-        b.tenantId(cfg.projectId());
+      if (c.project().id() != null) {
+        b.tenantId(c.project().id());
       } else {
-        b.tenantName(cfg.projectName());
+        b.tenantName(c.project().name());
       }
       access = b.authenticate().getAccess();
     } catch (AuthenticationException e) {

@@ -1,8 +1,9 @@
 package org.standalonecinder.provisioner.cinder.openstack;
 
 import java.net.URI;
-import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.Secret;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.Credentials;
+import org.standalonecinder.provisioner.cinder.openstack.config.Secret;
 
 /**
  * Cinder's noauth middleware: the token is {@code user:project}, the project goes into the URL.
@@ -16,10 +17,11 @@ final class NoAuthAuthenticator implements Authenticator {
 
   NoAuthAuthenticator(CloudConfig cfg) {
     String root = cfg.cinderEndpoint().toString().replaceAll("/+$", "");
-    String project = cfg.projectId();
+    Credentials.NoAuth noauth = (Credentials.NoAuth) cfg.credentials();
+    String project = noauth.projectId();
     String endpoint = root.endsWith("/" + project) ? root : root + "/" + project;
     this.token =
-        new AuthToken(Secret.of(cfg.noauthUser() + ":" + project), URI.create(endpoint), null);
+        new AuthToken(Secret.of(noauth.user() + ":" + project), URI.create(endpoint), null);
   }
 
   @Override

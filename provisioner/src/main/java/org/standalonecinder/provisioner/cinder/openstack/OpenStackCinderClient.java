@@ -15,7 +15,7 @@ import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.Snapshot;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
-import org.standalonecinder.provisioner.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
 
 /**
  * The {@link CinderClient} on openstack4j: the only class family that imports the SDK.

@@ -425,7 +425,8 @@ class CinderClientIT {
     env.put("OS_PASSWORD", "not-the-password");
     try (CinderClient c =
         OpenStackCinderClient.create(
-            org.standalonecinder.provisioner.config.CloudConfigLoader.load(null, env))) {
+            org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader.load(
+                null, env))) {
       assertThatThrownBy(c::apiVersions)
           .isInstanceOf(CinderException.Unauthorized.class)
           .hasMessageContaining("provisioner")

@@ -36,9 +36,9 @@ import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
-import org.standalonecinder.provisioner.config.CloudConfig;
-import org.standalonecinder.provisioner.config.ConfigKey;
-import org.standalonecinder.provisioner.config.Setting;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.ConfigKey;
+import org.standalonecinder.provisioner.cinder.openstack.config.Setting;
 
 /**
  * What a real Cinder will not do on demand: 5xx, timeouts, garbage, token expiry, odd catalogs, TLS

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.config;
+package org.standalonecinder.provisioner.cinder.openstack.config;
 
 /** The configuration is wrong; the message names the key and its source and says what to change. */
 public class ConfigException extends RuntimeException {

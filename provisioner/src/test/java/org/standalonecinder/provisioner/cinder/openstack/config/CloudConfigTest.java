@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.config;
+package org.standalonecinder.provisioner.cinder.openstack.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Microversion;
-import org.standalonecinder.provisioner.config.CloudConfig.AuthMethod;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig.AuthMethod;
 
 /** Every key, the precedence of the sources, and every rejection, one named row each. */
 class CloudConfigTest {
@@ -57,8 +57,9 @@ class CloudConfigTest {
             c -> {
               assertThat(c.auth()).isEqualTo(AuthMethod.NOAUTH);
               assertThat(c.cinderEndpoint()).hasToString("http://cinder:8776/v3");
-              assertThat(c.projectId()).isEqualTo("5f3c1a2b");
-              assertThat(c.noauthUser()).isEqualTo(CloudConfig.DEFAULT_NOAUTH_USER);
+              assertThat(projectId(c)).isEqualTo("5f3c1a2b");
+              assertThat(((Credentials.NoAuth) c.credentials()).user())
+                  .isEqualTo(Credentials.NoAuth.DEFAULT_USER);
             }),
         ok(
             "noauth from env",
@@ -69,26 +70,26 @@ class CloudConfigTest {
             "noauth user from username",
             NOAUTH + "username = alice\n",
             Map.of(),
-            c -> assertThat(c.noauthUser()).isEqualTo("alice")),
+            c -> assertThat(((Credentials.NoAuth) c.credentials()).user()).isEqualTo("alice")),
         ok(
             "OS_TENANT_ID is the old name of OS_PROJECT_ID",
             null,
             Map.of("OS_CINDER_ENDPOINT", "http://c:8776/v3", "OS_TENANT_ID", "abc"),
-            c -> assertThat(c.projectId()).isEqualTo("abc")),
+            c -> assertThat(projectId(c)).isEqualTo("abc")),
         ok(
             "project-id is an alias of tenant-id",
             "[Global]\ncinder-endpoint = http://c/v3\nproject-id = abc\n",
             Map.of(),
-            c -> assertThat(c.projectId()).isEqualTo("abc")),
+            c -> assertThat(projectId(c)).isEqualTo("abc")),
         ok(
             "v3 password with default domains",
             KEYSTONE,
             Map.of(),
             c -> {
               assertThat(c.auth()).isEqualTo(AuthMethod.V3_PASSWORD);
-              assertThat(c.userDomainId()).isEqualTo("default");
-              assertThat(c.projectDomainId()).isEqualTo("default");
-              assertThat(c.password().reveal()).isEqualTo("pw");
+              assertThat(user(c).domainId()).isEqualTo("default");
+              assertThat(project(c).domainId()).isEqualTo("default");
+              assertThat(password(c).reveal()).isEqualTo("pw");
               assertThat(c.endpointInterface()).isEqualTo("public");
             }),
         ok(
@@ -96,31 +97,31 @@ class CloudConfigTest {
             KEYSTONE + "domain-name = Corp\n",
             Map.of(),
             c -> {
-              assertThat(c.userDomainName()).isEqualTo("Corp");
-              assertThat(c.projectDomainName()).isEqualTo("Corp");
-              assertThat(c.userDomainId()).isNull();
+              assertThat(user(c).domainName()).isEqualTo("Corp");
+              assertThat(project(c).domainName()).isEqualTo("Corp");
+              assertThat(user(c).domainId()).isNull();
             }),
         ok(
             "domain-id applies to user and project",
             KEYSTONE + "domain-id = d1\n",
             Map.of(),
             c -> {
-              assertThat(c.userDomainId()).isEqualTo("d1");
-              assertThat(c.projectDomainId()).isEqualTo("d1");
+              assertThat(user(c).domainId()).isEqualTo("d1");
+              assertThat(project(c).domainId()).isEqualTo("d1");
             }),
         ok(
             "specific domains win over domain-name",
             KEYSTONE + "domain-name = Corp\nuser-domain-name = Users\nproject-domain-id = p1\n",
             Map.of(),
             c -> {
-              assertThat(c.userDomainName()).isEqualTo("Users");
-              assertThat(c.projectDomainId()).isEqualTo("p1");
+              assertThat(user(c).domainName()).isEqualTo("Users");
+              assertThat(project(c).domainId()).isEqualTo("p1");
             }),
         ok(
             "user-id instead of username",
             "[Global]\nauth-url = http://k/v3\nuser-id = u1\npassword = pw\ntenant-id = t1\n",
             Map.of(),
-            c -> assertThat(c.userId()).isEqualTo("u1")),
+            c -> assertThat(user(c).id()).isEqualTo("u1")),
         ok(
             "v2 password from a /v2.0 URL",
             "[Global]\nauth-url = http://k:5000/v2.0\nusername = u\npassword = p\ntenant-name = t\n",
@@ -133,14 +134,17 @@ class CloudConfigTest {
             Map.of(),
             c -> {
               assertThat(c.auth()).isEqualTo(AuthMethod.V3_APPLICATION_CREDENTIAL);
-              assertThat(c.applicationCredentialSecret().reveal()).isEqualTo("s");
+              assertThat(((Credentials.V3ApplicationCredential) c.credentials()).secret().reveal())
+                  .isEqualTo("s");
             }),
         ok(
             "application credential by name and user",
             "[Global]\nauth-url = http://k/v3\napplication-credential-name = ac\n"
                 + "application-credential-secret = s\nusername = u\nuser-domain-name = D\n",
             Map.of(),
-            c -> assertThat(c.applicationCredentialName()).isEqualTo("ac")),
+            c ->
+                assertThat(((Credentials.V3ApplicationCredential) c.credentials()).name())
+                    .isEqualTo("ac")),
         ok(
             "application credential from env",
             null,
@@ -155,7 +159,7 @@ class CloudConfigTest {
             Map.of(),
             c -> {
               assertThat(c.auth()).isEqualTo(AuthMethod.V3_TRUST);
-              assertThat(c.trustId()).isEqualTo("tr");
+              assertThat(((Credentials.V3Trust) c.credentials()).trustId()).isEqualTo("tr");
             }),
         ok(
             "region and interface",
@@ -197,18 +201,18 @@ class CloudConfigTest {
             "a quoted password keeps ; and #",
             "[Global]\nauth-url = http://k/v3\nusername = u\npassword = \"a;b #c\"\ntenant-id = t\n",
             Map.of(),
-            c -> assertThat(c.password().reveal()).isEqualTo("a;b #c")),
+            c -> assertThat(password(c).reveal()).isEqualTo("a;b #c")),
         ok(
             "section and key names are case-insensitive",
             "[global]\nAuth-URL = http://k/v3\nUsername = u\nPassword = p\nTenant-Name = t\n",
             Map.of(),
-            c -> assertThat(c.username()).isEqualTo("u")),
+            c -> assertThat(user(c).name()).isEqualTo("u")),
         ok(
             "precedence: cloud.conf beats env",
             KEYSTONE,
             Map.of("OS_USERNAME", "from-env", "OS_REGION_NAME", "EnvRegion"),
             c -> {
-              assertThat(c.username()).isEqualTo("prov");
+              assertThat(user(c).name()).isEqualTo("prov");
               assertThat(c.region()).isEqualTo("EnvRegion");
               assertThat(c.sources().get(ConfigKey.USERNAME)).contains("cloud.conf");
               assertThat(c.sources().get(ConfigKey.REGION)).isEqualTo("env OS_REGION_NAME");
@@ -457,7 +461,7 @@ class CloudConfigTest {
   void cloudsYamlSelectedByOsCloud() throws IOException {
     CloudConfig c = load(null, cloudsEnv("mine"));
     assertThat(c.auth()).isEqualTo(AuthMethod.V3_PASSWORD);
-    assertThat(c.username()).isEqualTo("yaml-user");
+    assertThat(user(c).name()).isEqualTo("yaml-user");
     assertThat(c.region()).isEqualTo("RegionOne");
     assertThat(c.endpointInterface()).isEqualTo("internal");
     assertThat(c.tlsInsecure()).isTrue();
@@ -476,9 +480,9 @@ class CloudConfigTest {
     env.put("OS_USERNAME", "env-user");
     env.put("OS_REGION_NAME", "EnvRegion");
     CloudConfig c = load("[Global]\nregion = FileRegion\n", env);
-    assertThat(c.username()).isEqualTo("env-user");
+    assertThat(user(c).name()).isEqualTo("env-user");
     assertThat(c.region()).isEqualTo("FileRegion");
-    assertThat(c.password().reveal()).isEqualTo("yaml-pass");
+    assertThat(password(c).reveal()).isEqualTo("yaml-pass");
   }
 
   @Test
@@ -562,5 +566,41 @@ class CloudConfigTest {
         .noneMatch(l -> l.contains("hunter2"))
         .hasSize(8);
     assertThat(c.toString()).doesNotContain("hunter2");
+  }
+
+  private static Credentials.User user(CloudConfig c) {
+    Credentials k = c.credentials();
+    if (k instanceof Credentials.V2Password p) {
+      return p.user();
+    }
+    if (k instanceof Credentials.V3Password p) {
+      return p.user();
+    }
+    if (k instanceof Credentials.V3Trust t) {
+      return t.user();
+    }
+    return ((Credentials.V3ApplicationCredential) k).user();
+  }
+
+  private static Credentials.Project project(CloudConfig c) {
+    Credentials k = c.credentials();
+    return k instanceof Credentials.V2Password p
+        ? p.project()
+        : ((Credentials.V3Password) k).project();
+  }
+
+  private static String projectId(CloudConfig c) {
+    return c.credentials() instanceof Credentials.NoAuth n ? n.projectId() : project(c).id();
+  }
+
+  private static Secret password(CloudConfig c) {
+    Credentials k = c.credentials();
+    if (k instanceof Credentials.V2Password p) {
+      return p.password();
+    }
+    if (k instanceof Credentials.V3Password p) {
+      return p.password();
+    }
+    return ((Credentials.V3Trust) k).password();
   }
 }

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.config;
+package org.standalonecinder.provisioner.cinder.openstack.config;
 
 import java.util.Arrays;
 import java.util.List;

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.config;
+package org.standalonecinder.provisioner.cinder.openstack.config;
 
 /**
  * One configured value and where it came from, e.g. {@code env OS_PROJECT_ID} or {@code
