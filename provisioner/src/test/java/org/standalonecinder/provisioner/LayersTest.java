@@ -70,6 +70,33 @@ class LayersTest {
     assertThat(offenders).as(rule).isEmpty();
   }
 
+  /**
+   * Each webhook rule owns its name, settings and decision: no rule reaches back into the policy
+   * that runs it (the policy builds the rules, and only it knows them all).
+   */
+  @org.junit.jupiter.api.Test
+  void webhookRulesDoNotReachBackIntoTheirPolicy() throws IOException {
+    Path policy = ROOT.resolve("webhook/src/main/java/org/standalonecinder/webhook/policy");
+    List<String> offenders;
+    try (Stream<Path> files = Files.list(policy)) {
+      offenders =
+          files
+              .filter(f -> f.getFileName().toString().endsWith("Rule.java"))
+              .filter(f -> !f.getFileName().toString().equals("ClaimRule.java"))
+              .filter(
+                  f -> {
+                    try {
+                      return Files.readString(f).contains("ClonePolicy");
+                    } catch (IOException e) {
+                      throw new java.io.UncheckedIOException(e);
+                    }
+                  })
+              .map(f -> f.getFileName().toString())
+              .toList();
+    }
+    assertThat(offenders).as("rules that read ClonePolicy").isEmpty();
+  }
+
   private static boolean imports(Path file, String prefix) {
     try {
       return Files.readAllLines(file).stream()

@@ -1,7 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
 import org.standalonecinder.api.ClaimRef;
-import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
 
 /**
  * Last, on the validating endpoint only, and only when every other rule passed: asks Cinder
@@ -9,6 +8,25 @@ import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
  * fail is refused now with Cinder's reason instead of leaving a claim Pending.
  */
 final class CinderCheckRule implements ClaimRule {
+
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-cinder";
+
+  /** The name it reports under when the check cannot be made. */
+  static final String UNAVAILABLE_NAME = "clone-check-unavailable";
+
+  /** What to do when the clone cannot be checked against Cinder (the resolver is down). */
+  public enum CheckUnavailable {
+    /** Deny: the webhook fails closed. */
+    DENY,
+    /** Allow with a warning: the provisioner still checks when it clones. */
+    ALLOW
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
 
   private final CloneCheck check;
 
@@ -23,16 +41,14 @@ final class CinderCheckRule implements ClaimRule {
       return;
     }
     try {
-      check.refusal(src, r.claim).ifPresent(reason -> f.deny(ClonePolicy.RULE_CINDER, reason));
+      check.refusal(src, r.claim).ifPresent(reason -> f.deny(NAME, reason));
     } catch (CloneCheck.Unavailable e) {
       String message =
           "the clone of " + src + " could not be checked against Cinder: " + e.getMessage();
       if (r.settings.checkUnavailable() == CheckUnavailable.DENY) {
-        f.deny(ClonePolicy.RULE_CHECK_UNAVAILABLE, message + "; try again");
+        f.deny(UNAVAILABLE_NAME, message + "; try again");
       } else {
-        f.warn(
-            ClonePolicy.RULE_CHECK_UNAVAILABLE,
-            message + "; admitted unchecked by the cluster's policy");
+        f.warn(UNAVAILABLE_NAME, message + "; admitted unchecked by the cluster's policy");
       }
     }
   }

@@ -91,7 +91,7 @@ final class ClaimReview {
               ClaimRef src = source();
               return src == null ? Optional.empty() : cluster.claim(src.namespace(), src.name());
             });
-    this.crossNamespaceBasis = new Lookup<>(this::decideCrossNamespace);
+    this.crossNamespaceBasis = new Lookup<>(() -> CrossNamespaceRule.decide(this));
   }
 
   boolean isUpdate() {
@@ -227,13 +227,9 @@ final class ClaimReview {
     return crossNamespace() ? crossNamespaceBasis.get() : Optional.empty();
   }
 
-  /**
-   * Whether the requester is a controller acting for someone else, whose own rights therefore do
-   * not count for a clone across namespaces ({@link Requesters}).
-   */
-  boolean byUntrustedDeputy() {
-    return request.getUserInfo() != null
-        && settings.requesters().untrustedDeputy(request.getUserInfo());
+  /** Whether the requester may create pods in {@code namespace} (a SubjectAccessReview). */
+  boolean requesterCanCreatePods(String namespace) {
+    return cluster.canCreatePods(request.getUserInfo(), namespace);
   }
 
   /**
@@ -242,30 +238,6 @@ final class ClaimReview {
    */
   Optional<PersistentVolumeClaim> visibleSourceClaim() {
     return source() != null && crossNamespaceAllowed() ? sourceClaim() : Optional.empty();
-  }
-
-  private Optional<CloneToken.Basis> decideCrossNamespace() {
-    return switch (settings.crossNamespace()) {
-      case ALLOW -> Optional.of(CloneToken.Basis.POLICY);
-      case DENY -> Optional.empty();
-      case AUTHORIZED -> {
-        if (sourceClaim().map(s -> grants(s, namespace)).orElse(false)) {
-          yield Optional.of(CloneToken.Basis.GRANT);
-        }
-        // A deputy's own rights say nothing of the user it acts for: only the source's consent.
-        if (request.getUserInfo() != null
-            && !byUntrustedDeputy()
-            && cluster.canCreatePods(request.getUserInfo(), source().namespace())) {
-          yield Optional.of(CloneToken.Basis.REQUESTER);
-        }
-        yield Optional.empty();
-      }
-    };
-  }
-
-  /** Whether the source's clone grant names the namespace. */
-  static boolean grants(PersistentVolumeClaim source, String namespace) {
-    return ClaimRef.grants(annotation(source, ClonePolicy.CLONE_GRANT), namespace);
   }
 
   static String annotation(PersistentVolumeClaim c, String key) {

@@ -9,6 +9,14 @@ import org.standalonecinder.api.InvalidClassParametersException;
  */
 final class CloneClassRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-class";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate() || r.source() == null) {
@@ -16,7 +24,7 @@ final class CloneClassRule implements ClaimRule {
     }
     if (r.storageClass().isEmpty()) {
       f.deny(
-          ClonePolicy.RULE_CLASS,
+          NAME,
           "a clone needs a StorageClass of "
               + r.settings.provisionerName()
               + " with smartclone \"true\"; StorageClass "
@@ -32,7 +40,7 @@ final class CloneClassRule implements ClaimRule {
     }
     if (!smartclone) {
       f.deny(
-          ClonePolicy.RULE_CLASS,
+          NAME,
           "StorageClass "
               + r.className()
               + " does not allow cloning: its smartclone parameter is not \"true\"");

@@ -1,12 +1,21 @@
 package org.standalonecinder.webhook.policy;
 
 import java.util.Objects;
+import org.standalonecinder.api.ClaimRef;
 
 /**
  * {@code k8s.io/CloneOf} says which claim a volume was cloned from; only the provisioner, which
  * made the clone, may set or change it, or anyone could claim a volume is a copy of another.
  */
 final class CloneOfRule implements ClaimRule {
+
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-of-provisioner-only";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
 
   @Override
   public boolean readsRequestOnly() {
@@ -18,17 +27,13 @@ final class CloneOfRule implements ClaimRule {
     if (r.byProvisioner) {
       return;
     }
-    String cloneOf = r.annotation(ClonePolicy.CLONE_OF);
+    String cloneOf = r.annotation(ClaimRef.CLONE_OF);
     if (r.isUpdate()) {
-      if (!Objects.equals(cloneOf, r.oldAnnotation(ClonePolicy.CLONE_OF))) {
-        f.deny(
-            ClonePolicy.RULE_CLONE_OF,
-            ClonePolicy.CLONE_OF + " is set by the provisioner only; do not change it");
+      if (!Objects.equals(cloneOf, r.oldAnnotation(ClaimRef.CLONE_OF))) {
+        f.deny(NAME, ClaimRef.CLONE_OF + " is set by the provisioner only; do not change it");
       }
     } else if (cloneOf != null) {
-      f.deny(
-          ClonePolicy.RULE_CLONE_OF,
-          ClonePolicy.CLONE_OF + " is set by the provisioner only; remove it");
+      f.deny(NAME, ClaimRef.CLONE_OF + " is set by the provisioner only; remove it");
     }
   }
 }

@@ -31,55 +31,29 @@ public final class ClonePolicy implements AdmissionController {
   public static final String CLONE_GRANT = ClaimRef.CLONE_GRANT;
 
   /** Rule names: they label the metrics and are listed in docs/webhook.md. */
-  public static final String RULE_SYNTAX = "clone-request-syntax";
+  public static final String RULE_SYNTAX = CloneRequestSyntaxRule.NAME;
 
-  public static final String RULE_CLASS = "clone-class";
-  public static final String RULE_DATA_SOURCE_KIND = "clone-data-source-kind";
-  public static final String RULE_TWO_SOURCES = "clone-two-sources";
-  public static final String RULE_SOURCE_MISSING = "clone-source-missing";
-  public static final String RULE_SOURCE_DELETING = "clone-source-deleting";
-  public static final String RULE_SOURCE_UNBOUND = "clone-source-unbound";
-  public static final String RULE_SOURCE_FOREIGN = "clone-source-foreign";
-  public static final String RULE_VOLUME_MODE = "clone-volume-mode";
-  public static final String RULE_SIZE = "clone-size";
-  public static final String RULE_CROSS_NAMESPACE = "clone-cross-namespace";
-  public static final String RULE_CLONE_OF = "clone-of-provisioner-only";
-  public static final String RULE_IMMUTABLE = "clone-request-immutable";
-  public static final String RULE_DEFAULT_NAMESPACE = "clone-request-namespace";
-  public static final String RULE_CINDER = "clone-cinder";
-  public static final String RULE_CHECK_UNAVAILABLE = "clone-check-unavailable";
-  public static final String RULE_TOKEN = "clone-token";
-  public static final String RULE_ACCESS_MODE = "shared-filesystem";
+  public static final String RULE_CLASS = CloneClassRule.NAME;
+  public static final String RULE_DATA_SOURCE_KIND = DataSourceKindRule.NAME;
+  public static final String RULE_TWO_SOURCES = TwoSourcesRule.NAME;
+  public static final String RULE_SOURCE_MISSING = SourceMissingRule.NAME;
+  public static final String RULE_SOURCE_DELETING = SourceDeletingRule.NAME;
+  public static final String RULE_SOURCE_UNBOUND = SourceUnboundRule.NAME;
+  public static final String RULE_SOURCE_FOREIGN = SourceForeignRule.NAME;
+  public static final String RULE_VOLUME_MODE = VolumeModeRule.NAME;
+  public static final String RULE_SIZE = CloneSizeRule.NAME;
+  public static final String RULE_CROSS_NAMESPACE = CrossNamespaceRule.NAME;
+  public static final String RULE_CLONE_OF = CloneOfRule.NAME;
+  public static final String RULE_IMMUTABLE = CloneRequestImmutableRule.NAME;
+  public static final String RULE_DEFAULT_NAMESPACE = DefaultNamespaceRule.NAME;
+  public static final String RULE_CINDER = CinderCheckRule.NAME;
+  public static final String RULE_CHECK_UNAVAILABLE = CinderCheckRule.UNAVAILABLE_NAME;
+  public static final String RULE_TOKEN = CloneTokenRule.NAME;
+  public static final String RULE_ACCESS_MODE = SharedFilesystemRule.NAME;
   public static final String RULE_NAMESPACE = "claim-namespace";
 
   static final String VOLUME_ID = ClaimAnnotations.VOLUME_ID;
   static final String STORAGE_PROVISIONER = ClaimAnnotations.STORAGE_PROVISIONER;
-
-  /** Who may clone across namespaces. */
-  public enum CrossNamespace {
-    /** Only a requester who may create pods in the source namespace, or a granted namespace. */
-    AUTHORIZED,
-    /** Never. */
-    DENY,
-    /** Anyone who may create claims (the Go provisioner's behaviour; unsafe, so it warns). */
-    ALLOW
-  }
-
-  /** What to do when the clone cannot be checked against Cinder (the resolver is down). */
-  public enum CheckUnavailable {
-    /** Deny: the webhook fails closed. */
-    DENY,
-    /** Allow with a warning: the provisioner still checks when it clones. */
-    ALLOW
-  }
-
-  /** What to do with a clone that requests less than its source holds. */
-  public enum Undersized {
-    /** Deny it: the user says how much. */
-    DENY,
-    /** The mutating endpoint raises the request to the source's size, with a warning. */
-    RAISE
-  }
 
   /**
    * @param provisionerName our provisioner's name
@@ -93,9 +67,9 @@ public final class ClonePolicy implements AdmissionController {
   public record Settings(
       String provisionerName,
       String provisionerUser,
-      CrossNamespace crossNamespace,
-      Undersized undersized,
-      CheckUnavailable checkUnavailable,
+      CrossNamespaceRule.CrossNamespace crossNamespace,
+      CloneSizeRule.Undersized undersized,
+      CinderCheckRule.CheckUnavailable checkUnavailable,
       Requesters requesters) {
 
     public Settings {
@@ -105,22 +79,33 @@ public final class ClonePolicy implements AdmissionController {
     public Settings(
         String provisionerName,
         String provisionerUser,
-        CrossNamespace cross,
-        Undersized undersized,
-        CheckUnavailable checkUnavailable) {
+        CrossNamespaceRule.CrossNamespace cross,
+        CloneSizeRule.Undersized undersized,
+        CinderCheckRule.CheckUnavailable checkUnavailable) {
       this(provisionerName, provisionerUser, cross, undersized, checkUnavailable, null);
     }
 
-    public Settings(String provisionerName, String provisionerUser, CrossNamespace cross) {
-      this(provisionerName, provisionerUser, cross, Undersized.DENY, CheckUnavailable.DENY);
+    public Settings(
+        String provisionerName, String provisionerUser, CrossNamespaceRule.CrossNamespace cross) {
+      this(
+          provisionerName,
+          provisionerUser,
+          cross,
+          CloneSizeRule.Undersized.DENY,
+          CinderCheckRule.CheckUnavailable.DENY);
     }
 
     public Settings(
         String provisionerName,
         String provisionerUser,
-        CrossNamespace cross,
-        Undersized undersized) {
-      this(provisionerName, provisionerUser, cross, undersized, CheckUnavailable.DENY);
+        CrossNamespaceRule.CrossNamespace cross,
+        CloneSizeRule.Undersized undersized) {
+      this(
+          provisionerName,
+          provisionerUser,
+          cross,
+          undersized,
+          CinderCheckRule.CheckUnavailable.DENY);
     }
   }
 

@@ -1,6 +1,7 @@
 package org.standalonecinder.webhook.policy;
 
 import java.util.Objects;
+import org.standalonecinder.api.ClaimRef;
 
 /**
  * A claim's clone request is fixed at creation: the volume was (or is being) made from that source,
@@ -8,6 +9,14 @@ import java.util.Objects;
  * server already.)
  */
 final class CloneRequestImmutableRule implements ClaimRule {
+
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-request-immutable";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
 
   @Override
   public boolean readsRequestOnly() {
@@ -20,9 +29,9 @@ final class CloneRequestImmutableRule implements ClaimRule {
       return;
     }
     // The token has the same rule, outside audit mode and exemptions: CloneTokenGuard.
-    String key = ClonePolicy.CLONE_REQUEST;
+    String key = ClaimRef.CLONE_REQUEST;
     if (!Objects.equals(r.annotation(key), r.oldAnnotation(key))) {
-      f.deny(ClonePolicy.RULE_IMMUTABLE, key + " cannot change after the claim is created");
+      f.deny(NAME, key + " cannot change after the claim is created");
     }
   }
 }

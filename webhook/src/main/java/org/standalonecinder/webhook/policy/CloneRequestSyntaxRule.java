@@ -3,6 +3,14 @@ package org.standalonecinder.webhook.policy;
 /** {@code k8s.io/CloneRequest} is {@code <claim>} or {@code <namespace>/<claim>}, valid names. */
 final class CloneRequestSyntaxRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-request-syntax";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public boolean readsRequestOnly() {
     return true;
@@ -11,7 +19,7 @@ final class CloneRequestSyntaxRule implements ClaimRule {
   @Override
   public void check(ClaimReview r, Findings f) {
     if (!r.isUpdate() && r.syntaxError() != null) {
-      f.deny(ClonePolicy.RULE_SYNTAX, r.syntaxError());
+      f.deny(NAME, r.syntaxError());
     }
   }
 }

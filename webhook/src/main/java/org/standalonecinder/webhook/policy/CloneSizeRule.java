@@ -3,7 +3,6 @@ package org.standalonecinder.webhook.policy;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.util.Map;
-import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
 
 /**
  * A clone holds at least what its source holds: Cinder refuses a smaller one. By policy the
@@ -11,6 +10,22 @@ import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
  * filesystem keeps the source's size until it is grown.
  */
 final class CloneSizeRule implements ClaimRule {
+
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-size";
+
+  /** What to do with a clone that requests less than its source holds. */
+  public enum Undersized {
+    /** Deny it: the user says how much. */
+    DENY,
+    /** The mutating endpoint raises the request to the source's size, with a warning. */
+    RAISE
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
 
   @Override
   public void check(ClaimReview r, Findings f) {
@@ -36,9 +51,9 @@ final class CloneSizeRule implements ClaimRule {
     int cmp = Quantity.getAmountInBytes(held).compareTo(Quantity.getAmountInBytes(wanted));
     if (cmp > 0) {
       if (r.settings.undersized() == Undersized.RAISE && r.mutating) {
-        f.replace(ClonePolicy.RULE_SIZE, "/spec/resources/requests/storage", held.toString());
+        f.replace(NAME, "/spec/resources/requests/storage", held.toString());
         f.warnPatched(
-            ClonePolicy.RULE_SIZE,
+            NAME,
             "the request was raised from "
                 + wanted
                 + " to "
@@ -48,7 +63,7 @@ final class CloneSizeRule implements ClaimRule {
                 + ": a clone cannot be smaller than its source");
       } else {
         f.deny(
-            ClonePolicy.RULE_SIZE,
+            NAME,
             "source claim "
                 + r.source()
                 + " holds "
@@ -60,7 +75,7 @@ final class CloneSizeRule implements ClaimRule {
       }
     } else if (cmp < 0 && "Filesystem".equals(ClaimReview.mode(r.claim))) {
       f.warn(
-          ClonePolicy.RULE_SIZE,
+          NAME,
           "this claim ("
               + wanted
               + ") is larger than its source claim "

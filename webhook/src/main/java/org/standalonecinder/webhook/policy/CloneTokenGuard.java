@@ -45,7 +45,7 @@ public final class CloneTokenGuard implements AdmissionController {
       if (!mutating && !Objects.equals(token, ClaimReview.annotation(old, CloneToken.ANNOTATION))) {
         return Decision.deny(
             403,
-            ClonePolicy.RULE_TOKEN,
+            CloneTokenRule.NAME,
             CloneToken.ANNOTATION
                 + " cannot be added, changed or removed after the claim is created");
       }
@@ -86,8 +86,8 @@ public final class CloneTokenGuard implements AdmissionController {
             + " given was removed: only the webhook sets it, when it accepts a clone across"
             + " namespaces");
     List<String> named = new ArrayList<>(d.rules());
-    if (!named.contains(ClonePolicy.RULE_TOKEN)) {
-      named.add(ClonePolicy.RULE_TOKEN);
+    if (!named.contains(CloneTokenRule.NAME)) {
+      named.add(CloneTokenRule.NAME);
     }
     return Decision.allow(warnings, patch.toString(), named);
   }

@@ -16,6 +16,14 @@ import org.standalonecinder.api.CloneToken;
  */
 final class CloneTokenRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-token";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   private final CloneToken.Keys keys;
   private final Clock clock;
 
@@ -35,7 +43,7 @@ final class CloneTokenRule implements ClaimRule {
     }
     if (!r.crossNamespace() && r.annotation(CloneToken.ANNOTATION) != null) {
       f.deny(
-          ClonePolicy.RULE_TOKEN,
+          NAME,
           CloneToken.ANNOTATION
               + " is set by the webhook only, for clones across namespaces; remove it");
     }
@@ -49,7 +57,7 @@ final class CloneTokenRule implements ClaimRule {
     if (r.mutating) {
       Instant now = clock.instant();
       f.annotate(
-          ClonePolicy.RULE_TOKEN,
+          NAME,
           r.claim,
           CloneToken.ANNOTATION,
           CloneToken.sign(
@@ -82,7 +90,7 @@ final class CloneTokenRule implements ClaimRule {
       }
     } catch (CloneToken.InvalidTokenException e) {
       f.deny(
-          ClonePolicy.RULE_TOKEN,
+          NAME,
           "cloning "
               + src
               + " across namespaces needs the webhook's token: "

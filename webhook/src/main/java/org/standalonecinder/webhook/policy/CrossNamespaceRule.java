@@ -1,7 +1,9 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import java.util.Optional;
 import org.standalonecinder.api.ClaimRef;
-import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
+import org.standalonecinder.api.CloneToken;
 
 /**
  * Default-deny across namespaces: whoever may create pods in the source's namespace can mount the
@@ -12,6 +14,24 @@ import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
  */
 final class CrossNamespaceRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-cross-namespace";
+
+  /** Who may clone across namespaces. */
+  public enum CrossNamespace {
+    /** Only a requester who may create pods in the source namespace, or a granted namespace. */
+    AUTHORIZED,
+    /** Never. */
+    DENY,
+    /** Anyone who may create claims (the Go provisioner's behaviour; unsafe, so it warns). */
+    ALLOW
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate() || !r.crossNamespace()) {
@@ -21,10 +41,10 @@ final class CrossNamespaceRule implements ClaimRule {
     String into = "cloning " + src + " into namespace " + r.namespace;
     if (!r.crossNamespaceAllowed()) {
       f.deny(
-          ClonePolicy.RULE_CROSS_NAMESPACE,
+          NAME,
           r.settings.crossNamespace() == CrossNamespace.DENY
               ? into + " is not allowed: the cluster's policy forbids clones across namespaces"
-              : r.byUntrustedDeputy()
+              : byUntrustedDeputy(r)
                   ? into
                       + " is not allowed: the claim is created by "
                       + r.request.getUserInfo().getUsername()
@@ -33,7 +53,7 @@ final class CrossNamespaceRule implements ClaimRule {
                       + " do not count; the source must grant the clone to "
                       + r.namespace
                       + " (annotation "
-                      + ClonePolicy.CLONE_GRANT
+                      + ClaimRef.CLONE_GRANT
                       + "), or the admin may trust this controller (policy trustedDeputies)"
                   : into
                       + " is not allowed: you may not create pods in "
@@ -41,14 +61,54 @@ final class CrossNamespaceRule implements ClaimRule {
                       + " and the source grants no clone to "
                       + r.namespace
                       + " (annotation "
-                      + ClonePolicy.CLONE_GRANT
+                      + ClaimRef.CLONE_GRANT
                       + ")");
     } else if (r.settings.crossNamespace() == CrossNamespace.ALLOW) {
       f.warn(
-          ClonePolicy.RULE_CROSS_NAMESPACE,
+          NAME,
           into
               + " without an authorization check: the cluster's policy allows every clone"
               + " across namespaces");
     }
+  }
+
+  /**
+   * On what a clone across namespaces is allowed, empty when it is not: the policy, the source's
+   * grant to the target namespace, or the requester's right to create pods in the source's
+   * namespace (never a deputy's own right: it says nothing of the user it acts for). {@link
+   * ClaimReview} asks once and every rule reads the answer, so a source in a namespace the
+   * requester may not clone from is not even said to exist.
+   */
+  static Optional<CloneToken.Basis> decide(ClaimReview r) {
+    return switch (r.settings.crossNamespace()) {
+      case ALLOW -> Optional.of(CloneToken.Basis.POLICY);
+      case DENY -> Optional.empty();
+      case AUTHORIZED -> {
+        if (r.sourceClaim().map(s -> grants(s, r.namespace)).orElse(false)) {
+          yield Optional.of(CloneToken.Basis.GRANT);
+        }
+        // A deputy's own rights say nothing of the user it acts for: only the source's consent.
+        if (r.request.getUserInfo() != null
+            && !byUntrustedDeputy(r)
+            && r.requesterCanCreatePods(r.source().namespace())) {
+          yield Optional.of(CloneToken.Basis.REQUESTER);
+        }
+        yield Optional.empty();
+      }
+    };
+  }
+
+  /** Whether the source's clone grant names the namespace. */
+  static boolean grants(PersistentVolumeClaim source, String namespace) {
+    return ClaimRef.grants(ClaimReview.annotation(source, ClaimRef.CLONE_GRANT), namespace);
+  }
+
+  /**
+   * Whether the requester is a controller acting for someone else, whose own rights therefore do
+   * not count for a clone across namespaces ({@link Requesters}).
+   */
+  static boolean byUntrustedDeputy(ClaimReview r) {
+    return r.request.getUserInfo() != null
+        && r.settings.requesters().untrustedDeputy(r.request.getUserInfo());
   }
 }

@@ -6,6 +6,14 @@ package org.standalonecinder.webhook.policy;
  */
 final class DataSourceKindRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-data-source-kind";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
@@ -14,7 +22,7 @@ final class DataSourceKindRule implements ClaimRule {
     String error = r.dataSourceError();
     if (error != null) {
       f.deny(
-          ClonePolicy.RULE_DATA_SOURCE_KIND,
+          NAME,
           "StorageClass "
               + r.className()
               + ": "

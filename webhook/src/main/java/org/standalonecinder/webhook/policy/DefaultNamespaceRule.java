@@ -1,21 +1,31 @@
 package org.standalonecinder.webhook.policy;
 
+import org.standalonecinder.api.ClaimRef;
+
 /**
  * The mutating endpoint writes a same-namespace {@code <claim>} as {@code <namespace>/<claim>}, so
  * that the stored request says exactly which claim it names, wherever it is read.
  */
 final class DefaultNamespaceRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-request-namespace";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.mutating
         && !r.isUpdate()
         && r.annotatedSource() != null
-        && !r.annotation(ClonePolicy.CLONE_REQUEST).contains("/")
+        && !r.annotation(ClaimRef.CLONE_REQUEST).contains("/")
         && f.clean()) {
       f.replace(
-          ClonePolicy.RULE_DEFAULT_NAMESPACE,
-          "/metadata/annotations/" + Findings.pointer(ClonePolicy.CLONE_REQUEST),
+          NAME,
+          "/metadata/annotations/" + Findings.pointer(ClaimRef.CLONE_REQUEST),
           r.annotatedSource().toString());
     }
   }

@@ -6,10 +6,18 @@ package org.standalonecinder.webhook.policy;
  */
 final class SharedFilesystemRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "shared-filesystem";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (!r.isUpdate() && r.ourClass()) {
-      r.sharedFilesystem().ifPresent(reason -> f.deny(ClonePolicy.RULE_ACCESS_MODE, reason));
+      r.sharedFilesystem().ifPresent(reason -> f.deny(NAME, reason));
     }
   }
 }

@@ -3,6 +3,14 @@ package org.standalonecinder.webhook.policy;
 /** A source being deleted may lose its volume while the clone is made. */
 final class SourceDeletingRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-source-deleting";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
@@ -10,10 +18,6 @@ final class SourceDeletingRule implements ClaimRule {
     }
     r.visibleSourceClaim()
         .filter(s -> s.getMetadata().getDeletionTimestamp() != null)
-        .ifPresent(
-            s ->
-                f.deny(
-                    ClonePolicy.RULE_SOURCE_DELETING,
-                    "source claim " + r.source() + " is being deleted"));
+        .ifPresent(s -> f.deny(NAME, "source claim " + r.source() + " is being deleted"));
   }
 }

@@ -7,6 +7,14 @@ import org.standalonecinder.api.ClaimAnnotations;
 /** Only a volume we provisioned (it carries its Cinder volume's ID) can be cloned in Cinder. */
 final class SourceForeignRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-source-foreign";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
@@ -17,7 +25,7 @@ final class SourceForeignRule implements ClaimRule {
         .ifPresent(
             s ->
                 f.deny(
-                    ClonePolicy.RULE_SOURCE_FOREIGN,
+                    NAME,
                     "source claim "
                         + r.source()
                         + " was not provisioned by "

@@ -5,6 +5,14 @@ import org.standalonecinder.api.ClaimRef;
 /** The annotation and {@code spec.dataSource} must not name two different sources. */
 final class TwoSourcesRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-two-sources";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
@@ -16,13 +24,11 @@ final class TwoSourcesRule implements ClaimRule {
       return;
     }
     if (annotated.equals(nativeSource)) {
-      f.warn(
-          ClonePolicy.RULE_TWO_SOURCES,
-          ClonePolicy.CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
+      f.warn(NAME, ClaimRef.CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
     } else {
       f.deny(
-          ClonePolicy.RULE_TWO_SOURCES,
-          ClonePolicy.CLONE_REQUEST
+          NAME,
+          ClaimRef.CLONE_REQUEST
               + " names "
               + annotated
               + " but spec.dataSource names "

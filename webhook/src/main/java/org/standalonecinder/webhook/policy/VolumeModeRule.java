@@ -3,6 +3,14 @@ package org.standalonecinder.webhook.policy;
 /** A Block source cannot become a filesystem clone, nor the other way round. */
 final class VolumeModeRule implements ClaimRule {
 
+  /** The rule's name in denials, warnings and metrics. */
+  static final String NAME = "clone-volume-mode";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
   @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
@@ -15,7 +23,7 @@ final class VolumeModeRule implements ClaimRule {
               String targetMode = ClaimReview.mode(r.claim);
               if (!sourceMode.equals(targetMode)) {
                 f.deny(
-                    ClonePolicy.RULE_VOLUME_MODE,
+                    NAME,
                     "source claim "
                         + r.source()
                         + " has volumeMode "

@@ -3,14 +3,14 @@ package org.standalonecinder.webhook.policy;
 import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
-import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
+import org.standalonecinder.webhook.policy.CinderCheckRule.CheckUnavailable;
 
 /** The Cinder check, last (clone-cinder, clone-check-unavailable): one named row a case. */
 class CinderCheckRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_CINDER;
+    return CinderCheckRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -31,7 +31,7 @@ class CinderCheckRuleTest extends ClaimRuleTable {
                     (src, c) -> {
                       throw new AssertionError("asked although another rule denied");
                     })
-                .fired(ClonePolicy.RULE_SOURCE_MISSING),
+                .fired(SourceMissingRule.NAME),
             deny(
                     "the resolver cannot be asked: denied (fail closed)",
                     target(clone("apps/src"), "clone", "2Gi", null),
@@ -41,7 +41,7 @@ class CinderCheckRuleTest extends ClaimRuleTable {
                       throw new CloneCheck.Unavailable(
                           "the resolver did not answer within 3000 ms", null);
                     })
-                .fired(ClonePolicy.RULE_CHECK_UNAVAILABLE),
+                .fired(CinderCheckRule.UNAVAILABLE_NAME),
             allow(
                     "the resolver cannot be asked and the policy admits unchecked, with a warning",
                     target(clone("apps/src"), "clone", "2Gi", null),
@@ -57,7 +57,7 @@ class CinderCheckRuleTest extends ClaimRuleTable {
                     "the clone of apps/src could not be checked against Cinder: the resolver at"
                         + " http://127.0.0.1:8090/v1/clone-check cannot be reached; admitted"
                         + " unchecked by the cluster's policy")
-                .fired(ClonePolicy.RULE_CHECK_UNAVAILABLE))
+                .fired(CinderCheckRule.UNAVAILABLE_NAME))
         .map(Arguments::of);
   }
 }

@@ -26,9 +26,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.webhook.admission.Decision;
-import org.standalonecinder.webhook.policy.ClonePolicy.CheckUnavailable;
-import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
-import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
+import org.standalonecinder.webhook.policy.CinderCheckRule.CheckUnavailable;
+import org.standalonecinder.webhook.policy.CloneSizeRule.Undersized;
+import org.standalonecinder.webhook.policy.CrossNamespaceRule.CrossNamespace;
 
 /**
  * The tables of the claim rules: one class a rule, each with its {@code rows()}, all run through
@@ -586,7 +586,7 @@ abstract class ClaimRuleTable {
       // violations to report is the user's (403), whatever else could not be checked.
       assertThat(outcome.code())
           .isEqualTo(row.patchOrMessage().startsWith(LOOKUP_FAILED) ? 500 : 403);
-      assertThat(outcome.message()).contains(row.patchOrMessage());
+      assertThat(outcome.message()).isEqualTo(row.patchOrMessage());
     }
     assertThat(warnings).isEqualTo(row.warnings());
     java.util.Set<String> fired = new java.util.TreeSet<>(m.rules());

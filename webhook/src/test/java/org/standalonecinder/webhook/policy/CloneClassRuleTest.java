@@ -9,7 +9,7 @@ class CloneClassRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_CLASS;
+    return CloneClassRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -26,11 +26,11 @@ class CloneClassRuleTest extends ClaimRuleTable {
             deny(
                 "a missing class is denied",
                 target(clone("apps/src"), "nope", "2Gi", null),
-                "StorageClass nope does not exist"),
+                "a clone needs a StorageClass of openstack.org/standalone-cinder with smartclone \"true\"; StorageClass nope does not exist"),
             deny(
                 "a native clone into a class without smartclone is denied",
                 nativeClone("src", "plain", "2Gi"),
-                "StorageClass plain does not allow cloning"))
+                "StorageClass plain does not allow cloning: its smartclone parameter is not \"true\""))
         .map(Arguments::of);
   }
 }

@@ -9,7 +9,7 @@ class CloneOfRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_CLONE_OF;
+    return CloneOfRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -31,7 +31,7 @@ class CloneOfRuleTest extends ClaimRuleTable {
             deny(
                     "CloneOf removed by a user on update is denied",
                     target(clone("apps/src"), "clone", "2Gi", null),
-                    "do not change it")
+                    "k8s.io/CloneOf is set by the provisioner only; do not change it")
                 .updating(
                     target(
                         Map.of(

@@ -9,8 +9,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.Arguments;
 import org.standalonecinder.api.CloneToken;
-import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
-import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
+import org.standalonecinder.webhook.policy.CloneSizeRule.Undersized;
+import org.standalonecinder.webhook.policy.CrossNamespaceRule.CrossNamespace;
 
 /** The chain of claim rules as a whole: scope, lookups, every violation at once. */
 class ClonePolicyTest extends ClaimRuleTable {
@@ -47,7 +47,7 @@ class ClonePolicyTest extends ClaimRuleTable {
                         + "clone: Connection refused")
                 .given(c -> c.unreachable = true)
                 .updating(target(clone("apps/src"), "clone", "2Gi", null))
-                .fired(ClonePolicy.RULE_IMMUTABLE, PolicyChain.RULE_LOOKUP_FAILED),
+                .fired(CloneRequestImmutableRule.NAME, PolicyChain.RULE_LOOKUP_FAILED),
             allow(
                     "an update that changes nothing of ours needs no lookup",
                     target(clone("apps/src"), "clone", "3Gi", null),
@@ -66,9 +66,9 @@ class ClonePolicyTest extends ClaimRuleTable {
             deny(
                     "a raise never hides another violation",
                     target(clone("apps/src"), "plain", "1Gi", null),
-                    "StorageClass plain does not allow cloning")
+                    "StorageClass plain does not allow cloning: its smartclone parameter is not \"true\"")
                 .undersized(Undersized.RAISE)
-                .fired(ClonePolicy.RULE_CLASS, ClonePolicy.RULE_SIZE),
+                .fired(CloneClassRule.NAME, CloneSizeRule.NAME),
             // Claims of other provisioners (KubeVirt's CDI marks its own clones with the same
             // annotations) pass untouched: no denial, no patch, no warning.
             allow(
@@ -156,8 +156,8 @@ class ClonePolicyTest extends ClaimRuleTable {
             deny(
                     "a ReadWriteMany Filesystem clone into a class without smartclone: both said",
                     modes(target(clone("apps/src"), "plain", "2Gi", null), "ReadWriteMany"),
-                    "share a filesystem read-only; StorageClass plain does not allow cloning")
-                .fired(ClonePolicy.RULE_CLASS, ClonePolicy.RULE_ACCESS_MODE),
+                    "ReadWriteMany needs volumeMode Block: a Filesystem volume (ext4, xfs) mounted read-write on several nodes at once is corrupted, since neither filesystem is cluster-aware; use volumeMode Block for software that coordinates its own writes, or ReadOnlyMany to share a filesystem read-only; StorageClass plain does not allow cloning: its smartclone parameter is not \"true\"")
+                .fired(CloneClassRule.NAME, SharedFilesystemRule.NAME),
             allow(
                     "ReadWriteOnce Filesystem needs no lookup",
                     target(Map.of(), "plain", "1Gi", "Filesystem"),
@@ -172,10 +172,7 @@ class ClonePolicyTest extends ClaimRuleTable {
                         "Block"),
                     "k8s.io/CloneOf is set by the provisioner only; remove it; StorageClass plain does not allow cloning: its smartclone parameter is not \"true\"; source claim apps/src has volumeMode Filesystem and this claim Block; they must match; source claim apps/src holds 2Gi, more than this claim requests (1Gi); request at least 2Gi")
                 .fired(
-                    ClonePolicy.RULE_CLASS,
-                    ClonePolicy.RULE_CLONE_OF,
-                    ClonePolicy.RULE_SIZE,
-                    ClonePolicy.RULE_VOLUME_MODE))
+                    CloneClassRule.NAME, CloneOfRule.NAME, CloneSizeRule.NAME, VolumeModeRule.NAME))
         .map(Arguments::of);
   }
 

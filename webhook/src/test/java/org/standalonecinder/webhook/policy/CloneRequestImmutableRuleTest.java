@@ -9,7 +9,7 @@ class CloneRequestImmutableRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_IMMUTABLE;
+    return CloneRequestImmutableRule.NAME;
   }
 
   static Stream<Arguments> rows() {

@@ -9,7 +9,7 @@ class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_SYNTAX;
+    return CloneRequestSyntaxRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -17,15 +17,17 @@ class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
             deny(
                 "an empty CloneRequest is denied",
                 target(clone(""), "clone", "2Gi", null),
-                "must be <claim> or <namespace>/<claim>"),
+                "k8s.io/CloneRequest '' must be <claim> or <namespace>/<claim>, each a valid"
+                    + " Kubernetes name"),
             deny(
                 "three parts are denied",
                 target(clone("a/b/c"), "clone", "2Gi", null),
-                "must be <claim> or <namespace>/<claim>"),
+                "k8s.io/CloneRequest 'a/b/c' must be <claim> or <namespace>/<claim>, each a valid"
+                    + " Kubernetes name"),
             deny(
                 "upper case names are denied",
                 target(clone("apps/Src"), "clone", "2Gi", null),
-                "each a valid Kubernetes name"),
+                "k8s.io/CloneRequest 'apps/Src' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name"),
             // Reported whatever the lookups do: the user fixes the syntax, not the network.
             deny(
                     "a namespace, a claim and more, while the API server is unreachable",
@@ -35,19 +37,19 @@ class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
                         + REST_UNCHECKED
                         + "clone: Connection refused")
                 .given(c -> c.unreachable = true)
-                .fired(ClonePolicy.RULE_SYNTAX, PolicyChain.RULE_LOOKUP_FAILED),
+                .fired(CloneRequestSyntaxRule.NAME, PolicyChain.RULE_LOOKUP_FAILED),
             deny(
                     "an invalid name, while the API server is unreachable",
                     target(clone("A_B"), "clone", "2Gi", null),
-                    "k8s.io/CloneRequest 'A_B' must be <claim> or <namespace>/<claim>")
+                    "k8s.io/CloneRequest 'A_B' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name; the webhook could not check the rest of this request: cannot look up storageclass clone: Connection refused")
                 .given(c -> c.unreachable = true)
-                .fired(ClonePolicy.RULE_SYNTAX, PolicyChain.RULE_LOOKUP_FAILED),
+                .fired(CloneRequestSyntaxRule.NAME, PolicyChain.RULE_LOOKUP_FAILED),
             deny(
                     "an empty request, while the API server is unreachable",
                     target(clone(""), "clone", "2Gi", null),
-                    "k8s.io/CloneRequest '' must be <claim> or <namespace>/<claim>")
+                    "k8s.io/CloneRequest '' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name; the webhook could not check the rest of this request: cannot look up storageclass clone: Connection refused")
                 .given(c -> c.unreachable = true)
-                .fired(ClonePolicy.RULE_SYNTAX, PolicyChain.RULE_LOOKUP_FAILED),
+                .fired(CloneRequestSyntaxRule.NAME, PolicyChain.RULE_LOOKUP_FAILED),
             deny(
                     "a malformed request and a CloneOf, while the API server is unreachable: both",
                     target(
@@ -62,9 +64,7 @@ class CloneRequestSyntaxRuleTest extends ClaimRuleTable {
                         + "clone: Connection refused")
                 .given(c -> c.unreachable = true)
                 .fired(
-                    ClonePolicy.RULE_SYNTAX,
-                    ClonePolicy.RULE_CLONE_OF,
-                    PolicyChain.RULE_LOOKUP_FAILED))
+                    CloneRequestSyntaxRule.NAME, CloneOfRule.NAME, PolicyChain.RULE_LOOKUP_FAILED))
         .map(Arguments::of);
   }
 }

@@ -2,14 +2,14 @@ package org.standalonecinder.webhook.policy;
 
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
-import org.standalonecinder.webhook.policy.ClonePolicy.Undersized;
+import org.standalonecinder.webhook.policy.CloneSizeRule.Undersized;
 
 /** A clone at least as large as its source (clone-size): one named row a case. */
 class CloneSizeRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_SIZE;
+    return CloneSizeRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -44,11 +44,11 @@ class CloneSizeRuleTest extends ClaimRuleTable {
                 .warns(
                     "the request was raised from 1Gi to 2Gi, the size of source claim apps/src: a"
                         + " clone cannot be smaller than its source")
-                .fired(ClonePolicy.RULE_SIZE, ClonePolicy.RULE_DEFAULT_NAMESPACE),
+                .fired(CloneSizeRule.NAME, DefaultNamespaceRule.NAME),
             deny(
                 "a native clone smaller than its source is denied",
                 nativeClone("src", "clone", "1Gi"),
-                "source claim apps/src holds 2Gi"))
+                "source claim apps/src holds 2Gi, more than this claim requests (1Gi); request at least 2Gi"))
         .map(Arguments::of);
   }
 }

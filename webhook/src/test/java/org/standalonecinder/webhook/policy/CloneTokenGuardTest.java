@@ -141,7 +141,7 @@ class CloneTokenGuardTest {
             claim(row.namespace(), row.className(), null));
     Decision validated = chain.review(update, false);
     assertThat(validated.allowed()).isFalse();
-    assertThat(validated.rules()).isEqualTo(List.of(ClonePolicy.RULE_TOKEN));
+    assertThat(validated.rules()).isEqualTo(List.of(CloneTokenRule.NAME));
     assertThat(validated.message())
         .isEqualTo(
             "standalone-cinder.io/clone-token cannot be added, changed or removed after the claim"

@@ -12,7 +12,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_TOKEN;
+    return CloneTokenRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -67,7 +67,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         "clone",
                         "1Gi",
                         null),
-                    "standalone-cinder.io/clone-token was not signed by the webhook")
+                    "cloning team-b/shared across namespaces needs the webhook's token: standalone-cinder.io/clone-token was not signed by the webhook (is the mutating webhook installed?)")
                 .by("bob")
                 .withoutMutatingWebhook(),
             deny(
@@ -83,7 +83,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                             "1Gi",
                             null),
                         NOW.plusSeconds(3600)),
-                    "standalone-cinder.io/clone-token expired")
+                    "cloning team-b/shared across namespaces needs the webhook's token: standalone-cinder.io/clone-token expired: it was valid until 2026-11-22T10:05:00Z, the claim was created 2026-11-22T11:00:00Z (is the mutating webhook installed?)")
                 .by("bob")
                 .withoutMutatingWebhook(),
             allow(
@@ -111,8 +111,9 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         "clone",
                         "1Gi",
                         null),
-                    "the source claim team-b/shared was deleted and created again since the token"
-                        + " was signed")
+                    "cloning team-b/shared across namespaces needs the webhook's token: the source"
+                        + " claim team-b/shared was deleted and created again since the token was"
+                        + " signed (is the mutating webhook installed?)")
                 .by("bob")
                 .given(c -> c.claims.get("team-b/shared").getMetadata().setUid("uid-new"))
                 .withoutMutatingWebhook())

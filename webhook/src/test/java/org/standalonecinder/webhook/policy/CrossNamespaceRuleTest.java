@@ -5,14 +5,14 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
 import org.standalonecinder.api.CloneToken.Basis;
-import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
+import org.standalonecinder.webhook.policy.CrossNamespaceRule.CrossNamespace;
 
 /** Clones across namespaces (clone-cross-namespace): one named row a case. */
 class CrossNamespaceRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_CROSS_NAMESPACE;
+    return CrossNamespaceRule.NAME;
   }
 
   static final String STATEFULSET_CONTROLLER =
@@ -23,13 +23,13 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
             deny(
                 "cross-namespace without authorization is denied",
                 target(clone("team-b/shared"), "clone", "1Gi", null),
-                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps"),
+                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)"),
             allow(
                     "cross-namespace by someone who may create pods there",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     stamped("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob")
-                .fired(ClonePolicy.RULE_TOKEN),
+                .fired(CloneTokenRule.NAME),
             allow(
                     "cross-namespace with a grant on the source",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -41,11 +41,11 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .getMetadata()
                             .getAnnotations()
                             .put(ClonePolicy.CLONE_GRANT, "ops, apps"))
-                .fired(ClonePolicy.RULE_TOKEN),
+                .fired(CloneTokenRule.NAME),
             deny(
                     "a grant to another namespace does not count",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "grants no clone to apps")
+                    "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)")
                 .given(
                     c ->
                         c.claims
@@ -67,7 +67,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                 .warns(
                     "cloning team-b/shared into namespace apps without an authorization check: the"
                         + " cluster's policy allows every clone across namespaces")
-                .fired(ClonePolicy.RULE_CROSS_NAMESPACE, ClonePolicy.RULE_TOKEN),
+                .fired(CrossNamespaceRule.NAME, CloneTokenRule.NAME),
             deny(
                     "a service account that may create pods in the source's namespace is a deputy:"
                         + " its own rights do not count",
@@ -78,13 +78,13 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
             deny(
                     "the controller manager with its own credentials is a deputy too",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "the claim is created by system:kube-controller-manager, a controller acting")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:kube-controller-manager, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
                 .by("system:kube-controller-manager")
                 .given(c -> c.podCreators.put("team-b", Set.of("system:kube-controller-manager"))),
             deny(
                     "a node is a deputy",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "the claim is created by system:node:worker-1, a controller acting")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:node:worker-1, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
                 .by("system:node:worker-1")
                 .given(c -> c.podCreators.put("team-b", Set.of("system:node:worker-1"))),
             allow(
@@ -99,7 +99,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .getMetadata()
                             .getAnnotations()
                             .put(ClonePolicy.CLONE_GRANT, "apps"))
-                .fired(ClonePolicy.RULE_TOKEN),
+                .fired(CloneTokenRule.NAME),
             allow(
                     "a deputy the admin trusts clones on its own rights",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -107,30 +107,30 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                 .by(STATEFULSET_CONTROLLER)
                 .given(c -> c.podCreators.put("team-b", Set.of(STATEFULSET_CONTROLLER)))
                 .trusting(STATEFULSET_CONTROLLER)
-                .fired(ClonePolicy.RULE_TOKEN),
+                .fired(CloneTokenRule.NAME),
             allow(
                     "a review whose groups hold a null is judged, not crashed on",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     stamped("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob")
                 .given(c -> c.nullGroup = true)
-                .fired(ClonePolicy.RULE_TOKEN),
+                .fired(CloneTokenRule.NAME),
             deny(
                     "a user the admin names a deputy is one",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "the claim is created by bob, a controller acting for someone else")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by bob, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
                 .by("bob")
                 .deputies("bob"),
             deny(
                 "a missing cross-namespace source looks like a forbidden one",
                 target(clone("team-b/ghost"), "clone", "1Gi", null),
-                "is not allowed: you may not create pods in team-b"),
+                "cloning team-b/ghost into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)"),
             deny(
                     "an authorized user learns that a cross-namespace source is missing",
                     target(clone("team-b/ghost"), "clone", "1Gi", null),
                     "source claim team-b/ghost does not exist")
                 .by("bob")
-                .fired(ClonePolicy.RULE_SOURCE_MISSING),
+                .fired(SourceMissingRule.NAME),
             deny(
                 "a native clone from another namespace is checked like an annotated one",
                 withDataSource(
@@ -139,7 +139,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                     "PersistentVolumeClaim",
                     "shared",
                     "team-b"),
-                "cloning team-b/shared into namespace apps is not allowed"),
+                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)"),
             allow(
                     "a native clone from another namespace by an authorized user",
                     withDataSource(
@@ -150,7 +150,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                         "team-b"),
                     stampedIntoNoAnnotations("team-b/shared", Basis.REQUESTER, "bob"))
                 .by("bob")
-                .fired(ClonePolicy.RULE_TOKEN))
+                .fired(CloneTokenRule.NAME))
         .map(Arguments::of);
   }
 }

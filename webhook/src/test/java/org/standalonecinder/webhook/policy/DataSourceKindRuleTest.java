@@ -9,7 +9,7 @@ class DataSourceKindRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_DATA_SOURCE_KIND;
+    return DataSourceKindRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -22,7 +22,7 @@ class DataSourceKindRuleTest extends ClaimRuleTable {
                     "PersistentVolumeClaim",
                     null,
                     null),
-                "the data source PersistentVolumeClaim apps/null does not name a claim"),
+                "StorageClass clone: the data source PersistentVolumeClaim apps/null does not name a claim: each must be a valid Kubernetes name; remove the data source or use another class"),
             allow("a native clone of a claim is allowed", nativeClone("src", "clone", "2Gi"), null),
             allow(
                 "a native clone into another provisioner's class is not ours to judge",
@@ -41,7 +41,7 @@ class DataSourceKindRuleTest extends ClaimRuleTable {
                 "a populator data source cannot fill our volume",
                 withDataSource(
                     target(Map.of(), "plain", "1Gi", null), "example.com", "Seed", "s", null),
-                "the data source example.com/Seed s cannot fill a Cinder volume"),
+                "StorageClass plain: the data source example.com/Seed s cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); remove the data source or use another class"),
             allow(
                 "a snapshot into another provisioner's class is not ours to judge",
                 withDataSource(

@@ -11,7 +11,7 @@ class DefaultNamespaceRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_DEFAULT_NAMESPACE;
+    return DefaultNamespaceRule.NAME;
   }
 
   static Stream<Arguments> rows() {

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.webhook.admission.Decision;
-import org.standalonecinder.webhook.policy.ClonePolicy.CrossNamespace;
+import org.standalonecinder.webhook.policy.CrossNamespaceRule.CrossNamespace;
 
 /** The admin policy file: defaults, every key, every rejection; selectors; audit mode. */
 class PolicyConfigTest {
@@ -21,7 +21,7 @@ class PolicyConfigTest {
     assertThat(PolicyConfig.DEFAULTS.enforce()).isTrue();
     assertThat(PolicyConfig.DEFAULTS.crossNamespace()).isEqualTo(CrossNamespace.AUTHORIZED);
     assertThat(PolicyConfig.DEFAULTS.exemptNamespaces().matches(Map.of())).isFalse();
-    assertThat(PolicyConfig.DEFAULTS.undersizedClone()).isEqualTo(ClonePolicy.Undersized.DENY);
+    assertThat(PolicyConfig.DEFAULTS.undersizedClone()).isEqualTo(CloneSizeRule.Undersized.DENY);
   }
 
   @Test
@@ -42,8 +42,8 @@ class PolicyConfigTest {
     assertThat(c.exemptNamespaces().matches(Map.of("exempt", "true"))).isTrue();
     assertThat(c.exemptNamespaces().matches(Map.of("exempt", "false"))).isFalse();
     assertThat(c.smartcloneClasses()).isEqualTo(Set.of("fast", "gold"));
-    assertThat(c.undersizedClone()).isEqualTo(ClonePolicy.Undersized.RAISE);
-    assertThat(c.cinderCheckUnavailable()).isEqualTo(ClonePolicy.CheckUnavailable.ALLOW);
+    assertThat(c.undersizedClone()).isEqualTo(CloneSizeRule.Undersized.RAISE);
+    assertThat(c.cinderCheckUnavailable()).isEqualTo(CinderCheckRule.CheckUnavailable.ALLOW);
   }
 
   @ParameterizedTest(name = "{0}")

@@ -9,7 +9,7 @@ class SharedFilesystemRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_ACCESS_MODE;
+    return SharedFilesystemRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -18,11 +18,11 @@ class SharedFilesystemRuleTest extends ClaimRuleTable {
             deny(
                 "ReadWriteMany Filesystem in our class is denied",
                 modes(target(Map.of(), "plain", "1Gi", "Filesystem"), "ReadWriteMany"),
-                "ReadWriteMany needs volumeMode Block: a Filesystem volume (ext4, xfs) mounted read-write on several nodes at once is corrupted"),
+                "ReadWriteMany needs volumeMode Block: a Filesystem volume (ext4, xfs) mounted read-write on several nodes at once is corrupted, since neither filesystem is cluster-aware; use volumeMode Block for software that coordinates its own writes, or ReadOnlyMany to share a filesystem read-only"),
             deny(
                 "ReadWriteMany without volumeMode (Filesystem) is denied",
                 modes(target(Map.of(), "plain", "1Gi", null), "ReadWriteOnce", "ReadWriteMany"),
-                "use volumeMode Block for software that coordinates its own writes, or ReadOnlyMany to share a filesystem read-only"),
+                "ReadWriteMany needs volumeMode Block: a Filesystem volume (ext4, xfs) mounted read-write on several nodes at once is corrupted, since neither filesystem is cluster-aware; use volumeMode Block for software that coordinates its own writes, or ReadOnlyMany to share a filesystem read-only"),
             allow(
                 "ReadWriteMany Block in our class is allowed",
                 modes(target(Map.of(), "plain", "1Gi", "Block"), "ReadWriteMany"),

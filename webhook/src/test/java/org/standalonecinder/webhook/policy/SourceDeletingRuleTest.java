@@ -8,7 +8,7 @@ class SourceDeletingRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_SOURCE_DELETING;
+    return SourceDeletingRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -35,7 +35,7 @@ class SourceDeletingRuleTest extends ClaimRuleTable {
                             .get("team-b/shared")
                             .getMetadata()
                             .setDeletionTimestamp("2026-11-22T00:00:00Z"))
-                .fired(ClonePolicy.RULE_CROSS_NAMESPACE))
+                .fired(CrossNamespaceRule.NAME))
         .map(Arguments::of);
   }
 }

@@ -8,7 +8,7 @@ class SourceForeignRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_SOURCE_FOREIGN;
+    return SourceForeignRule.NAME;
   }
 
   static Stream<Arguments> rows() {

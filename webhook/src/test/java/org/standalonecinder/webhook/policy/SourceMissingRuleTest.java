@@ -8,7 +8,7 @@ class SourceMissingRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_SOURCE_MISSING;
+    return SourceMissingRule.NAME;
   }
 
   static Stream<Arguments> rows() {

@@ -8,7 +8,7 @@ class SourceUnboundRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_SOURCE_UNBOUND;
+    return SourceUnboundRule.NAME;
   }
 
   static Stream<Arguments> rows() {

@@ -82,7 +82,7 @@ class StatefulSetPolicyTest {
                 "CREATE",
                 template(ClaimRuleTable.clone("src"), "plain"),
                 nothing,
-                "StorageClass plain does not allow cloning"),
+                "StorageClass plain does not allow cloning: its smartclone parameter is not \"true\""),
             new Row(
                 "a template that clones nothing",
                 "CREATE",

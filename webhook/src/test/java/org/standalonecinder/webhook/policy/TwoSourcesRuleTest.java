@@ -8,7 +8,7 @@ class TwoSourcesRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_TWO_SOURCES;
+    return TwoSourcesRule.NAME;
   }
 
   static Stream<Arguments> rows() {

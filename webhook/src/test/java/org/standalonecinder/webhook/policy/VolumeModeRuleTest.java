@@ -8,7 +8,7 @@ class VolumeModeRuleTest extends ClaimRuleTable {
 
   @Override
   String rule() {
-    return ClonePolicy.RULE_VOLUME_MODE;
+    return VolumeModeRule.NAME;
   }
 
   static Stream<Arguments> rows() {
@@ -20,7 +20,7 @@ class VolumeModeRuleTest extends ClaimRuleTable {
             deny(
                     "a Filesystem clone of a Block source is denied",
                     target(clone("apps/src"), "clone", "2Gi", null),
-                    "source claim apps/src has volumeMode Block and this claim Filesystem")
+                    "source claim apps/src has volumeMode Block and this claim Filesystem; they must match")
                 .given(c -> c.claims.put("apps/src", source("apps", "src", "2Gi", "Block"))),
             allow(
                     "a Block clone of a Block source passes",
