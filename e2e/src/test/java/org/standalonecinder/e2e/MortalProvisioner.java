@@ -9,8 +9,6 @@ import io.fabric8.kubernetes.client.http.BasicBuilder;
 import io.fabric8.kubernetes.client.http.HttpRequest;
 import io.fabric8.kubernetes.client.http.HttpResponse;
 import io.fabric8.kubernetes.client.http.Interceptor;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
@@ -20,6 +18,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderDecorator;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.EventRecorder;
@@ -171,32 +170,29 @@ final class MortalProvisioner implements AutoCloseable {
   }
 
   private CinderClient cinderSide(CinderClient cinder) {
-    return (CinderClient)
-        Proxy.newProxyInstance(
-            CinderClient.class.getClassLoader(),
-            new Class<?>[] {CinderClient.class},
-            (proxy, method, args) -> {
-              if (method.getName().equals("close")) {
-                return null;
-              }
-              if (dead) {
-                throw new CinderException.Unavailable("the provisioner is dead", 0, null, null);
-              }
-              Object result;
-              try {
-                result = method.invoke(cinder, args);
-              } catch (InvocationTargetException e) {
-                if (CINDER_WRITES.contains(method.getName())
-                    && e.getCause() instanceof CinderException.BadRequest) {
-                  refused(method.getName());
-                }
-                throw e.getCause();
-              }
-              if (CINDER_WRITES.contains(method.getName())) {
-                step("cinder " + method.getName());
-              }
-              return result;
-            });
+    return CinderDecorator.wrap(
+        cinder,
+        (operation, args, call) -> {
+          if (operation.equals("close")) {
+            return null;
+          }
+          if (dead) {
+            throw new CinderException.Unavailable("the provisioner is dead", 0, null, null);
+          }
+          Object result;
+          try {
+            result = call.proceed();
+          } catch (CinderException.BadRequest e) {
+            if (CINDER_WRITES.contains(operation)) {
+              refused(operation);
+            }
+            throw e;
+          }
+          if (CINDER_WRITES.contains(operation)) {
+            step("cinder " + operation);
+          }
+          return result;
+        });
   }
 
   private Interceptor kubeSide() {

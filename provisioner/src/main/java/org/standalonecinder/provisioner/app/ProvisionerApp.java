@@ -14,7 +14,7 @@ import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
-import org.standalonecinder.provisioner.cinder.MeteredCinderClient;
+import org.standalonecinder.provisioner.cinder.CinderMetrics;
 import org.standalonecinder.provisioner.clone.CloneResolver;
 import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
 import org.standalonecinder.provisioner.clone.ResolverServer;
@@ -173,7 +173,7 @@ public final class ProvisionerApp implements AutoCloseable {
     if (settings.rbd().form() == null) {
       settings = settings.withRbd(settings.rbd().withForm(rbdFormFor(client)));
     }
-    CinderClient metered = new MeteredCinderClient(cinder, registry);
+    CinderClient metered = CinderMetrics.wrap(cinder, registry);
     PoolMetrics pools = new PoolMetrics(metered, registry);
     ClaimController controller =
         Wiring.controller(

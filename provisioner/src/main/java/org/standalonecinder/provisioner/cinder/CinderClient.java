@@ -131,18 +131,6 @@ public interface CinderClient extends AutoCloseable {
    */
   void markDetached(String volumeId, String attachmentId);
 
-  /** Starts a snapshot of the volume. */
-  Snapshot createSnapshot(String volumeId, String name, Map<String, String> metadata);
-
-  /** The snapshot, or empty when Cinder does not know it. */
-  Optional<Snapshot> getSnapshot(String snapshotId);
-
-  /** Polls until the snapshot is {@code available}. */
-  Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff);
-
-  /** Starts deleting the snapshot. One that is already gone counts as deleted. */
-  void deleteSnapshot(String snapshotId);
-
   /** The scheduler's pools with their capacity (needs an admin role). */
   List<Pool> pools();
 

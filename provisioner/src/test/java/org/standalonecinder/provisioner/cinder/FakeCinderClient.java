@@ -515,30 +515,6 @@ public final class FakeCinderClient implements CinderClient {
     }
   }
 
-  @Override
-  public synchronized Snapshot createSnapshot(
-      String volumeId, String name, Map<String, String> metadata) {
-    call("createSnapshot", volumeId);
-    throw new UnsupportedOperationException("snapshots are not faked yet");
-  }
-
-  @Override
-  public synchronized Optional<Snapshot> getSnapshot(String snapshotId) {
-    call("getSnapshot", snapshotId);
-    return Optional.empty();
-  }
-
-  @Override
-  public synchronized Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff) {
-    call("awaitSnapshotAvailable", snapshotId);
-    throw new CinderException.NotFound("snapshot " + snapshotId, null);
-  }
-
-  @Override
-  public synchronized void deleteSnapshot(String snapshotId) {
-    call("deleteSnapshot", snapshotId);
-  }
-
   private List<Pool> pools =
       List.of(
           new Pool(

@@ -1,11 +1,10 @@
 package org.standalonecinder.provisioner.controller;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderDecorator;
 import org.standalonecinder.provisioner.cinder.Volume;
 
 /**
@@ -19,26 +18,25 @@ final class Gate {
 
   /** The client whose awaitVolumeStatus blocks for volumes that {@code held} selects. */
   CinderClient around(CinderClient cinder, Predicate<Volume> held) {
-    return (CinderClient)
-        Proxy.newProxyInstance(
-            CinderClient.class.getClassLoader(),
-            new Class<?>[] {CinderClient.class},
-            (proxy, method, args) -> {
-              if (method.getName().equals("awaitVolumeStatus")) {
-                var v = cinder.getVolume((String) args[0]);
-                if (v.isPresent() && held.test(v.get())) {
-                  reached.countDown();
-                  if (!open.await(60, TimeUnit.SECONDS)) {
-                    throw new IllegalStateException("the test never opened the gate");
-                  }
-                }
-              }
+    return CinderDecorator.wrap(
+        cinder,
+        (operation, args, call) -> {
+          if (operation.equals("awaitVolumeStatus")) {
+            var v = cinder.getVolume((String) args[0]);
+            if (v.isPresent() && held.test(v.get())) {
+              reached.countDown();
               try {
-                return method.invoke(cinder, args);
-              } catch (InvocationTargetException e) {
-                throw e.getCause();
+                if (!open.await(60, TimeUnit.SECONDS)) {
+                  throw new IllegalStateException("the test never opened the gate");
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
               }
-            });
+            }
+          }
+          return call.proceed();
+        });
   }
 
   /** Waits until a held volume reached the gate. */

@@ -48,7 +48,8 @@ class NoLeakIT {
     long seed = Long.getLong("noleak.seed", System.nanoTime());
     String cluster = "noleak-" + UUID.randomUUID();
     CinderClient real = OpenStackCinderClient.create(LocalCinder.config(Mode.NOAUTH));
-    FaultyCinderClient cinder = new FaultyCinderClient(real, seed, 0.15);
+    FaultyCinderClient faulty = new FaultyCinderClient(real, seed, 0.15);
+    CinderClient cinder = faulty.client();
     Random secretFaults = new Random(seed + 1);
     KubernetesSecretStore store = new KubernetesSecretStore(client);
     SecretStore faultySecrets =
@@ -137,7 +138,7 @@ class NoLeakIT {
           () -> real.findVolumes(null, Map.of(Names.META_CLUSTER, cluster)).isEmpty(),
           Duration.ofMinutes(2));
       assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).isEmpty();
-      assertThat(cinder.injected()).as("faults were injected").isGreaterThan(5);
+      assertThat(faulty.injected()).as("faults were injected").isGreaterThan(5);
     } finally {
       controller.close();
       real.close();

@@ -169,22 +169,26 @@ public final class OpenStackCinderClient implements CinderClient {
     attachments.deleteAttachment(attachmentId);
   }
 
-  @Override
+  /**
+   * Starts a snapshot of the volume. Snapshots are not part of {@link CinderClient}: the
+   * provisioner clones volumes; a snapshot is what an admin makes (and what pins a volume against
+   * deletion).
+   */
   public Snapshot createSnapshot(String volumeId, String name, Map<String, String> metadata) {
     return snapshots.createSnapshot(volumeId, name, metadata);
   }
 
-  @Override
+  /** The snapshot, or empty when Cinder does not know it. */
   public Optional<Snapshot> getSnapshot(String snapshotId) {
     return snapshots.getSnapshot(snapshotId);
   }
 
-  @Override
+  /** Polls until the snapshot is {@code available}. */
   public Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff) {
     return snapshots.awaitSnapshotAvailable(snapshotId, backoff);
   }
 
-  @Override
+  /** Starts deleting the snapshot; one already gone counts as deleted. */
   public void deleteSnapshot(String snapshotId) {
     snapshots.deleteSnapshot(snapshotId);
   }

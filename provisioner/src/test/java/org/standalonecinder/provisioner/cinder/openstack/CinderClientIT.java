@@ -42,11 +42,11 @@ class CinderClientIT {
       Backoff.DEFAULT.withDeadline(java.time.Duration.ofSeconds(60));
   private static final Connector NODE =
       new Connector("iqn.2026-11.org.standalonecinder:it-node", "it-node", "127.0.0.1", false);
-  private static final Map<Mode, CinderClient> CLIENTS = new EnumMap<>(Mode.class);
+  private static final Map<Mode, OpenStackCinderClient> CLIENTS = new EnumMap<>(Mode.class);
 
   private final List<Runnable> cleanup = new ArrayList<>();
 
-  static synchronized CinderClient client(Mode mode) {
+  static synchronized OpenStackCinderClient client(Mode mode) {
     return CLIENTS.computeIfAbsent(mode, m -> OpenStackCinderClient.create(LocalCinder.config(m)));
   }
 
@@ -167,13 +167,16 @@ class CinderClientIT {
   void volumeFromASnapshot(Mode mode) {
     CinderClient c = client(mode);
     Volume source = newVolume(c, VolumeSpec.blank(unique("it-snapsrc"), 1));
-    Snapshot s = c.createSnapshot(source.id(), unique("it-snap"), Map.of("purpose", "it"));
+    Snapshot s =
+        ((OpenStackCinderClient) c)
+            .createSnapshot(source.id(), unique("it-snap"), Map.of("purpose", "it"));
     cleanup.add(
         () -> {
-          c.deleteSnapshot(s.id());
+          ((OpenStackCinderClient) c).deleteSnapshot(s.id());
           awaitSnapshotGone(c, s.id());
         });
-    assertThat(c.awaitSnapshotAvailable(s.id(), WAIT).volumeId()).isEqualTo(source.id());
+    assertThat(((OpenStackCinderClient) c).awaitSnapshotAvailable(s.id(), WAIT).volumeId())
+        .isEqualTo(source.id());
     Volume restored = newVolume(c, VolumeSpec.blank(unique("it-restored"), 2).fromSnapshot(s.id()));
     assertThat(restored.snapshotId()).isEqualTo(s.id());
     assertThat(restored.sizeGib()).isEqualTo(2);
@@ -349,12 +352,13 @@ class CinderClientIT {
               CinderException.BadRequest.class,
               "have snapshots",
               (c, v) -> {
-                Snapshot s = c.createSnapshot(v.id(), unique("it-pin"), Map.of());
+                Snapshot s =
+                    ((OpenStackCinderClient) c).createSnapshot(v.id(), unique("it-pin"), Map.of());
                 try {
-                  c.awaitSnapshotAvailable(s.id(), WAIT);
+                  ((OpenStackCinderClient) c).awaitSnapshotAvailable(s.id(), WAIT);
                   c.deleteVolume(v.id());
                 } finally {
-                  c.deleteSnapshot(s.id());
+                  ((OpenStackCinderClient) c).deleteSnapshot(s.id());
                   awaitSnapshotGone(c, s.id());
                 }
               }));
@@ -436,7 +440,7 @@ class CinderClientIT {
 
   private static void awaitSnapshotGone(CinderClient c, String id) {
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (c.getSnapshot(id).isPresent() && System.nanoTime() < end) {
+    while (((OpenStackCinderClient) c).getSnapshot(id).isPresent() && System.nanoTime() < end) {
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {

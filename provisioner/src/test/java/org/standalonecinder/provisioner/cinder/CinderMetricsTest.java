@@ -11,7 +11,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every Cinder call is timed with its outcome; a failure is counted and passed on unchanged. */
-class MeteredCinderClientTest {
+class CinderMetricsTest {
 
   static Stream<Arguments> outcomes() {
     return Stream.of(
@@ -41,7 +41,7 @@ class MeteredCinderClientTest {
       String name, Supplier<RuntimeException> failure, String outcome) {
     FakeCinderClient fake = new FakeCinderClient();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    MeteredCinderClient cinder = new MeteredCinderClient(fake, registry);
+    CinderClient cinder = CinderMetrics.wrap(fake, registry);
     if (failure == null) {
       cinder.getVolume("vol-x");
     } else {
@@ -53,11 +53,11 @@ class MeteredCinderClientTest {
     }
     var timer =
         registry
-            .find(MeteredCinderClient.METRIC)
+            .find(CinderMetrics.METRIC)
             .tags("operation", "getVolume", "outcome", outcome)
             .timer();
     assertThat(timer).as("a series for " + outcome).isNotNull();
     assertThat(timer.count()).isEqualTo(1);
-    assertThat(registry.find(MeteredCinderClient.METRIC).timers()).hasSize(1);
+    assertThat(registry.find(CinderMetrics.METRIC).timers()).hasSize(1);
   }
 }
