@@ -90,21 +90,22 @@ final class ProvisionerBench {
 
   static ClaimController controller(
       KubernetesClient client, CinderClient cinder, ProvisionerSettings s, int workers) {
-    return org.standalonecinder.provisioner.app.Wiring.controller(
-        client,
-        cinder,
-        new VolumeProvisioner(
+    return org.standalonecinder.provisioner.app.Wiring.build(
+            client,
             cinder,
-            new KubernetesSecretStore(client),
-            VolumeMappers.standard(),
+            new VolumeProvisioner(
+                cinder,
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                s,
+                Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2))),
             s,
-            Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2))),
-        s,
-        new EventRecorder(client, s.provisionerName(), "bench", Clock.systemUTC()),
-        new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(5), 20),
-        workers,
-        Duration.ofMinutes(30),
-        new SimpleMeterRegistry());
+            new EventRecorder(client, s.provisionerName(), "bench", Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(5), 20),
+            workers,
+            Duration.ofMinutes(30),
+            new SimpleMeterRegistry())
+        .controller();
   }
 
   static void createClass(KubernetesClient client) {

@@ -147,16 +147,17 @@ class CloneAdmissionIT {
             settings,
             Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60)));
     provisioner =
-        org.standalonecinder.provisioner.app.Wiring.controller(
-            forProvisioner,
-            cinder,
-            volumes,
-            settings,
-            new EventRecorder(forProvisioner, "standalone-cinder", "it", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
-            2,
-            Duration.ofSeconds(30),
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+        org.standalonecinder.provisioner.app.Wiring.build(
+                forProvisioner,
+                cinder,
+                volumes,
+                settings,
+                new EventRecorder(forProvisioner, "standalone-cinder", "it", Clock.systemUTC()),
+                new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
+                2,
+                Duration.ofSeconds(30),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+            .controller();
     provisioner.start();
 
     webhook = WebhookDemo.start(k.getConfiguration(), OURS, k, cinder);

@@ -106,19 +106,20 @@ final class MortalProvisioner implements AutoCloseable {
             settings,
             VolumeProvisioner.defaultBackoff());
     controller =
-        org.standalonecinder.provisioner.app.Wiring.controller(
-            client,
-            side,
-            schedulingGrace == null
-                ? provisioner
-                : provisioner.withSchedulingGrace(schedulingGrace),
-            settings,
-            new EventRecorder(
-                client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 100),
-            2,
-            Duration.ofSeconds(30),
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+        org.standalonecinder.provisioner.app.Wiring.build(
+                client,
+                side,
+                schedulingGrace == null
+                    ? provisioner
+                    : provisioner.withSchedulingGrace(schedulingGrace),
+                settings,
+                new EventRecorder(
+                    client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),
+                new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 100),
+                2,
+                Duration.ofSeconds(30),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+            .controller();
     controller.start();
   }
 

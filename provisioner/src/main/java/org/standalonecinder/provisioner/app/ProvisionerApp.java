@@ -15,8 +15,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderMetrics;
-import org.standalonecinder.provisioner.clone.CloneResolver;
-import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
 import org.standalonecinder.provisioner.clone.ResolverServer;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.EventRecorder;
@@ -175,8 +173,8 @@ public final class ProvisionerApp implements AutoCloseable {
     }
     CinderClient metered = CinderMetrics.wrap(cinder, registry);
     PoolMetrics pools = new PoolMetrics(metered, registry);
-    ClaimController controller =
-        Wiring.controller(
+    Wiring.Parts parts =
+        Wiring.build(
             client,
             metered,
             new VolumeProvisioner(
@@ -191,6 +189,7 @@ public final class ProvisionerApp implements AutoCloseable {
             o.workers(),
             o.resync(),
             registry);
+    ClaimController controller = parts.controller();
     io.micrometer.core.instrument.Gauge.builder(
             "standalone_cinder_leader", controller, c -> c.active() ? 1 : 0)
         .description("1 while this replica acts (leads, or runs without an election)")
@@ -206,13 +205,7 @@ public final class ProvisionerApp implements AutoCloseable {
     pools.start(o.poolStats());
     ResolverServer resolver = null;
     if (o.resolver() != null) {
-      KubernetesClusterReader cluster = new KubernetesClusterReader(client, null);
-      resolver =
-          new ResolverServer(
-              vertx,
-              new CloneResolver(cluster, metered, settings.provisionerName(), settings.topology()),
-              cluster,
-              o.resolver().token());
+      resolver = new ResolverServer(vertx, parts.clones(), parts.cluster(), o.resolver().token());
       try {
         resolver
             .listen(o.resolver().host(), o.resolver().port())

@@ -6,6 +6,7 @@ import java.time.Clock;
 import java.time.Duration;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.clone.CloneResolver;
+import org.standalonecinder.provisioner.clone.ClusterReader;
 import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.ClusterCache;
@@ -22,7 +23,18 @@ public final class Wiring {
   private Wiring() {}
 
   /**
-   * The claim loop with the Cinder plug-in, not started.
+   * What the provisioner process is made of, each built once: the claim loop with the Cinder
+   * plug-in, and the clone resolver with its view of the cluster, which the loop's plug-in and the
+   * webhook's clone check (the resolver server) share.
+   *
+   * @param controller the claim loop, not started
+   * @param clones resolves clone sources in Cinder
+   * @param cluster the resolver's view of the cluster
+   */
+  public record Parts(ClaimController controller, CloneResolver clones, ClusterReader cluster) {}
+
+  /**
+   * The provisioner's parts.
    *
    * @param cinder the Cinder that clone sources are resolved in (the one {@code volumes} uses)
    * @param volumes makes and removes the volumes
@@ -31,7 +43,7 @@ public final class Wiring {
    * @param resync how often every key and the housekeeping come again
    * @param registry where the metrics go
    */
-  public static ClaimController controller(
+  public static Parts build(
       KubernetesClient client,
       CinderClient cinder,
       VolumeProvisioner volumes,
@@ -42,23 +54,22 @@ public final class Wiring {
       Duration resync,
       MeterRegistry registry) {
     ClusterCache cache = new ClusterCache(client, resync);
+    ClusterReader cluster = new KubernetesClusterReader(client, settings.secretNamespace());
     CloneResolver clones =
-        new CloneResolver(
-            new KubernetesClusterReader(client, settings.secretNamespace()),
-            cinder,
-            settings.provisionerName(),
-            settings.topology());
+        new CloneResolver(cluster, cinder, settings.provisionerName(), settings.topology());
     ClaimExpansion expansion =
         new ClaimExpansion(
             client, cache, settings.identity(), volumes.expander(), events, Clock.systemUTC());
-    return new ClaimController(
-        client,
-        cache,
-        new CinderProvisioner(client, cache, volumes, clones, expansion, settings),
-        events,
-        retry,
-        workers,
-        resync,
-        registry);
+    ClaimController controller =
+        new ClaimController(
+            client,
+            cache,
+            new CinderProvisioner(client, cache, volumes, clones, expansion, settings),
+            events,
+            retry,
+            workers,
+            resync,
+            registry);
+    return new Parts(controller, clones, cluster);
   }
 }

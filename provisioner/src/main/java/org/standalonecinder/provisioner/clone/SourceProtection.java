@@ -18,6 +18,12 @@ import org.standalonecinder.provisioner.provision.Names;
  */
 public final class SourceProtection {
 
+  /**
+   * How often a finalizer edit is tried when someone else wrote the claim in between (409): at once
+   * again, with the fresh claim; past this the claim loop retries the key with its backoff.
+   */
+  static final int CONFLICT_ATTEMPTS = 5;
+
   private final KubernetesClient client;
   private final ClusterCache cache;
 
@@ -114,7 +120,7 @@ public final class SourceProtection {
         if (e.getCode() == 404) {
           return;
         }
-        if (e.getCode() != 409 || attempt >= 5) {
+        if (e.getCode() != 409 || attempt >= CONFLICT_ATTEMPTS) {
           throw new ProvisioningException(
               "cannot update the finalizers of source claim " + ref + ": " + e.getMessage(),
               false,

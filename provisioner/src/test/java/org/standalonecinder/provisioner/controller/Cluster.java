@@ -48,21 +48,22 @@ public final class Cluster {
       org.standalonecinder.provisioner.cinder.CinderClient cinder,
       ProvisionerSettings settings,
       io.micrometer.core.instrument.MeterRegistry registry) {
-    return org.standalonecinder.provisioner.app.Wiring.controller(
-        client,
-        cinder,
-        new org.standalonecinder.provisioner.provision.VolumeProvisioner(
+    return org.standalonecinder.provisioner.app.Wiring.build(
+            client,
             cinder,
-            new KubernetesSecretStore(client),
-            org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
+            new org.standalonecinder.provisioner.provision.VolumeProvisioner(
+                cinder,
+                new KubernetesSecretStore(client),
+                org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
+                settings,
+                org.standalonecinder.provisioner.cinder.Backoff.DEFAULT),
             settings,
-            org.standalonecinder.provisioner.cinder.Backoff.DEFAULT),
-        settings,
-        new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
-        new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
-        2,
-        Duration.ofSeconds(30),
-        registry);
+            new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
+            2,
+            Duration.ofSeconds(30),
+            registry)
+        .controller();
   }
 
   /** Settings of a provisioner instance of its own cluster id. */

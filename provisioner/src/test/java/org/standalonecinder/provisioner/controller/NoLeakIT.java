@@ -84,21 +84,22 @@ class NoLeakIT {
         };
     ProvisionerSettings settings = Cluster.settings(cluster);
     ClaimController controller =
-        org.standalonecinder.provisioner.app.Wiring.controller(
-            client,
-            cinder,
-            new VolumeProvisioner(
+        org.standalonecinder.provisioner.app.Wiring.build(
+                client,
                 cinder,
-                faultySecrets,
-                VolumeMappers.standard(),
+                new VolumeProvisioner(
+                    cinder,
+                    faultySecrets,
+                    VolumeMappers.standard(),
+                    settings,
+                    Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
                 settings,
-                Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
-            settings,
-            new EventRecorder(client, "standalone-cinder", "noleak", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(500), 100),
-            4,
-            Duration.ofSeconds(30),
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+                new EventRecorder(client, "standalone-cinder", "noleak", Clock.systemUTC()),
+                new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(500), 100),
+                4,
+                Duration.ofSeconds(30),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+            .controller();
     try {
       controller.start();
       Cluster.createClass(client, "cinder", Map.of());

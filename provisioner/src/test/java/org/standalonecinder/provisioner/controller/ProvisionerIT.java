@@ -59,21 +59,22 @@ class ProvisionerIT {
         gate == null ? cinder : gate.around(cinder, v -> v.sourceVolumeId() != null);
     ProvisionerSettings settings = Cluster.settings("it-" + mode + "-" + UUID.randomUUID());
     controller =
-        org.standalonecinder.provisioner.app.Wiring.controller(
-            client,
-            forProvisioner,
-            new VolumeProvisioner(
+        org.standalonecinder.provisioner.app.Wiring.build(
+                client,
                 forProvisioner,
-                new KubernetesSecretStore(client),
-                VolumeMappers.standard(),
+                new VolumeProvisioner(
+                    forProvisioner,
+                    new KubernetesSecretStore(client),
+                    VolumeMappers.standard(),
+                    settings,
+                    Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
                 settings,
-                Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
-            settings,
-            new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
-            2,
-            Duration.ofSeconds(30),
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+                new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
+                new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
+                2,
+                Duration.ofSeconds(30),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+            .controller();
     processed = Processed.by(controller);
     controller.start();
     await("synced", controller::synced, Duration.ofSeconds(10));

@@ -61,21 +61,22 @@ class RbdProvisionerIT {
             .withRbd(
                 new ProvisionerSettings.RbdDefaults(RbdForm.RBD, "cephx", "lab-ceph", null, null));
     controller =
-        org.standalonecinder.provisioner.app.Wiring.controller(
-            client,
-            cinder,
-            new VolumeProvisioner(
+        org.standalonecinder.provisioner.app.Wiring.build(
+                client,
                 cinder,
-                new KubernetesSecretStore(client),
-                VolumeMappers.standard(),
+                new VolumeProvisioner(
+                    cinder,
+                    new KubernetesSecretStore(client),
+                    VolumeMappers.standard(),
+                    settings,
+                    Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
                 settings,
-                Backoff.DEFAULT.withDeadline(Duration.ofSeconds(60))),
-            settings,
-            new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
-            2,
-            Duration.ofSeconds(30),
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+                new EventRecorder(client, "standalone-cinder", "it", Clock.systemUTC()),
+                new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 10),
+                2,
+                Duration.ofSeconds(30),
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
+            .controller();
     controller.start();
     Cluster.await("synced", controller::synced, Duration.ofSeconds(10));
     // The admin's one step: the key of the user Cinder names, as `ceph auth get-key` prints it.

@@ -39,9 +39,9 @@ final class VolumeCalls {
     vol.put("name", spec.name());
     vol.put("size", spec.sizeGib());
     putIfSet(vol, "volume_type", spec.volumeType());
-    if (!http.config().ignoreVolumeAz()) {
-      putIfSet(vol, "availability_zone", spec.availabilityZone());
-    }
+    // ignore-volume-az is applied once, by the provisioner's placement: a spec with a zone asks
+    // for that zone.
+    putIfSet(vol, "availability_zone", spec.availabilityZone());
     putIfSet(vol, "description", spec.description());
     putIfSet(vol, "source_volid", spec.sourceVolumeId());
     putIfSet(vol, "snapshot_id", spec.snapshotId());

@@ -166,12 +166,18 @@ class OpenStackCinderClientTest {
   }
 
   @Test
-  void ignoreVolumeAzLeavesTheZoneOut() throws Exception {
+  void theZoneOfTheSpecIsAskedFor() throws Exception {
+    // ignore-volume-az is the provisioner's placement's (PlacementTest), not the adapter's.
     Map<ConfigKey, String> cfg = noauth();
     cfg.put(ConfigKey.IGNORE_VOLUME_AZ, "true");
     cloud.thenCinder(MockCloud.recorded("create-volume.json"));
     client(cfg).createVolume(VolumeSpec.blank("pvc-1", 1).withAvailabilityZone("nova"));
-    assertThat(lastCinder().getBody().readUtf8()).doesNotContain("availability_zone");
+    assertThat(
+            MockCloud.JSON
+                .readTree(lastCinder().getBody().readUtf8())
+                .at("/volume/availability_zone")
+                .asText())
+        .isEqualTo("nova");
   }
 
   @Test

@@ -171,8 +171,7 @@ public sealed interface Credentials {
 
     @Override
     public String shown(ConfigKey key) {
-      String u = user.shown(key);
-      return u != null ? u : project.shown(key);
+      return Credentials.shown(user, project, key);
     }
   }
 
@@ -207,8 +206,7 @@ public sealed interface Credentials {
 
     @Override
     public String shown(ConfigKey key) {
-      String u = user.shown(key);
-      return u != null ? u : project.shown(key);
+      return Credentials.shown(user, project, key);
     }
   }
 
@@ -290,6 +288,12 @@ public sealed interface Credentials {
         default -> user.shown(key);
       };
     }
+  }
+
+  /** What the log shows of a user and a project for {@code key}. */
+  private static String shown(User user, Project project, ConfigKey key) {
+    String u = user.shown(key);
+    return u != null ? u : project.shown(key);
   }
 
   /** The variant the settings select, read and checked. */
