@@ -76,6 +76,16 @@ final class LoadGate implements PlatformHandler {
     this.drainMillis = drain.toMillis();
   }
 
+  /** The bytes {@code client}'s reviews in flight hold now. */
+  long heldBy(String client) {
+    return bytesByClient.getOrDefault(client, 0L);
+  }
+
+  /** How many large reviews are in flight now. */
+  int largeInFlight() {
+    return large.get();
+  }
+
   @Override
   public void handle(RoutingContext ctx) {
     HttpServerRequest req = ctx.request();

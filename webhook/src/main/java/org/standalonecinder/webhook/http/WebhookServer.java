@@ -130,6 +130,7 @@ public final class WebhookServer {
   private final TlsEngine engine;
   private final ClientLimits limits;
   private LoadGate.Limits gateLimits = LoadGate.Limits.DEFAULT;
+  private volatile LoadGate gate;
   private ConnectionLimits connectionLimits = ConnectionLimits.DEFAULT;
   private final Shedding shedding = new Shedding();
   private Callers callers;
@@ -193,6 +194,11 @@ public final class WebhookServer {
    * How many reviews may be in flight at once (tests make them small, to reach them with a few
    * requests); {@link LoadGate.Limits#DEFAULT} unless set before {@link #listen}.
    */
+  /** What the gate holds now, for tests that wait for it (null before {@link #listen}). */
+  LoadGate gate() {
+    return gate;
+  }
+
   WebhookServer gateLimits(LoadGate.Limits limits) {
     this.gateLimits = limits;
     return this;
@@ -288,7 +294,7 @@ public final class WebhookServer {
     }
     BodyHandler body = BodyHandler.create(false).setBodyLimit(MAX_BODY);
     // Admitted (or refused at once) on the headers, before a byte of the body is buffered.
-    LoadGate gate = new LoadGate(gateLimits, limits.request(), shedding);
+    gate = new LoadGate(gateLimits, limits.request(), shedding);
     CallerCheck callerCheck =
         callers == null ? null : new CallerCheck(callers.cas(), callers.names());
     ConnectionLimit connectionLimit =

@@ -486,7 +486,8 @@ class WebhookServerTest {
         start(s, 16 << 10, new byte[] {'{'});
         held.add(s);
       }
-      Thread.sleep(200);
+      awaitGate(
+          "the flooder's whole share held", () -> gated.gate().heldBy("127.0.0.2") >= 64 << 10);
       long t0 = System.nanoTime();
       try (javax.net.ssl.SSLSocket more = connectFrom("127.0.0.2", gated.port())) {
         start(more, 1024, new byte[0]);
@@ -502,7 +503,7 @@ class WebhookServerTest {
       try (javax.net.ssl.SSLSocket big = connectFrom("127.0.0.3", gated.port());
           javax.net.ssl.SSLSocket big2 = connectFrom("127.0.0.4", gated.port())) {
         start(big, 40 << 10, new byte[] {'{'});
-        Thread.sleep(100);
+        awaitGate("the one large place taken", () -> gated.gate().largeInFlight() >= 1);
         start(big2, 40 << 10, new byte[0]);
         assertThat(answer(big2)).startsWith("HTTP/1.1 429").contains("too many large reviews");
       }
@@ -565,8 +566,8 @@ class WebhookServerTest {
       for (int i = 0; i < 3; i++) {
         try (javax.net.ssl.SSLSocket s = connectFrom("127.0.0.1", server.port())) {
           start(s, 64 << 10, "{\"apiVersion\":".getBytes(StandardCharsets.US_ASCII));
-          // The request reaches the router (its headers are read) before the client leaves.
-          Thread.sleep(100);
+          // The request reaches the router (the gate admitted it) before the client leaves.
+          awaitGate("the request admitted", () -> server.gate().heldBy("127.0.0.1") > 0);
         }
       }
       assertThat(wentAway.await(5, TimeUnit.SECONDS)).as("the server saw each client go").isTrue();
@@ -860,6 +861,18 @@ class WebhookServerTest {
                             return body;
                           }))
           .onComplete(ctx.succeeding(b -> answered.flag()));
+    }
+  }
+
+  /** Waits until the server's gate says {@code what}: a fact, not a pause. */
+  private static void awaitGate(String what, java.util.function.BooleanSupplier fact)
+      throws InterruptedException {
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!fact.getAsBoolean()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError("not within 10 s: " + what);
+      }
+      Thread.sleep(10);
     }
   }
 
