@@ -375,11 +375,7 @@ public final class LocalInstall implements AutoCloseable {
       System.err.println("cannot delete the test namespaces: " + e.getMessage());
     }
     processes.stopAll();
-    if (cinder != null) {
-      cinder.close();
-    }
-    if (admin != null) {
-      admin.close();
-    }
+    cinder.close();
+    admin.close();
   }
 }

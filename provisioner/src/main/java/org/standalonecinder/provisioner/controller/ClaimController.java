@@ -173,6 +173,11 @@ public final class ClaimController implements AutoCloseable {
     return queue.waiting(key);
   }
 
+  /** Whether {@code key} comes back after a delay (a retry, work in background). */
+  boolean scheduled(WorkKey key) {
+    return queue.scheduled(key);
+  }
+
   private <T extends HasMetadata> ResourceEventHandler<T> handler(
       Function<T, WorkKey> key, java.util.function.Consumer<T> gone) {
     return new ResourceEventHandler<>() {

@@ -32,6 +32,7 @@ final class WorkQueue<K> {
             t.setDaemon(true);
             return t;
           });
+  private final java.util.Map<K, Integer> delayed = new java.util.concurrent.ConcurrentHashMap<>();
   private boolean paused;
   private boolean shutDown;
 
@@ -55,11 +56,24 @@ final class WorkQueue<K> {
   }
 
   void addAfter(K key, Duration delay) {
+    delayed.merge(key, 1, Integer::sum);
     try {
-      timer.schedule(() -> add(key), delay.toMillis(), TimeUnit.MILLISECONDS);
+      timer.schedule(
+          () -> {
+            delayed.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+            add(key);
+          },
+          delay.toMillis(),
+          TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException shutDown) {
       // the queue is shut down: nothing is worked on any more
+      delayed.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
     }
+  }
+
+  /** Whether {@code key} is to be added again after a delay (backoff, work in background). */
+  boolean scheduled(K key) {
+    return delayed.containsKey(key);
   }
 
   /**

@@ -198,12 +198,7 @@ public final class ClaimExpansion {
     if (block) {
       resource.editStatus(
           c -> {
-            Map<String, Quantity> capacity =
-                c.getStatus().getCapacity() == null
-                    ? new LinkedHashMap<>()
-                    : new LinkedHashMap<>(c.getStatus().getCapacity());
-            capacity.put("storage", new Quantity(pvGib + "Gi"));
-            c.getStatus().setCapacity(capacity);
+            c.getStatus().setCapacity(withStorage(c.getStatus().getCapacity(), pvGib));
             c.getStatus().setConditions(without(c, RESIZING, FS_RESIZE_PENDING));
             return c;
           });
@@ -277,13 +272,16 @@ public final class ClaimExpansion {
   }
 
   private static PersistentVolume withCapacity(PersistentVolume p, int gib) {
-    Map<String, Quantity> capacity =
-        p.getSpec().getCapacity() == null
-            ? new LinkedHashMap<>()
-            : new LinkedHashMap<>(p.getSpec().getCapacity());
-    capacity.put("storage", new Quantity(gib + "Gi"));
-    p.getSpec().setCapacity(capacity);
+    p.getSpec().setCapacity(withStorage(p.getSpec().getCapacity(), gib));
     return p;
+  }
+
+  /** A copy of {@code capacity} (a PV's or a claim's status's) with {@code gib} of storage. */
+  private static Map<String, Quantity> withStorage(Map<String, Quantity> capacity, int gib) {
+    Map<String, Quantity> m =
+        capacity == null ? new LinkedHashMap<>() : new LinkedHashMap<>(capacity);
+    m.put("storage", new Quantity(gib + "Gi"));
+    return m;
   }
 
   private static List<PersistentVolumeClaimCondition> without(

@@ -179,7 +179,8 @@ class ClaimControllerTest {
             new ClusterCache(client, Duration.ofMinutes(10)),
             provisioner,
             new EventRecorder(client, NAME, "test", Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(20), Duration.ofMillis(50), 3),
+            // Long enough that a pending look-again is still pending when a row checks for it.
+            new RetryPolicy(Duration.ofMillis(300), Duration.ofMillis(400), 3),
             2,
             Duration.ofMinutes(10),
             new SimpleMeterRegistry());
@@ -224,6 +225,10 @@ class ClaimControllerTest {
     } else {
       processed.claim("apps", "data");
       assertThat(provisioner.provisions()).isEqualTo(1);
+      // Nothing brings it back but a change: no retry or look again is pending either.
+      assertThat(controller.scheduled(new WorkKey.Claim("apps", "data")))
+          .as("looked at again later")
+          .isFalse();
     }
     assertThat(events()).containsExactlyElementsOf(expected);
     assertThat(client.persistentVolumes().withName(pvName).get() != null)

@@ -23,11 +23,6 @@ final class CinderCheckRule implements ClaimRule {
     ALLOW
   }
 
-  @Override
-  public String name() {
-    return NAME;
-  }
-
   private final CloneCheck check;
 
   CinderCheckRule(CloneCheck check) {

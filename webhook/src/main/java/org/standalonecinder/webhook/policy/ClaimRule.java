@@ -7,9 +7,6 @@ package org.standalonecinder.webhook.policy;
  */
 interface ClaimRule {
 
-  /** The rule's name: in denials and warnings it reports, in metrics and in the policy's config. */
-  String name();
-
   void check(ClaimReview review, Findings findings);
 
   /**

@@ -13,11 +13,6 @@ final class CloneClassRule implements ClaimRule {
   static final String NAME = "clone-class";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate() || r.source() == null) {
       return;

@@ -13,11 +13,6 @@ final class CloneOfRule implements ClaimRule {
   static final String NAME = "clone-of-provisioner-only";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public boolean readsRequestOnly() {
     return true;
   }

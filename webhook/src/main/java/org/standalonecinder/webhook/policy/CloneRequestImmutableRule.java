@@ -14,11 +14,6 @@ final class CloneRequestImmutableRule implements ClaimRule {
   static final String NAME = "clone-request-immutable";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public boolean readsRequestOnly() {
     return true;
   }

@@ -7,11 +7,6 @@ final class CloneRequestSyntaxRule implements ClaimRule {
   static final String NAME = "clone-request-syntax";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public boolean readsRequestOnly() {
     return true;
   }

@@ -23,11 +23,6 @@ final class CloneSizeRule implements ClaimRule {
   }
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
       return;

@@ -19,11 +19,6 @@ final class CloneTokenRule implements ClaimRule {
   /** The rule's name in denials, warnings and metrics. */
   static final String NAME = "clone-token";
 
-  @Override
-  public String name() {
-    return NAME;
-  }
-
   private final CloneToken.Keys keys;
   private final Clock clock;
 

@@ -28,11 +28,6 @@ final class CrossNamespaceRule implements ClaimRule {
   }
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate() || !r.crossNamespace()) {
       return;

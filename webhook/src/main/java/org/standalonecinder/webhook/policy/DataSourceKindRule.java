@@ -10,11 +10,6 @@ final class DataSourceKindRule implements ClaimRule {
   static final String NAME = "clone-data-source-kind";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
       return;

@@ -12,11 +12,6 @@ final class DefaultNamespaceRule implements ClaimRule {
   static final String NAME = "clone-request-namespace";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.mutating
         && !r.isUpdate()

@@ -10,11 +10,6 @@ final class SharedFilesystemRule implements ClaimRule {
   static final String NAME = "shared-filesystem";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (!r.isUpdate() && r.ourClass()) {
       r.sharedFilesystem().ifPresent(reason -> f.deny(NAME, reason));

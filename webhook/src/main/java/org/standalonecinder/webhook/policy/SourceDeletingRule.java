@@ -7,11 +7,6 @@ final class SourceDeletingRule implements ClaimRule {
   static final String NAME = "clone-source-deleting";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
       return;

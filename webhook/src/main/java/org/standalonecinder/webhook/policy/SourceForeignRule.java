@@ -11,11 +11,6 @@ final class SourceForeignRule implements ClaimRule {
   static final String NAME = "clone-source-foreign";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
       return;

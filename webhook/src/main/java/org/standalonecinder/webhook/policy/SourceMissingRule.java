@@ -7,11 +7,6 @@ final class SourceMissingRule implements ClaimRule {
   static final String NAME = "clone-source-missing";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (!r.isUpdate()
         && r.source() != null

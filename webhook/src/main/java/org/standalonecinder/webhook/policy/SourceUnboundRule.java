@@ -7,11 +7,6 @@ final class SourceUnboundRule implements ClaimRule {
   static final String NAME = "clone-source-unbound";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
       return;

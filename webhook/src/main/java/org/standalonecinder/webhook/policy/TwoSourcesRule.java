@@ -9,11 +9,6 @@ final class TwoSourcesRule implements ClaimRule {
   static final String NAME = "clone-two-sources";
 
   @Override
-  public String name() {
-    return NAME;
-  }
-
-  @Override
   public void check(ClaimReview r, Findings f) {
     if (r.isUpdate()) {
       return;
