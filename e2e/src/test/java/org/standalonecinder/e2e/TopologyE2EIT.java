@@ -125,8 +125,13 @@ class TopologyE2EIT {
           return ann == null || !ann.containsKey(Names.ANN_SELECTED_NODE);
         },
         Duration.ofSeconds(60));
-    assertThat(failures(it, ns))
-        .anyMatch(m -> m.contains("the node e2e-node-gone the scheduler selected"));
+    // The event follows the patch that takes the node off: wait for it rather than race it.
+    Waits.await(
+        "the event saying why",
+        () ->
+            failures(it, ns).stream()
+                .anyMatch(m -> m.contains("the node e2e-node-gone the scheduler selected")),
+        Duration.ofSeconds(30));
     it.kubectl.ok(null, "delete", "pvc", "data", "-n", ns, "--timeout=60s");
   }
 
