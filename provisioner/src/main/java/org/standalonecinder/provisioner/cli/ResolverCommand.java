@@ -10,26 +10,26 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.settings.Setting;
+import org.standalonecinder.api.settings.SettingOptions;
+import org.standalonecinder.api.settings.SettingsTable;
+import org.standalonecinder.api.settings.Values;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
-import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoader;
-import org.standalonecinder.provisioner.cinder.openstack.config.ConfigException;
 import org.standalonecinder.provisioner.clone.CloneResolver;
 import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
 import org.standalonecinder.provisioner.clone.ResolverServer;
 import org.standalonecinder.provisioner.provision.Placement;
-import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -39,82 +39,61 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "resolver",
     mixinStandardHelpOptions = true,
+    modelTransformer = SettingOptions.Transformer.class,
     description = "Answer the webhook's clone checks (source claim -> Cinder volume) on loopback.")
-final class ResolverCommand implements Callable<Integer> {
+final class ResolverCommand implements Callable<Integer>, SettingOptions.Configured {
 
   private static final Logger LOG = LoggerFactory.getLogger(ResolverCommand.class);
 
   @Spec CommandSpec spec;
 
-  @Option(
-      names = "--cloud-config",
-      defaultValue = "${env:CLOUD_CONFIG}",
-      description = "cloud.conf, as for run (env CLOUD_CONFIG)")
-  Path cloudConfig;
+  /** The environment the settings are read from; tests give their own. */
+  Map<String, String> env = System.getenv();
 
-  @Option(
-      names = "--provisioner-name",
-      defaultValue = "${env:PROVISIONER_NAME:-" + ProvisionerSettings.DEFAULT_NAME + "}",
-      description = "sources must have been provisioned by it (default ${DEFAULT-VALUE})")
-  String provisionerName;
+  static final Setting<String> LISTEN =
+      Setting.of("--listen", SharedSettings::loopback)
+          .byDefault("127.0.0.1")
+          .doc("the clone check's address, loopback only");
 
-  @Option(
-      names = "--zone-label",
-      defaultValue = "${env:ZONE_LABEL:-" + Placement.DEFAULT_ZONE_LABEL + "}",
-      description =
-          "the node label that holds a node's zone, as for run: a clone's class must allow its"
-              + " source's zone under it (env ZONE_LABEL, default ${DEFAULT-VALUE})")
-  String zoneLabel;
+  static final Setting<Integer> PORT =
+      Setting.port("--port").byDefault("8090").doc("the clone check's port");
 
-  @Option(
-      names = "--listen",
-      defaultValue = "127.0.0.1",
-      description = "a loopback address (default ${DEFAULT-VALUE})")
-  String host;
+  static final Setting<Path> TOKEN_FILE =
+      Setting.path("--token-file")
+          .required()
+          .doc("the shared token; written (0600) with a new random token when missing");
 
-  @Option(names = "--port", defaultValue = "8090", description = "port (default ${DEFAULT-VALUE})")
-  int port;
+  static final SettingsTable TABLE =
+      new SettingsTable(SharedSettings.ALL).and(List.of(LISTEN, PORT, TOKEN_FILE));
 
-  @Option(
-      names = "--token-file",
-      required = true,
-      description = "the shared token; written (0600) with a new random token when missing")
-  Path tokenFile;
-
-  @Option(
-      names = "--kubeconfig",
-      defaultValue = "${env:KUBECONFIG}",
-      description = "kubeconfig; in a pod the service account is used")
-  Path kubeconfig;
+  @Override
+  public SettingsTable settings() {
+    return TABLE;
+  }
 
   @Override
   public Integer call() throws Exception {
-    List<String> problems = new ArrayList<>();
-    CloudConfig cloud = null;
-    try {
-      cloud = CloudConfigLoader.load(cloudConfig, System.getenv());
-    } catch (ConfigException e) {
-      problems.add(e.getMessage());
-    }
-    Placement.Topology topology = null;
-    if (cloud != null) {
+    Values v = TABLE.read(SettingOptions.given(spec), env);
+    CloudConfig cloud = SharedSettings.cloud(v, env);
+    Placement.Topology topology = SharedSettings.topology(v, cloud);
+    Path tokenFile = v.get(TOKEN_FILE);
+    String token = null;
+    if (tokenFile != null) {
       try {
-        topology = new Placement.Topology(zoneLabel.trim(), cloud.ignoreVolumeAz());
-      } catch (IllegalArgumentException e) {
-        problems.add("--zone-label: " + e.getMessage());
+        token = token(tokenFile);
+      } catch (IOException e) {
+        v.problem(TOKEN_FILE.flag() + " " + tokenFile + ": " + e.getMessage());
       }
     }
-    String token = null;
-    try {
-      token = token(tokenFile);
-    } catch (IOException e) {
-      problems.add("--token-file " + tokenFile + ": " + e.getMessage());
-    }
-    if (!problems.isEmpty()) {
-      problems.forEach(
-          p -> spec.commandLine().getErr().println("standalone-cinder resolver: " + p));
+    if (!v.problems().isEmpty()) {
+      v.problems()
+          .forEach(p -> spec.commandLine().getErr().println("standalone-cinder resolver: " + p));
       return CheckCommand.BAD_CONFIG;
     }
+    String host = v.get(LISTEN);
+    int port = v.get(PORT);
+    String provisionerName = v.get(SharedSettings.PROVISIONER_NAME);
+    Path kubeconfig = v.get(SharedSettings.KUBECONFIG);
     Config kc =
         kubeconfig != null
             ? Config.fromKubeconfig(Files.readString(kubeconfig))

@@ -183,10 +183,16 @@ public record Placement(String cinderZone, String nodeZone, String from) {
     public static final Topology DEFAULT = new Topology(DEFAULT_ZONE_LABEL, false);
 
     public Topology {
-      if (zoneLabel == null || !LABEL_KEY.matcher(zoneLabel).matches()) {
+      zoneLabel = zoneLabel(zoneLabel);
+    }
+
+    /** A node label key, checked. */
+    public static String zoneLabel(String key) {
+      if (key == null || !LABEL_KEY.matcher(key.trim()).matches()) {
         throw new IllegalArgumentException(
-            "'" + zoneLabel + "' is not a label key such as " + DEFAULT_ZONE_LABEL);
+            "'" + key + "' is not a label key such as " + DEFAULT_ZONE_LABEL);
       }
+      return key.trim();
     }
   }
 

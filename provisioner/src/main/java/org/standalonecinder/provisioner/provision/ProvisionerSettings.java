@@ -96,30 +96,48 @@ public record ProvisionerSettings(
             null, null, null, RbdOptions.DEFAULT_CSI_DRIVER, RbdOptions.DEFAULT_IMAGE_FEATURES);
 
     public RbdDefaults {
-      cephxSecret = cephxSecret == null || cephxSecret.isBlank() ? null : cephxSecret.trim();
+      cephxSecret = cephxSecret == null || cephxSecret.isBlank() ? null : cephxSecret(cephxSecret);
       clusterId = clusterId == null || clusterId.isBlank() ? null : clusterId.trim();
       csiDriver =
-          csiDriver == null || csiDriver.isBlank() ? RbdOptions.DEFAULT_CSI_DRIVER : csiDriver;
+          csiDriver == null || csiDriver.isBlank()
+              ? RbdOptions.DEFAULT_CSI_DRIVER
+              : csiDriver(csiDriver);
       imageFeatures =
           imageFeatures == null || imageFeatures.isBlank()
               ? RbdOptions.DEFAULT_IMAGE_FEATURES
-              : imageFeatures.replace(" ", "");
-      if (cephxSecret != null && !ClassParameters.isDnsSubdomain(cephxSecret)) {
+              : imageFeatures(imageFeatures);
+    }
+
+    /** The name of the Secret with the cephx key, checked. */
+    public static String cephxSecret(String name) {
+      String n = name.trim();
+      if (!ClassParameters.isDnsSubdomain(n)) {
         throw new IllegalArgumentException(
-            "cephx Secret '" + cephxSecret + "' is not a Secret name (a DNS subdomain)");
+            "cephx Secret '" + n + "' is not a Secret name (a DNS subdomain)");
       }
-      if (csiDriver.length() > 63 || !ClassParameters.isDnsSubdomain(csiDriver)) {
+      return n;
+    }
+
+    /** ceph-csi's driver name, checked. */
+    public static String csiDriver(String name) {
+      String n = name.trim();
+      if (n.length() > 63 || !ClassParameters.isDnsSubdomain(n)) {
         throw new IllegalArgumentException(
-            "ceph-csi driver '"
-                + csiDriver
-                + "' is not a CSI driver name such as rbd.csi.ceph.com");
+            "ceph-csi driver '" + n + "' is not a CSI driver name such as rbd.csi.ceph.com");
       }
-      if (!FEATURES.matcher(imageFeatures).matches()) {
+      return n;
+    }
+
+    /** The image features, without spaces, checked. */
+    public static String imageFeatures(String list) {
+      String l = list.replace(" ", "");
+      if (!FEATURES.matcher(l).matches()) {
         throw new IllegalArgumentException(
             "RBD image features '"
-                + imageFeatures
+                + l
                 + "' are not a comma-separated list such as layering,exclusive-lock");
       }
+      return l;
     }
 
     public RbdDefaults withForm(RbdForm f) {
@@ -238,8 +256,8 @@ public record ProvisionerSettings(
   private static final Pattern IQN = Pattern.compile("iqn\\.\\d{4}-\\d{2}\\.[^\\s:]+(:[^\\s]+)?");
 
   public ProvisionerSettings {
-    wwpns = wwns("WWPN", wwpns);
-    wwnns = wwns("WWNN", wwnns);
+    wwpns = fibreChannelNames("WWPN", wwpns);
+    wwnns = fibreChannelNames("WWNN", wwnns);
     rbd = rbd == null ? RbdDefaults.NONE : rbd;
     topology = topology == null ? Placement.Topology.DEFAULT : topology;
     Objects.requireNonNull(provisionerName, "provisionerName");
@@ -248,18 +266,28 @@ public record ProvisionerSettings(
     Objects.requireNonNull(connectorHost, "connectorHost");
     Objects.requireNonNull(connectorIp, "connectorIp");
     Objects.requireNonNull(secretNamespace, "secretNamespace");
-    if (initiatorName == null || !IQN.matcher(initiatorName).matches()) {
+    initiatorName = initiatorName(initiatorName);
+  }
+
+  /** An iSCSI initiator name, checked to be an IQN. */
+  public static String initiatorName(String name) {
+    if (name == null || !IQN.matcher(name.trim()).matches()) {
       throw new IllegalArgumentException(
           "initiator name '"
-              + initiatorName
+              + name
               + "' is not an iSCSI qualified name such as iqn.2026-11.org.example:k8s");
     }
+    return name.trim();
   }
 
   private static final Pattern WWN = Pattern.compile("[0-9a-f]{16}");
 
-  /** Normalised (lower case, no colons or 0x), each checked to be 16 hex digits. */
-  private static List<String> wwns(String what, List<String> raw) {
+  /**
+   * Fibre Channel names normalised (lower case, no colons or 0x), each checked to be 16 hex digits.
+   *
+   * @param what WWPN or WWNN, for the message
+   */
+  public static List<String> fibreChannelNames(String what, List<String> raw) {
     if (raw == null) {
       return List.of();
     }

@@ -20,6 +20,7 @@ class ServeCommandTest {
 
   private ServeCommand parse(String args) {
     ServeCommand c = new ServeCommand();
+    c.env = java.util.Map.of();
     List<String> list = new ArrayList<>();
     for (String a : args.trim().split("\\s+")) {
       if (!a.isEmpty()) {
@@ -36,23 +37,30 @@ class ServeCommandTest {
       value = {
         "--local without --ca-out | --local | --local needs --ca-out FILE",
         "--ca-out without --local | --ca-out DIR/ca.crt | --ca-out goes with --local",
-        "--local and --tls-dir | --local --ca-out DIR/ca.crt --tls-dir DIR | leave out --tls-dir",
+        "--local and --tls-dir | --local --ca-out DIR/ca.crt --tls-dir DIR | --local makes its own certificate; leave out --tls-dir",
         "--tls-dir that is no folder | --tls-dir DIR/none | --tls-dir DIR/none is not a folder",
         "--kubeconfig that is missing | --kubeconfig DIR/kc | --kubeconfig DIR/kc does not exist",
-        "a port out of range | --port 70000 | --port 70000 is not a port",
-        "refresh of zero | --refresh-seconds 0 | --refresh-seconds must be at least 1",
-        "a policy file that is a folder | --policy-file DIR | is not a file",
-        "--san with --local | --local --ca-out DIR/ca.crt --san 10.0.0.1 | not with --local",
-        "a --san that is no name | --san a/b | --san a/b is neither a DNS name nor an IP address",
-        "a CA validity without unit | --ca-validity 365 | --ca-validity 365 is not a duration",
+        "a port out of range | --port 70000 | --port: must be between 0 and 65535, was 70000",
+        "refresh of zero | --refresh-seconds 0 | --refresh-seconds: must be between 1 and 86400, was 0",
+        "a policy file that is a folder | --policy-file DIR | --policy-file DIR is not a file",
+        "--san with --local | --local --ca-out DIR/ca.crt --san 10.0.0.1 | --san adds names to the certificate the CA Secret issues; not with --local or --tls-dir",
+        "a --san that is no name | --san a/b | --san: 'a/b' is neither a DNS name nor an IP address",
+        "a CA validity without unit | --ca-validity 365 | --ca-validity: '365' is not a duration of at least 30s (e.g. 365d, 12h, 90s)",
         "--client-name without --client-ca | --client-name kube-apiserver | --client-name goes with --client-ca",
         "--client-ca that is missing | --client-ca DIR/none.pem | --client-ca DIR/none.pem: ",
         "--client-ca that holds no certificate | --client-ca DIR | --client-ca DIR: ",
-        "a CA validity too short | --ca-validity 10s | of at least 30s"
+        "a CA validity too short | --ca-validity 10s | --ca-validity: '10s' is not a duration of at least 30s (e.g. 365d, 12h, 90s)",
+        "a resolver that is no http URL | --resolver https://127.0.0.1:8090 | --resolver: 'https://127.0.0.1:8090' must be an http:// URL of the loopback sidecar",
+        "a resolver deadline past the API server's | --resolver-timeout-ms 9000 | --resolver-timeout-ms: must be between 100 and 8000, was 9000",
+        "a TLS engine that is none | --tls-engine boring | --tls-engine: 'boring' is not one of auto, openssl, jdk",
+        "more connections a client than in all | --max-connections 10 --max-client-connections 20 | --max-connections, --max-client-connections: connection limits must be at least 1"
       })
   void refusals(String name, String args, String problem) {
+    // The one problem, from its start: another rule's complaint would fail the row.
     assertThat(parse(args).problems())
-        .anySatisfy(p -> assertThat(p).contains(problem.replace("DIR", dir.toString())));
+        .singleElement()
+        .asString()
+        .startsWith(problem.replace("DIR", dir.toString()));
   }
 
   @Test

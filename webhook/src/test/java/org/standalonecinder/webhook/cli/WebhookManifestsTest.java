@@ -52,6 +52,7 @@ class WebhookManifestsTest {
       }
     }
     defaults = new ServeCommand();
+    defaults.env = java.util.Map.of();
     new CommandLine(defaults).parseArgs();
   }
 
@@ -65,8 +66,8 @@ class WebhookManifestsTest {
     assertThat(entry).endsWith(WebhookApp.ENTRY_SUFFIX);
     Service svc = one(Service.class);
     assertThat(cc.getService().getName()).isEqualTo(svc.getMetadata().getName());
-    assertThat(cc.getService().getName()).isEqualTo(defaults.service);
-    assertThat(cc.getService().getNamespace()).isEqualTo(defaults.namespace);
+    assertThat(cc.getService().getName()).isEqualTo(defaults.options().service());
+    assertThat(cc.getService().getNamespace()).isEqualTo(defaults.options().namespace());
     assertThat(cc.getService().getPath()).isEqualTo(path);
     assertThat(cc.getService().getPort()).isEqualTo(svc.getSpec().getPorts().get(0).getPort());
     assertThat(cc.getCaBundle()).as("written by the webhook").isNull();
@@ -76,8 +77,8 @@ class WebhookManifestsTest {
   void theConfigurationsCallOurServiceWithoutSideEffectsAndFailClosedOnlyOnClaimCreation() {
     MutatingWebhookConfiguration m = one(MutatingWebhookConfiguration.class);
     ValidatingWebhookConfiguration v = one(ValidatingWebhookConfiguration.class);
-    assertThat(m.getMetadata().getName()).isEqualTo(defaults.webhookConfiguration);
-    assertThat(v.getMetadata().getName()).isEqualTo(defaults.webhookConfiguration);
+    assertThat(m.getMetadata().getName()).isEqualTo(defaults.options().webhookConfiguration());
+    assertThat(v.getMetadata().getName()).isEqualTo(defaults.options().webhookConfiguration());
     // entry -> failurePolicy, operations, whether kube-system and our namespace are left out
     java.util.Map<String, String> expected =
         java.util.Map.of(
@@ -128,7 +129,9 @@ class WebhookManifestsTest {
                         e.getKey().equals("kubernetes.io/metadata.name")
                             && e.getOperator().equals("NotIn")
                             && e.getValues()
-                                .equals(java.util.List.of("kube-system", defaults.namespace)));
+                                .equals(
+                                    java.util.List.of(
+                                        "kube-system", defaults.options().namespace())));
     return failurePolicy
         + " "
         + rules.get(0).getOperations()
@@ -146,16 +149,18 @@ class WebhookManifestsTest {
             .findFirst()
             .orElseThrow();
     ServeCommand serve = new ServeCommand();
+    serve.env = java.util.Map.of();
     new CommandLine(serve)
         .parseArgs(c.getArgs().subList(1, c.getArgs().size()).toArray(String[]::new));
     assertThat(c.getArgs().get(0)).isEqualTo("serve");
     assertThat(serve.problems()).isEmpty();
-    assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(defaults.port);
+    assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(defaults.options().port());
     assertThat(c.getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
     assertThat(c.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/readyz");
     var mount =
         c.getVolumeMounts().stream().filter(vm -> vm.getName().equals("policy")).findFirst();
-    assertThat(serve.policyFile.getParent().toString()).isEqualTo(mount.get().getMountPath());
+    assertThat(serve.options().policyFile().getParent().toString())
+        .isEqualTo(mount.get().getMountPath());
 
     // The provisioner container serves the clone check: on loopback at its default port, with
     // the token file both containers share.
@@ -165,13 +170,13 @@ class WebhookManifestsTest {
             .findFirst()
             .orElseThrow();
     assertThat(resolver.getArgs()).containsExactly("run");
-    assertThat(java.net.URI.create(serve.resolver).getHost()).isEqualTo("127.0.0.1");
-    assertThat(java.net.URI.create(serve.resolver).getPort()).isEqualTo(8090);
+    assertThat(serve.options().resolver().getHost()).isEqualTo("127.0.0.1");
+    assertThat(serve.options().resolver().getPort()).isEqualTo(8090);
     assertThat(resolver.getEnv())
         .anySatisfy(
             e -> {
               assertThat(e.getName()).isEqualTo("RESOLVER_TOKEN_FILE");
-              assertThat(e.getValue()).isEqualTo(serve.resolverTokenFile.toString());
+              assertThat(e.getValue()).isEqualTo(serve.options().resolverTokenFile().toString());
             });
     // The user the webhook lets write the provisioner's annotations: the Pod's own account.
     assertThat(serve.options().provisionerUser())
@@ -180,7 +185,7 @@ class WebhookManifestsTest {
                 + d.getMetadata().getNamespace()
                 + ":"
                 + d.getSpec().getTemplate().getSpec().getServiceAccountName());
-    String tokenDir = serve.resolverTokenFile.getParent().toString();
+    String tokenDir = serve.options().resolverTokenFile().getParent().toString();
     assertThat(c.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals(tokenDir));
     assertThat(resolver.getVolumeMounts()).anyMatch(m -> m.getMountPath().equals(tokenDir));
 
@@ -191,7 +196,9 @@ class WebhookManifestsTest {
             .filter(m -> m.getMetadata().getName().equals("standalone-cinder-webhook-policy"))
             .findFirst()
             .orElseThrow();
-    assertThat(PolicyConfig.parse(policy.getData().get(serve.policyFile.getFileName().toString())))
+    assertThat(
+            PolicyConfig.parse(
+                policy.getData().get(serve.options().policyFile().getFileName().toString())))
         .isEqualTo(PolicyConfig.DEFAULTS);
   }
 
@@ -205,16 +212,22 @@ class WebhookManifestsTest {
             "cluster get storageclasses",
             "cluster get namespaces",
             "cluster create subjectaccessreviews",
-            "cluster get mutatingwebhookconfigurations [" + defaults.webhookConfiguration + "]",
-            "cluster update mutatingwebhookconfigurations [" + defaults.webhookConfiguration + "]",
-            "cluster get validatingwebhookconfigurations [" + defaults.webhookConfiguration + "]",
+            "cluster get mutatingwebhookconfigurations ["
+                + defaults.options().webhookConfiguration()
+                + "]",
+            "cluster update mutatingwebhookconfigurations ["
+                + defaults.options().webhookConfiguration()
+                + "]",
+            "cluster get validatingwebhookconfigurations ["
+                + defaults.options().webhookConfiguration()
+                + "]",
             "cluster update validatingwebhookconfigurations ["
-                + defaults.webhookConfiguration
+                + defaults.options().webhookConfiguration()
                 + "]",
             "namespace create secrets",
-            "namespace get secrets [" + defaults.caSecret + "]",
+            "namespace get secrets [" + defaults.options().caSecret() + "]",
             "namespace get secrets [" + org.standalonecinder.api.CloneToken.KEY_SECRET + "]",
-            "namespace update secrets [" + defaults.caSecret + "]");
+            "namespace update secrets [" + defaults.options().caSecret() + "]");
     String account = "standalone-cinder-webhook";
     java.util.Set<String> granted = new java.util.TreeSet<>();
     OBJECTS.stream()
