@@ -3,8 +3,9 @@ package org.standalonecinder.api;
 import java.util.Map;
 
 /**
- * Annotations Kubernetes and the provisioner put on claims, read alike by the webhook and the
- * provisioner.
+ * Every annotation a claim carries that the webhook and the provisioner both read or write: the
+ * ones Kubernetes sets, the clone requests users set and the marks the provisioner sets. The
+ * provisioner's own marks on its PVs, volumes and Secrets are in its {@code provision.Names}.
  */
 public final class ClaimAnnotations {
 
@@ -23,6 +24,20 @@ public final class ClaimAnnotations {
 
   /** On a claim (and its PV) of ours: the Cinder volume's id. */
   public static final String VOLUME_ID = "cinderVolumeId";
+
+  /** Requests a clone: {@code <claim>} or {@code <namespace>/<claim>}, set by the user. */
+  public static final String CLONE_REQUEST = "k8s.io/CloneRequest";
+
+  /** Marks a finished clone: {@code <namespace>/<claim>} of its source, set by the provisioner. */
+  public static final String CLONE_OF = "k8s.io/CloneOf";
+
+  /**
+   * On a source claim: namespaces (comma-separated) that may clone it ({@link ClaimRef#grants}).
+   */
+  public static final String CLONE_GRANT = "standalone-cinder.io/clone-grant";
+
+  /** On a target claim: the webhook's signed {@link CloneToken}. */
+  public static final String CLONE_TOKEN = "standalone-cinder.io/clone-token";
 
   private ClaimAnnotations() {}
 

@@ -10,17 +10,9 @@ import java.util.regex.Pattern;
  */
 public record ClaimRef(String namespace, String name) {
 
-  /** Requests a clone: {@code <claim>} or {@code <namespace>/<claim>}, set by the user. */
-  public static final String CLONE_REQUEST = "k8s.io/CloneRequest";
-
-  /** Marks a finished clone: {@code <namespace>/<claim>} of its source, set by the provisioner. */
-  public static final String CLONE_OF = "k8s.io/CloneOf";
-
-  /** On a source claim: namespaces (comma-separated) that may clone it. */
-  public static final String CLONE_GRANT = "standalone-cinder.io/clone-grant";
-
   /**
-   * Whether a {@link #CLONE_GRANT} value ({@code ns1,ns2}, spaces allowed) names the namespace.
+   * Whether a {@link ClaimAnnotations#CLONE_GRANT} value ({@code ns1,ns2}, spaces allowed) names
+   * the namespace.
    *
    * @param grant the annotation's value, or null for none
    */
@@ -66,7 +58,7 @@ public record ClaimRef(String namespace, String name) {
         || !NAME.matcher(name).matches()
         || name.length() > 253) {
       throw new IllegalArgumentException(
-          CLONE_REQUEST
+          ClaimAnnotations.CLONE_REQUEST
               + " '"
               + value
               + "' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name");

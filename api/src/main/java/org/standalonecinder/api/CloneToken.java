@@ -37,9 +37,6 @@ import javax.crypto.spec.SecretKeySpec;
  */
 public final class CloneToken {
 
-  /** The annotation the token travels in, on the target claim. */
-  public static final String ANNOTATION = "standalone-cinder.io/clone-token";
-
   /**
    * The Secret (in the namespace of the webhook and the provisioner) that holds the keys: {@link
    * #KEY_FIELD} signs, {@link #PREVIOUS_KEY_FIELD} (when set) still verifies. The webhook creates
@@ -205,7 +202,7 @@ public final class CloneToken {
       String token, Keys keys, ClaimRef source, ClaimRef target, Instant created)
       throws InvalidTokenException {
     if (token == null || token.isBlank()) {
-      throw new InvalidTokenException("the claim carries no " + ANNOTATION);
+      throw new InvalidTokenException("the claim carries no " + ClaimAnnotations.CLONE_TOKEN);
     }
     String[] parts = token.split("\\.", -1);
     byte[] payload;
@@ -217,17 +214,21 @@ public final class CloneToken {
       payload = Base64.getUrlDecoder().decode(parts[0]);
       signature = Base64.getUrlDecoder().decode(parts[1]);
     } catch (IllegalArgumentException e) {
-      throw new InvalidTokenException(ANNOTATION + " is not a token");
+      throw new InvalidTokenException(ClaimAnnotations.CLONE_TOKEN + " is not a token");
     }
     String[] f = new String(payload, StandardCharsets.UTF_8).split("\\|", -1);
     if (f.length != FIELDS || !f[0].equals(VERSION)) {
       // A v1 token (of a webhook before key ids) lands here too: it bound no source uid.
       throw new InvalidTokenException(
-          ANNOTATION + " has an unknown format (not a " + VERSION + " token of this webhook)");
+          ClaimAnnotations.CLONE_TOKEN
+              + " has an unknown format (not a "
+              + VERSION
+              + " token of this webhook)");
     }
     byte[] key = keys.keys().get(f[1]);
     if (key == null || !MessageDigest.isEqual(mac(key, payload), signature)) {
-      throw new InvalidTokenException(ANNOTATION + " was not signed by the webhook");
+      throw new InvalidTokenException(
+          ClaimAnnotations.CLONE_TOKEN + " was not signed by the webhook");
     }
     Claims c;
     try {
@@ -242,21 +243,21 @@ public final class CloneToken {
               new Principal(unb64(f[10]), unb64(f[11]), unlist(f[12]), unextra(f[13])));
     } catch (IllegalArgumentException e) {
       // Signed by the key, yet unreadable: a webhook of another version wrote it.
-      throw new InvalidTokenException(ANNOTATION + " has an unknown format");
+      throw new InvalidTokenException(ClaimAnnotations.CLONE_TOKEN + " has an unknown format");
     }
     if (!c.source().equals(source)) {
       throw new InvalidTokenException(
-          ANNOTATION + " is for source " + c.source() + ", not " + source);
+          ClaimAnnotations.CLONE_TOKEN + " is for source " + c.source() + ", not " + source);
     }
     if (!c.target().equals(target)) {
       throw new InvalidTokenException(
-          ANNOTATION + " is for claim " + c.target() + ", not " + target);
+          ClaimAnnotations.CLONE_TOKEN + " is for claim " + c.target() + ", not " + target);
     }
     if (created == null
         || created.isBefore(c.issued().minus(SKEW))
         || created.isAfter(c.expires().plus(SKEW))) {
       throw new InvalidTokenException(
-          ANNOTATION
+          ClaimAnnotations.CLONE_TOKEN
               + " expired: it was valid until "
               + c.expires()
               + ", the claim was created "

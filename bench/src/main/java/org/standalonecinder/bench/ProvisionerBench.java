@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.BooleanSupplier;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -128,7 +129,8 @@ final class ProvisionerBench {
     PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
     c.getMetadata().setNamespace("bench");
     c.getMetadata()
-        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+        .setAnnotations(
+            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
     c.getSpec().setStorageClassName(CLASS);
     return c;
   }

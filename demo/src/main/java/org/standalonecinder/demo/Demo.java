@@ -10,9 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.UUID;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
-import org.standalonecinder.provisioner.provision.Names;
 
 /**
  * The main job on one machine: the project installed from its manifests on a real Kubernetes
@@ -122,7 +122,7 @@ public final class Demo {
         say("        " + line);
       }
     }
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     Volume v = it.cinder.getVolume(volumeId).orElseThrow(() -> new DemoFailed("volume missing"));
     say(
         "      Cinder volume "
@@ -259,10 +259,10 @@ public final class Demo {
 
     PersistentVolume copyPv = it.bound(NS, "copy");
     await(
-        "k8s.io/CloneOf",
-        () -> "default/data".equals(annotations(it, "copy").get("k8s.io/CloneOf")),
+        ClaimAnnotations.CLONE_OF,
+        () -> "default/data".equals(annotations(it, "copy").get(ClaimAnnotations.CLONE_OF)),
         Duration.ofSeconds(30));
-    String copyVolumeId = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String copyVolumeId = copyPv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     Volume copy =
         it.cinder
             .getVolume(copyVolumeId)
@@ -281,9 +281,9 @@ public final class Demo {
             + " cloned from "
             + copy.sourceVolumeId()
             + ", k8s.io/CloneRequest: "
-            + annotations(it, "copy").get("k8s.io/CloneRequest")
+            + annotations(it, "copy").get(ClaimAnnotations.CLONE_REQUEST)
             + " (the webhook's patch), k8s.io/CloneOf: "
-            + annotations(it, "copy").get("k8s.io/CloneOf")
+            + annotations(it, "copy").get(ClaimAnnotations.CLONE_OF)
             + "; the node logs in with the clone's own CHAP Secret and reads the 1 MiB of 0x5a");
 
     long t2 = System.nanoTime();

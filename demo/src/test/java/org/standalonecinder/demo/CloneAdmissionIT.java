@@ -40,6 +40,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.Backoff;
@@ -209,7 +210,7 @@ class CloneAdmissionIT {
     // The volumes of this run, as their release would delete them (the mock has no binder).
     for (PersistentVolume pv : k.persistentVolumes().list().getItems()) {
       if (pv.getMetadata().getAnnotations() != null
-          && pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID) != null) {
+          && pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID) != null) {
         volumes.delete(pv);
       }
     }
@@ -235,7 +236,7 @@ class CloneAdmissionIT {
   private static PersistentVolumeClaim claim(
       String ns, String name, String className, Map<String, String> ann, String size) {
     Map<String, String> a = new HashMap<>(ann);
-    a.put(Names.ANN_STORAGE_PROVISIONER, OURS);
+    a.put(ClaimAnnotations.STORAGE_PROVISIONER, OURS);
     return new PersistentVolumeClaimBuilder()
         .withNewMetadata()
         .withNamespace(ns)
@@ -292,7 +293,7 @@ class CloneAdmissionIT {
 
   private static PersistentVolumeClaim cloneOf(
       String ns, String name, String source, String className, String size) {
-    return claim(ns, name, className, Map.of(ClaimRef.CLONE_REQUEST, source), size);
+    return claim(ns, name, className, Map.of(ClaimAnnotations.CLONE_REQUEST, source), size);
   }
 
   private static WebhookDemo.Answer admit(String user, PersistentVolumeClaim c, boolean dryRun)
@@ -340,7 +341,7 @@ class CloneAdmissionIT {
             "StorageClass plain does not allow cloning"),
         row(
             "a forged CloneOf",
-            claim("apps", "c8", "clones", Map.of(ClaimRef.CLONE_OF, "apps/src"), "1Gi"),
+            claim("apps", "c8", "clones", Map.of(ClaimAnnotations.CLONE_OF, "apps/src"), "1Gi"),
             "k8s.io/CloneOf is set by the provisioner only; remove it"));
   }
 
@@ -379,7 +380,11 @@ class CloneAdmissionIT {
             "apps",
             "t1",
             "clones",
-            Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, forged),
+            Map.of(
+                ClaimAnnotations.CLONE_REQUEST,
+                "team-b/shared",
+                ClaimAnnotations.CLONE_TOKEN,
+                forged),
             "1Gi");
     // The API server calls /validate after /mutate, which replaces a token the user brought:
     // a forged token reaches /validate only when the mutating webhook is missing.
@@ -413,7 +418,11 @@ class CloneAdmissionIT {
             "apps",
             "t2",
             "clones",
-            Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, expired),
+            Map.of(
+                ClaimAnnotations.CLONE_REQUEST,
+                "team-b/shared",
+                ClaimAnnotations.CLONE_TOKEN,
+                expired),
             "1Gi");
     v = webhook.validate("bob", withExpired);
     assertThat(v.message()).contains("standalone-cinder.io/clone-token expired");
@@ -441,7 +450,7 @@ class CloneAdmissionIT {
     WebhookDemo.Answer a =
         admit("bob", cloneOf("apps", "granted", "team-b/shared", "clones", "1Gi"), false);
     assertThat(a.allowed()).as(a.message()).isTrue();
-    assertThat(a.object().at("/metadata/annotations").has(CloneToken.ANNOTATION)).isTrue();
+    assertThat(a.object().at("/metadata/annotations").has(ClaimAnnotations.CLONE_TOKEN)).isTrue();
     k.resource(JSON.treeToValue(a.object(), PersistentVolumeClaim.class)).create();
     await(
         "CloneOf",
@@ -454,7 +463,7 @@ class CloneAdmissionIT {
                         .get()
                         .getMetadata()
                         .getAnnotations()
-                        .get(ClaimRef.CLONE_OF)));
+                        .get(ClaimAnnotations.CLONE_OF)));
   }
 
   @Test

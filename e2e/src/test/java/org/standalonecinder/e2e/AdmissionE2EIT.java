@@ -24,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
@@ -54,7 +55,7 @@ class AdmissionE2EIT {
     PersistentVolume pv = it.bound(ns, "src");
     source =
         it.cinder
-            .getVolume(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+            .getVolume(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
             .orElseThrow();
   }
 
@@ -279,7 +280,7 @@ class AdmissionE2EIT {
     assertThat(annotations("copy")).containsEntry("k8s.io/CloneRequest", ns + "/src");
     Volume copy =
         it.cinder
-            .getVolume(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+            .getVolume(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
             .orElseThrow();
     assertThat(copy.sourceVolumeId()).isEqualTo(source.id());
   }

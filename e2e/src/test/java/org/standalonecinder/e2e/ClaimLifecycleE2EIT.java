@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
@@ -61,8 +62,9 @@ class ClaimLifecycleE2EIT {
     assertThat(claim.getMetadata().getFinalizers()).contains("kubernetes.io/pvc-protection");
     assertThat(claim.getMetadata().getAnnotations())
         .containsEntry("pv.kubernetes.io/bind-completed", "yes")
-        .containsEntry(Names.ANN_STORAGE_PROVISIONER_BETA, "openstack.org/standalone-cinder");
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+        .containsEntry(
+            ClaimAnnotations.STORAGE_PROVISIONER_BETA, "openstack.org/standalone-cinder");
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(it.cinder.getVolume(volumeId).orElseThrow().status()).isEqualTo("in-use");
     assertThat(it.cinder.getVolume(volumeId).orElseThrow().metadata())
         .containsEntry(Names.META_CLUSTER, it.clusterId)
@@ -113,7 +115,7 @@ class ClaimLifecycleE2EIT {
     String ns = it.namespace("e2e-grow");
     it.kubectl.ok(claim(ns, "data", "e2e-growing", ""), "apply", "-f", "-");
     PersistentVolume pv = it.bound(ns, "data");
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     IscsiProbe.Target node = it.node(pv);
     long oldEnd = 1L << 30;
     IscsiProbe.Result wrote = node.markEnds(oldEnd);
@@ -236,14 +238,14 @@ class ClaimLifecycleE2EIT {
     assertThat(rbd).as("Kubernetes 1.20: the in-tree form").isNotNull();
     assertThat(rbd.getMonitors()).isNotEmpty();
     assertThat(rbd.getPool()).isEqualTo("volumes");
-    String inTreeVolume = inTree.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String inTreeVolume = inTree.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(rbd.getImage()).isEqualTo("volume-" + inTreeVolume);
     assertThat(rbd.getSecretRef().getNamespace()).isEqualTo(LocalInstall.NS);
     var source = csi.getSpec().getCsi();
     assertThat(source.getDriver()).isEqualTo("rbd.csi.ceph.com");
     assertThat(source.getVolumeAttributes()).containsEntry("clusterID", "lab-ceph");
     assertThat(source.getNodeStageSecretRef().getNamespace()).isEqualTo(LocalInstall.NS);
-    String csiVolume = csi.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String csiVolume = csi.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     List<String> shared =
         List.of(rbd.getSecretRef().getName(), source.getNodeStageSecretRef().getName());
     for (String name : shared) {

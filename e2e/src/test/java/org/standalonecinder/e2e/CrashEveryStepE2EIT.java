@@ -14,7 +14,7 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
 
 /**
@@ -68,7 +68,7 @@ class CrashEveryStepE2EIT {
     void act() {
       switch (op) {
         case PROVISION -> claims.claim("data", "");
-        case CLONE -> claims.claim("copy", "\"" + ClaimRef.CLONE_REQUEST + "\": src");
+        case CLONE -> claims.claim("copy", "\"" + ClaimAnnotations.CLONE_REQUEST + "\": src");
         case DELETE ->
             claims
                 .it

@@ -12,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.Volume;
@@ -85,7 +86,7 @@ class FailoverE2EIT {
     for (int i = 0; i < CLAIMS; i++) {
       PersistentVolume pv = it.bound(ns, "c" + i);
       pvs.add(pv);
-      volumeOfClaim.put("c" + i, pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID));
+      volumeOfClaim.put("c" + i, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
     }
     // Exactly once: every Cinder volume made for these claims belongs to exactly one PV.
     List<Volume> made =

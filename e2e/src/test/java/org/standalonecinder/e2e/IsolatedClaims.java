@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -158,7 +159,7 @@ final class IsolatedClaims {
     for (PersistentVolume pv : pvs) {
       String pvName = pv.getMetadata().getName();
       Map<String, String> ann = pv.getMetadata().getAnnotations();
-      String volumeId = ann.get(Names.ANN_VOLUME_ID);
+      String volumeId = ann.get(ClaimAnnotations.VOLUME_ID);
       if (!pvVolumes.add(volumeId)) {
         p.add("volume " + volumeId + " is in two PVs");
       }

@@ -14,7 +14,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 
@@ -145,7 +145,7 @@ class KubeFaultsE2EIT {
       Set<String> copies =
           IntStream.range(0, clones).mapToObj(i -> "copy" + i).collect(Collectors.toSet());
       names.addAll(copies);
-      claims.claims(copies, "\"" + ClaimRef.CLONE_REQUEST + "\": src");
+      claims.claims(copies, "\"" + ClaimAnnotations.CLONE_REQUEST + "\": src");
       claims.settle(names, SETTLE);
       stop.set(true);
       meddler.join();

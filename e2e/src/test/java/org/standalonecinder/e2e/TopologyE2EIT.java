@@ -12,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.provision.Names;
@@ -63,7 +64,7 @@ class TopologyE2EIT {
 
     select(it, ns, "data", "e2e-node-nova");
     PersistentVolume pv = it.bound(ns, "data");
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(it.cinder.getVolume(volumeId).orElseThrow().availabilityZone()).isEqualTo("nova");
     List<NodeSelectorRequirement> affinity =
         pv.getSpec()
@@ -122,7 +123,7 @@ class TopologyE2EIT {
         "the selected node taken off",
         () -> {
           Map<String, String> ann = claim(it, ns, "data").getMetadata().getAnnotations();
-          return ann == null || !ann.containsKey(Names.ANN_SELECTED_NODE);
+          return ann == null || !ann.containsKey(ClaimAnnotations.SELECTED_NODE);
         },
         Duration.ofSeconds(60));
     // The event follows the patch that takes the node off: wait for it rather than race it.
@@ -165,7 +166,7 @@ class TopologyE2EIT {
         "-n",
         ns,
         "--overwrite",
-        Names.ANN_SELECTED_NODE + "=" + node);
+        ClaimAnnotations.SELECTED_NODE + "=" + node);
   }
 
   private static PersistentVolumeClaim claim(LocalInstall it, String ns, String name) {

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
@@ -45,7 +46,7 @@ public final class CloneMarking {
     String source = pvAnn.get(Names.ANN_CLONE_OF);
     annotate(
         claim,
-        pvAnn.get(Names.ANN_VOLUME_ID),
+        pvAnn.get(ClaimAnnotations.VOLUME_ID),
         source == null
             ? null
             : ClaimRef.parseCloneRequest(source, claim.getMetadata().getNamespace()));
@@ -57,7 +58,7 @@ public final class CloneMarking {
    */
   public void repair(PersistentVolumeClaim claim) {
     Map<String, String> ann = claim.getMetadata().getAnnotations();
-    if (ann != null && ann.get(ClaimRef.CLONE_OF) != null) {
+    if (ann != null && ann.get(ClaimAnnotations.CLONE_OF) != null) {
       return;
     }
     PersistentVolume pv = cache.volumeNow(Names.pvName(claim.getMetadata().getUid()));
@@ -84,7 +85,7 @@ public final class CloneMarking {
       return true;
     }
     Map<String, String> ann = fresh.getMetadata().getAnnotations();
-    return ann != null && ann.get(ClaimRef.CLONE_OF) != null;
+    return ann != null && ann.get(ClaimAnnotations.CLONE_OF) != null;
   }
 
   /**
@@ -93,9 +94,9 @@ public final class CloneMarking {
    */
   private void annotate(PersistentVolumeClaim claim, String volumeId, ClaimRef cloneOf) {
     Map<String, String> ann = new LinkedHashMap<>();
-    ann.put(Names.ANN_VOLUME_ID, volumeId);
+    ann.put(ClaimAnnotations.VOLUME_ID, volumeId);
     if (cloneOf != null) {
-      ann.put(ClaimRef.CLONE_OF, cloneOf.toString());
+      ann.put(ClaimAnnotations.CLONE_OF, cloneOf.toString());
     }
     ObjectNode patch = JSON.createObjectNode();
     ObjectNode annotations = patch.putObject("metadata").putObject("annotations");

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
@@ -16,7 +17,6 @@ import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.ClaimRequest;
 import org.standalonecinder.provisioner.provision.CloneSource;
-import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.Placement;
 
 /**
@@ -73,7 +73,7 @@ public final class CloneResolver {
     CloneRequest r =
         CloneRequest.read(
             claim.getMetadata().getNamespace(),
-            ann == null ? null : ann.get(ClaimRef.CLONE_REQUEST),
+            ann == null ? null : ann.get(ClaimAnnotations.CLONE_REQUEST),
             ref == null
                 ? null
                 : new CloneRequest.DataSource(
@@ -90,7 +90,7 @@ public final class CloneResolver {
     }
     if (r.conflicting()) {
       throw ProvisioningException.invalid(
-          ClaimRef.CLONE_REQUEST
+          ClaimAnnotations.CLONE_REQUEST
               + " names "
               + r.annotated()
               + " but the data source names "
@@ -133,7 +133,7 @@ public final class CloneResolver {
     try {
       token =
           CloneToken.verify(
-              ann == null ? null : ann.get(CloneToken.ANNOTATION),
+              ann == null ? null : ann.get(ClaimAnnotations.CLONE_TOKEN),
               keys.get(),
               source,
               self,
@@ -163,7 +163,7 @@ public final class CloneResolver {
                   + "the source no longer grants the clone to "
                   + self.namespace()
                   + " (annotation "
-                  + ClaimRef.CLONE_GRANT
+                  + ClaimAnnotations.CLONE_GRANT
                   + ")");
         }
       }
@@ -184,7 +184,7 @@ public final class CloneResolver {
 
   private static boolean grants(PersistentVolumeClaim source, String namespace) {
     Map<String, String> ann = source.getMetadata().getAnnotations();
-    return ClaimRef.grants(ann == null ? null : ann.get(ClaimRef.CLONE_GRANT), namespace);
+    return ClaimRef.grants(ann == null ? null : ann.get(ClaimAnnotations.CLONE_GRANT), namespace);
   }
 
   /**
@@ -212,8 +212,8 @@ public final class CloneResolver {
     }
     PersistentVolume pv = boundVolume(source, claim);
     Map<String, String> ann = pv.getMetadata().getAnnotations();
-    String volumeId = ann == null ? null : ann.get(Names.ANN_VOLUME_ID);
-    if (volumeId == null || !provisionerName.equals(ann.get(Names.ANN_PROVISIONED_BY))) {
+    String volumeId = ann == null ? null : ann.get(ClaimAnnotations.VOLUME_ID);
+    if (volumeId == null || !provisionerName.equals(ann.get(ClaimAnnotations.PROVISIONED_BY))) {
       throw ProvisioningException.invalid(
           "source claim " + source + " was not provisioned by " + provisionerName);
     }

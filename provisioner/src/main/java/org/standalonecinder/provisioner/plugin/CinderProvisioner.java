@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.clone.CloneMarking;
 import org.standalonecinder.provisioner.clone.CloneResolver;
@@ -76,7 +77,7 @@ public final class CinderProvisioner implements Provisioner {
   public String kind(PersistentVolumeClaim claim) {
     Map<String, String> ann = claim.getMetadata().getAnnotations();
     boolean asked =
-        (ann != null && ann.containsKey(ClaimRef.CLONE_REQUEST))
+        (ann != null && ann.containsKey(ClaimAnnotations.CLONE_REQUEST))
             || claim.getSpec().getDataSourceRef() != null
             || claim.getSpec().getDataSource() != null;
     return asked ? "clone" : "blank";
@@ -112,7 +113,7 @@ public final class CinderProvisioner implements Provisioner {
       return ProvisionResult.finished(
           pv,
           " (Cinder volume "
-              + pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID)
+              + pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID)
               + ")"
               + (source == null ? "" : ", a clone of " + source.claim()));
     } finally {
@@ -155,7 +156,7 @@ public final class CinderProvisioner implements Provisioner {
       LOG.info(
           "deleted the volume of {} (Cinder volume {})",
           pv.getMetadata().getName(),
-          pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID));
+          pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
     }
     return outcome;
   }
@@ -228,7 +229,7 @@ public final class CinderProvisioner implements Provisioner {
       PersistentVolume pv = cache.volume(Names.pvName(u.claimUid()));
       if (pv != null
           && pv.getMetadata().getAnnotations() != null
-          && u.volumeId().equals(pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID))
+          && u.volumeId().equals(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
           && mine(pv)) {
         handOver(pv);
         continue;

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
@@ -161,7 +162,7 @@ public final class ClaimExpansion {
         throw ProvisioningException.invalid(
             "growing Ceph RBD volumes is not supported yet; the volume stays at " + pvGib + " GiB");
       }
-      String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+      String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
       setResizing(claim);
       events.normal(
           claim,

@@ -4,20 +4,13 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Every name and annotation the provisioner derives, in one place. Names come from the claim's UID
- * so that a repeated attempt finds what an earlier one made instead of making a second one.
+ * Every name, annotation, label and metadata key the provisioner alone derives, in one place (the
+ * claim annotations it shares with the webhook are {@code api.ClaimAnnotations}). Names come from
+ * the claim's UID so that a repeated attempt finds what an earlier one made instead of making a
+ * second one.
  */
 public final class Names {
 
-  public static final String ANN_PROVISIONED_BY =
-      org.standalonecinder.api.ClaimAnnotations.PROVISIONED_BY;
-  public static final String ANN_STORAGE_PROVISIONER =
-      org.standalonecinder.api.ClaimAnnotations.STORAGE_PROVISIONER;
-  public static final String ANN_STORAGE_PROVISIONER_BETA =
-      org.standalonecinder.api.ClaimAnnotations.STORAGE_PROVISIONER_BETA;
-  public static final String ANN_SELECTED_NODE =
-      org.standalonecinder.api.ClaimAnnotations.SELECTED_NODE;
-  public static final String ANN_VOLUME_ID = org.standalonecinder.api.ClaimAnnotations.VOLUME_ID;
   public static final String ANN_IDENTITY = "standaloneCinderProvisionerIdentity";
 
   /** How the volume was made attachable: an attachment id, or {@link #RESERVED}. */

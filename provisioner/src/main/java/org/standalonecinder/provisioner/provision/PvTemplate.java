@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.VolumeNodeAffinityBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
 
@@ -32,8 +33,8 @@ final class PvTemplate {
       MappedVolume mapped,
       Placement placement) {
     Map<String, String> annotations = new LinkedHashMap<>();
-    annotations.put(Names.ANN_PROVISIONED_BY, settings.provisionerName());
-    annotations.put(Names.ANN_VOLUME_ID, volume.id());
+    annotations.put(ClaimAnnotations.PROVISIONED_BY, settings.provisionerName());
+    annotations.put(ClaimAnnotations.VOLUME_ID, volume.id());
     annotations.put(Names.ANN_IDENTITY, settings.identity());
     annotations.put(Names.ANN_ATTACHMENT, attachment);
     PersistentVolume pv =

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.MDC;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
@@ -126,7 +127,7 @@ public final class VolumeProvisioner {
         Placement.decide(
             storageClass,
             req.params().availabilityZone(),
-            claimAnnotations == null ? null : claimAnnotations.get(Names.ANN_SELECTED_NODE),
+            claimAnnotations == null ? null : claimAnnotations.get(ClaimAnnotations.SELECTED_NODE),
             nodeLabels,
             claim.getMetadata().getUid(),
             source == null ? null : source.availabilityZone(),
@@ -204,7 +205,7 @@ public final class VolumeProvisioner {
   public void handOver(PersistentVolume pv) {
     // The PV exists: from now on it, not the pending mark, keeps its shared Secret.
     auth.settle(pv.getMetadata().getName());
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     try {
       cinder.updateVolumeMetadata(volumeId, Map.of(Names.META_STATE, Names.STATE_PROVISIONED));
     } catch (CinderException.NotFound gone) {
@@ -225,7 +226,7 @@ public final class VolumeProvisioner {
     if (ann == null || !settings.identity().equals(ann.get(Names.ANN_IDENTITY))) {
       return DeleteOutcome.NOT_MINE;
     }
-    String volumeId = ann.get(Names.ANN_VOLUME_ID);
+    String volumeId = ann.get(ClaimAnnotations.VOLUME_ID);
     if (volumeId != null) {
       MDC.put("volume", volumeId);
     }

@@ -19,6 +19,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.api.CloneToken.Basis;
@@ -87,7 +88,7 @@ class CloneAuthorizationTest {
         .withName("db")
         .withUid(uid)
         .withAnnotations(
-            grant == null ? Map.of() : new HashMap<>(Map.of(ClaimRef.CLONE_GRANT, grant)))
+            grant == null ? Map.of() : new HashMap<>(Map.of(ClaimAnnotations.CLONE_GRANT, grant)))
         .endMetadata()
         .build();
   }
@@ -190,8 +191,8 @@ class CloneAuthorizationTest {
             .withNamespace("attacker")
             .withName("copy")
             .withCreationTimestamp(CREATED.toString())
-            .addToAnnotations(ClaimRef.CLONE_REQUEST, SOURCE.toString())
-            .addToAnnotations(CloneToken.ANNOTATION, row.token())
+            .addToAnnotations(ClaimAnnotations.CLONE_REQUEST, SOURCE.toString())
+            .addToAnnotations(ClaimAnnotations.CLONE_TOKEN, row.token())
             .endMetadata()
             .build();
     if (row.refusal() == null) {

@@ -21,12 +21,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.provision.Fixtures;
-import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
@@ -86,7 +86,7 @@ class ResolverServerTest {
         .create();
     PersistentVolumeClaim src = Cluster.createClaim(client, "src", "clones");
     sourceVolume =
-        Cluster.bind(client, src).getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+        Cluster.bind(client, src).getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     Cluster.createClaim(client, "unbound", "plain-missing");
     // The controller keeps running until the end: closing its watches now would block the mock
     // API server's event loop (fabric8's WatchEventsListener.onClosed waits for its executor on

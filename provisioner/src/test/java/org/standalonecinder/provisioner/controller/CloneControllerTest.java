@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -88,7 +89,8 @@ class CloneControllerTest {
     PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
     c.getMetadata().setNamespace(ns);
     c.getMetadata()
-        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+        .setAnnotations(
+            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
     c.getSpec().setStorageClassName("clones");
     PersistentVolumeClaim created =
         client.persistentVolumeClaims().inNamespace(ns).resource(c).create();
@@ -113,7 +115,7 @@ class CloneControllerTest {
   private PersistentVolumeClaim cloneClaim(
       String ns, String name, String className, Map<String, String> ann) {
     Map<String, String> a = new HashMap<>(ann);
-    a.put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+    a.put(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
     PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
     c.getMetadata().setNamespace(ns);
     c.getMetadata().setAnnotations(a);
@@ -125,13 +127,15 @@ class CloneControllerTest {
   private void awaitCloneOf(String ns, String name, String source) {
     await(
         ns + "/" + name + " CloneOf " + source,
-        () -> source.equals(get(ns, name).getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)));
+        () ->
+            source.equals(
+                get(ns, name).getMetadata().getAnnotations().get(ClaimAnnotations.CLONE_OF)));
   }
 
   private String volumeOf(PersistentVolumeClaim c) {
     PersistentVolume pv =
         client.persistentVolumes().withName(Names.pvName(c.getMetadata().getUid())).get();
-    return pv == null ? null : pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    return pv == null ? null : pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
   }
 
   private void classes() {
@@ -149,7 +153,8 @@ class CloneControllerTest {
         client
             .persistentVolumeClaims()
             .inNamespace("apps")
-            .resource(cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "src")))
+            .resource(
+                cloneClaim("apps", "copy", "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, "src")))
             .create();
     awaitCloneOf("apps", "copy", "apps/src");
     String copyVolume = volumeOf(copy);
@@ -182,7 +187,8 @@ class CloneControllerTest {
     client
         .persistentVolumeClaims()
         .inNamespace("apps")
-        .resource(cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "src")))
+        .resource(
+            cloneClaim("apps", "copy", "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, "src")))
         .create();
     awaitCloneOf("apps", "copy", "apps/src");
     // As if the provisioner had stopped between the PV and the annotation.
@@ -217,9 +223,9 @@ class CloneControllerTest {
         c ->
             c != null
                 && c.getMetadata().getAnnotations() != null
-                && c.getMetadata().getAnnotations().containsKey(ClaimRef.CLONE_REQUEST));
+                && c.getMetadata().getAnnotations().containsKey(ClaimAnnotations.CLONE_REQUEST));
     assertThat(get("apps", "blank").getMetadata().getAnnotations())
-        .doesNotContainKey(ClaimRef.CLONE_OF);
+        .doesNotContainKey(ClaimAnnotations.CLONE_OF);
   }
 
   @Test
@@ -246,7 +252,9 @@ class CloneControllerTest {
     client
         .persistentVolumeClaims()
         .inNamespace("apps")
-        .resource(cloneClaim("apps", "blank", "plain", Map.of(ClaimRef.CLONE_REQUEST, "apps/src")))
+        .resource(
+            cloneClaim(
+                "apps", "blank", "plain", Map.of(ClaimAnnotations.CLONE_REQUEST, "apps/src")))
         .create();
     await(
         "refusal",
@@ -297,7 +305,8 @@ class CloneControllerTest {
             .persistentVolumeClaims()
             .inNamespace("apps")
             .resource(
-                cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "apps/src")))
+                cloneClaim(
+                    "apps", "copy", "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, "apps/src")))
             .create();
     gate.awaitReached();
     String finalizer = Names.cloneFinalizer(copy.getMetadata().getUid());
@@ -401,7 +410,8 @@ class CloneControllerTest {
             .persistentVolumeClaims()
             .inNamespace("apps")
             .resource(
-                cloneClaim("apps", "copy", "clones", Map.of(ClaimRef.CLONE_REQUEST, "apps/thief")))
+                cloneClaim(
+                    "apps", "copy", "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, "apps/thief")))
             .create();
     await(
         "refusal",
@@ -427,7 +437,8 @@ class CloneControllerTest {
         .persistentVolumeClaims()
         .inNamespace("apps")
         .resource(
-            cloneClaim("apps", "nokey", "clones", Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared")))
+            cloneClaim(
+                "apps", "nokey", "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, "team-b/shared")))
         .create();
     await(
         "refusal",
@@ -467,7 +478,11 @@ class CloneControllerTest {
                 "apps",
                 "forged",
                 "clones",
-                Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, forged)))
+                Map.of(
+                    ClaimAnnotations.CLONE_REQUEST,
+                    "team-b/shared",
+                    ClaimAnnotations.CLONE_TOKEN,
+                    forged)))
         .create();
     await(
         "refusal",
@@ -494,7 +509,11 @@ class CloneControllerTest {
                 "apps",
                 "granted",
                 "clones",
-                Map.of(ClaimRef.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, valid)))
+                Map.of(
+                    ClaimAnnotations.CLONE_REQUEST,
+                    "team-b/shared",
+                    ClaimAnnotations.CLONE_TOKEN,
+                    valid)))
         .create();
     awaitCloneOf("apps", "granted", "team-b/shared");
     assertThat(

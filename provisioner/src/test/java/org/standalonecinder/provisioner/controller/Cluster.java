@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
@@ -130,7 +131,7 @@ public final class Cluster {
       String volumeMode,
       Map<String, String> annotations) {
     Map<String, String> ann = new HashMap<>(annotations);
-    ann.put(Names.ANN_STORAGE_PROVISIONER, provisioner);
+    ann.put(ClaimAnnotations.STORAGE_PROVISIONER, provisioner);
     PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", volumeMode);
     c.getMetadata().setAnnotations(ann);
     c.getSpec().setStorageClassName(className);

@@ -15,11 +15,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.standalonecinder.api.ClaimRef;
-import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.provision.Fixtures;
-import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
@@ -50,16 +48,22 @@ class ForeignClaimsTest {
     return Stream.of(
         row(
             "a clone request of a claim of ours",
-            c -> annotate(c, ClaimRef.CLONE_REQUEST, "apps/src")),
-        row("a clone request by name only", c -> annotate(c, ClaimRef.CLONE_REQUEST, "src")),
-        row("a malformed clone request", c -> annotate(c, ClaimRef.CLONE_REQUEST, "a/src/x")),
+            c -> annotate(c, ClaimAnnotations.CLONE_REQUEST, "apps/src")),
+        row(
+            "a clone request by name only",
+            c -> annotate(c, ClaimAnnotations.CLONE_REQUEST, "src")),
+        row(
+            "a malformed clone request",
+            c -> annotate(c, ClaimAnnotations.CLONE_REQUEST, "a/src/x")),
         row(
             "a cross-namespace clone request with a token",
             c -> {
-              annotate(c, ClaimRef.CLONE_REQUEST, "team-b/shared");
-              annotate(c, CloneToken.ANNOTATION, "x.y");
+              annotate(c, ClaimAnnotations.CLONE_REQUEST, "team-b/shared");
+              annotate(c, ClaimAnnotations.CLONE_TOKEN, "x.y");
             }),
-        row("CloneOf set by its own controller", c -> annotate(c, ClaimRef.CLONE_OF, "apps/src")),
+        row(
+            "CloneOf set by its own controller",
+            c -> annotate(c, ClaimAnnotations.CLONE_OF, "apps/src")),
         row(
             "a native data source naming our claim",
             c -> {
@@ -90,8 +94,8 @@ class ForeignClaimsTest {
         row(
             "a clone request, in their class though the annotation names us",
             c -> {
-              annotate(c, ClaimRef.CLONE_REQUEST, "apps/src");
-              annotate(c, Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+              annotate(c, ClaimAnnotations.CLONE_REQUEST, "apps/src");
+              annotate(c, ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
             }));
   }
 
@@ -127,7 +131,8 @@ class ForeignClaimsTest {
     cinder.clearLog();
 
     PersistentVolumeClaim c = Fixtures.claimOf(null, "foreign", "1Gi", "Filesystem");
-    c.getMetadata().setAnnotations(new HashMap<>(Map.of(Names.ANN_STORAGE_PROVISIONER, OTHER)));
+    c.getMetadata()
+        .setAnnotations(new HashMap<>(Map.of(ClaimAnnotations.STORAGE_PROVISIONER, OTHER)));
     c.getSpec().setStorageClassName("cdi");
     shape.accept(c);
     Map<String, String> asCreated = Map.copyOf(c.getMetadata().getAnnotations());

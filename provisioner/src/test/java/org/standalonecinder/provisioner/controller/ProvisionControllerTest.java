@@ -17,6 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.provision.Fixtures;
@@ -122,7 +123,7 @@ class ProvisionControllerTest {
                         .get()
                         .getMetadata()
                         .getAnnotations()
-                        .get(Names.ANN_VOLUME_ID)));
+                        .get(ClaimAnnotations.VOLUME_ID)));
     await("success event", () -> eventsOf("data").size() == 2);
     assertThat(eventsOf("data"))
         .containsExactly(
@@ -156,7 +157,7 @@ class ProvisionControllerTest {
         "updateVolumeMetadata", () -> new CinderException.Unavailable("down", 503, null, null));
     PersistentVolumeClaim c = claim("kept", "keep", ProvisionerSettings.DEFAULT_NAME, Map.of());
     await("PV", () -> pvOf(c) != null);
-    String volume = pvOf(c).getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volume = pvOf(c).getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     await("the failed hand-over", () -> cinder.log().contains("updateVolumeMetadata " + volume));
     assertThat(cinder.volumes().get(volume).metadata())
         .containsEntry(Names.META_STATE, Names.STATE_PROVISIONING);
@@ -243,7 +244,7 @@ class ProvisionControllerTest {
                 .get()
                 .getMetadata()
                 .getAnnotations()
-                .containsKey(Names.ANN_SELECTED_NODE));
+                .containsKey(ClaimAnnotations.SELECTED_NODE));
     assertThat(pvOf(c)).isNull();
     assertThat(Cluster.claimCalls(cinder)).isEmpty();
     await("the event", () -> eventsOf("late").stream().anyMatch(e -> e.contains(said)));
@@ -257,7 +258,7 @@ class ProvisionControllerTest {
         .withName(claim)
         .edit(
             x -> {
-              x.getMetadata().getAnnotations().put(Names.ANN_SELECTED_NODE, node);
+              x.getMetadata().getAnnotations().put(ClaimAnnotations.SELECTED_NODE, node);
               return x;
             });
   }

@@ -16,7 +16,7 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
@@ -112,7 +112,7 @@ class ProvisionerIT {
         () -> client.persistentVolumes().withName(pvName).get() != null,
         Duration.ofSeconds(60));
     PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(cinder.getVolume(volumeId)).get().extracting(v -> v.status()).isEqualTo("in-use");
 
     var iscsi = pv.getSpec().getIscsi();
@@ -169,7 +169,7 @@ class ProvisionerIT {
         () -> client.persistentVolumes().withName(srcPvName).get() != null,
         Duration.ofSeconds(60));
     PersistentVolume srcPv = Cluster.bind(client, src);
-    String srcVolume = srcPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String srcVolume = srcPv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     IscsiProbe.Target srcNode = node(srcPv);
     IscsiProbe.Result wrote = srcNode.io("write -P 0x5a 0 1M", "write -P 0xc3 1048576 4k");
     assertThat(wrote.ok()).as(wrote.output()).isTrue();
@@ -177,9 +177,9 @@ class ProvisionerIT {
     PersistentVolumeClaim wanted = Fixtures.claimOf(null, "copy", "1Gi", "Filesystem");
     wanted.getSpec().setStorageClassName("clones");
     Map<String, String> ann = new java.util.HashMap<>();
-    ann.put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+    ann.put(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
     switch (ask) {
-      case ANNOTATION -> ann.put(ClaimRef.CLONE_REQUEST, "apps/src");
+      case ANNOTATION -> ann.put(ClaimAnnotations.CLONE_REQUEST, "apps/src");
       case DATA_SOURCE -> {
         wanted
             .getSpec()
@@ -208,14 +208,16 @@ class ProvisionerIT {
     await(
         "CloneOf",
         () ->
-            "apps/src".equals(claim("copy").getMetadata().getAnnotations().get(ClaimRef.CLONE_OF)),
+            "apps/src"
+                .equals(
+                    claim("copy").getMetadata().getAnnotations().get(ClaimAnnotations.CLONE_OF)),
         Duration.ofSeconds(60));
     await(
         "the source claim goes once the clone is made",
         () -> claim("src") == null,
         Duration.ofSeconds(10));
     PersistentVolume copyPv = Cluster.bind(client, copy);
-    String copyVolume = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String copyVolume = copyPv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(cinder.getVolume(copyVolume))
         .get()
         .extracting(v -> v.sourceVolumeId())
@@ -270,7 +272,7 @@ class ProvisionerIT {
             });
     PersistentVolumeClaim c = Cluster.createClaim(client, "data", "growing");
     PersistentVolume pv = Cluster.bind(client, c);
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     IscsiProbe.Target node = node(pv);
     long oldEnd = 1L << 30;
     IscsiProbe.Result wrote = node.markEnds(oldEnd);
@@ -322,11 +324,12 @@ class ProvisionerIT {
     Cluster.createClass(client, "shared", Map.of("type", type));
     PersistentVolumeClaim c = Fixtures.claimOf(null, "shared", "1Gi", "Block", "ReadWriteMany");
     c.getMetadata()
-        .setAnnotations(Map.of(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+        .setAnnotations(
+            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
     c.getSpec().setStorageClassName("shared");
     c = client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
     PersistentVolume pv = Cluster.bind(client, c);
-    String volumeId = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(cinder.getVolume(volumeId))
         .get()
         .satisfies(

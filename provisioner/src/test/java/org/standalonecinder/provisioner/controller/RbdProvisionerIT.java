@@ -16,7 +16,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
@@ -150,7 +150,7 @@ class RbdProvisionerIT {
         client, "ceph", Map.of("type", RBD_TYPE, "fsType", "ext4", "smartclone", "true"));
     PersistentVolumeClaim src = Cluster.createClaim(client, "src", "ceph");
     PersistentVolume srcPv = awaitPv(src);
-    String srcVolume = srcPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String srcVolume = srcPv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
 
     var rbd = srcPv.getSpec().getRbd();
     assertThat(rbd.getMonitors()).isEqualTo(RbdProbe.labMonitors()).isNotEmpty();
@@ -180,13 +180,13 @@ class RbdProvisionerIT {
     PersistentVolumeClaim wanted = Fixtures.claimOf(null, "copy", "1Gi", "Filesystem");
     wanted.getSpec().setStorageClassName("ceph");
     Map<String, String> ann = new HashMap<>();
-    ann.put(Names.ANN_STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
-    ann.put(ClaimRef.CLONE_REQUEST, "apps/src");
+    ann.put(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME);
+    ann.put(ClaimAnnotations.CLONE_REQUEST, "apps/src");
     wanted.getMetadata().setAnnotations(ann);
     PersistentVolumeClaim copy =
         client.persistentVolumeClaims().inNamespace("apps").resource(wanted).create();
     PersistentVolume copyPv = awaitPv(copy);
-    String copyVolume = copyPv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String copyVolume = copyPv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(cinder.getVolume(copyVolume))
         .get()
         .extracting(v -> v.sourceVolumeId())
@@ -227,7 +227,7 @@ class RbdProvisionerIT {
         Map.of("type", RBD_TYPE, "rbdForm", "csi", "cephClusterID", "lab-ceph"));
     PersistentVolumeClaim c = Cluster.createClaim(client, "data", "ceph-csi");
     PersistentVolume pv = awaitPv(c);
-    String volume = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volume = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     var csi = pv.getSpec().getCsi();
     assertThat(pv.getSpec().getRbd()).isNull();
     assertThat(csi.getDriver()).isEqualTo("rbd.csi.ceph.com");
@@ -270,7 +270,7 @@ class RbdProvisionerIT {
     PersistentVolumeClaim c = rwxBlock("shared", "shared-csi");
     PersistentVolumeClaim refused = rwxBlock("refused", "shared-rbd");
     PersistentVolume pv = awaitPv(c);
-    String volume = pv.getMetadata().getAnnotations().get(Names.ANN_VOLUME_ID);
+    String volume = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
     assertThat(pv.getSpec().getCsi().getReadOnly()).isFalse();
     assertThat(RbdProbe.features("volumes", "volume-" + volume))
@@ -320,7 +320,7 @@ class RbdProvisionerIT {
     c.getMetadata()
         .setAnnotations(
             Map.of(
-                Names.ANN_STORAGE_PROVISIONER,
+                ClaimAnnotations.STORAGE_PROVISIONER,
                 org.standalonecinder.provisioner.provision.ProvisionerSettings.DEFAULT_NAME));
     c.getSpec().setStorageClassName(className);
     return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();

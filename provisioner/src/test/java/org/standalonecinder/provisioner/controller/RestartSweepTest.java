@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
@@ -138,9 +139,9 @@ class RestartSweepTest {
             new PersistentVolumeBuilder()
                 .withNewMetadata()
                 .withName(Names.pvName("uid-pv"))
-                .addToAnnotations(Names.ANN_PROVISIONED_BY, ProvisionerSettings.DEFAULT_NAME)
+                .addToAnnotations(ClaimAnnotations.PROVISIONED_BY, ProvisionerSettings.DEFAULT_NAME)
                 .addToAnnotations(Names.ANN_IDENTITY, settings.identity())
-                .addToAnnotations(Names.ANN_VOLUME_ID, "vol-with-pv")
+                .addToAnnotations(ClaimAnnotations.VOLUME_ID, "vol-with-pv")
                 .endMetadata()
                 .withNewSpec()
                 .withCapacity(Map.of("storage", new Quantity("1Gi")))

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
@@ -249,7 +250,8 @@ class VolumeProvisionerTest {
     cinder.clearLog();
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
     assertThat(cinder.log()).startsWith(FIND, "listAttachments vol-1", DETACH, AWAIT, ATTACH);
-    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
+    assertThat(pv.getMetadata().getAnnotations())
+        .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
     assertThat(cinder.volumes()).hasSize(1);
     assertThat(cinder.attachments()).hasSize(1);
   }
@@ -264,10 +266,10 @@ class VolumeProvisionerTest {
     assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, PUT_SECRET);
     assertThat(pv.getMetadata().getName()).isEqualTo(PV);
     assertThat(pv.getMetadata().getAnnotations())
-        .containsEntry(Names.ANN_VOLUME_ID, "vol-1")
+        .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1")
         .containsEntry(Names.ANN_ATTACHMENT, "att-2")
         .containsEntry(Names.ANN_IDENTITY, "cluster-a")
-        .containsEntry(Names.ANN_PROVISIONED_BY, "openstack.org/standalone-cinder");
+        .containsEntry(ClaimAnnotations.PROVISIONED_BY, "openstack.org/standalone-cinder");
     var spec = pv.getSpec();
     assertThat(spec.getCapacity()).containsEntry("storage", new Quantity("2Gi"));
     assertThat(spec.getClaimRef().getUid()).isEqualTo(UID);
@@ -415,7 +417,8 @@ class VolumeProvisionerTest {
     inject.accept(this);
     if (failure == null) {
       PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
-      assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-old");
+      assertThat(pv.getMetadata().getAnnotations())
+          .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-old");
       assertThat(cinder.attachments()).containsOnlyKeys("att-1");
     } else {
       assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
@@ -479,7 +482,8 @@ class VolumeProvisionerTest {
     inject.accept(this);
     if (failure == null) {
       PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
-      assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-old");
+      assertThat(pv.getMetadata().getAnnotations())
+          .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-old");
     } else {
       assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
           .isInstanceOfSatisfying(
@@ -502,7 +506,8 @@ class VolumeProvisionerTest {
     assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
         .isInstanceOf(ProvisioningException.class);
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
-    assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_VOLUME_ID, "vol-1");
+    assertThat(pv.getMetadata().getAnnotations())
+        .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
     assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
   }
 

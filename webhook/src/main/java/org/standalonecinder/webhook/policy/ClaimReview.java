@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.standalonecinder.api.AccessModes;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
@@ -133,7 +134,7 @@ final class ClaimReview {
   boolean plain() {
     return annotation(ClonePolicy.CLONE_REQUEST) == null
         && annotation(ClonePolicy.CLONE_OF) == null
-        && annotation(CloneToken.ANNOTATION) == null
+        && annotation(ClaimAnnotations.CLONE_TOKEN) == null
         && !hasDataSource()
         && sharedFilesystem().isEmpty();
   }

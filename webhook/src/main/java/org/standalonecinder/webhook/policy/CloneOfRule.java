@@ -1,7 +1,7 @@
 package org.standalonecinder.webhook.policy;
 
 import java.util.Objects;
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 
 /**
  * {@code k8s.io/CloneOf} says which claim a volume was cloned from; only the provisioner, which
@@ -22,13 +22,14 @@ final class CloneOfRule implements ClaimRule {
     if (r.byProvisioner) {
       return;
     }
-    String cloneOf = r.annotation(ClaimRef.CLONE_OF);
+    String cloneOf = r.annotation(ClaimAnnotations.CLONE_OF);
     if (r.isUpdate()) {
-      if (!Objects.equals(cloneOf, r.oldAnnotation(ClaimRef.CLONE_OF))) {
-        f.deny(NAME, ClaimRef.CLONE_OF + " is set by the provisioner only; do not change it");
+      if (!Objects.equals(cloneOf, r.oldAnnotation(ClaimAnnotations.CLONE_OF))) {
+        f.deny(
+            NAME, ClaimAnnotations.CLONE_OF + " is set by the provisioner only; do not change it");
       }
     } else if (cloneOf != null) {
-      f.deny(NAME, ClaimRef.CLONE_OF + " is set by the provisioner only; remove it");
+      f.deny(NAME, ClaimAnnotations.CLONE_OF + " is set by the provisioner only; remove it");
     }
   }
 }

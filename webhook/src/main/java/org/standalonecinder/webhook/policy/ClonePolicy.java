@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import java.time.Clock;
 import java.util.List;
 import org.standalonecinder.api.ClaimAnnotations;
-import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 
@@ -24,11 +23,11 @@ import org.standalonecinder.webhook.admission.Decision;
  */
 public final class ClonePolicy implements AdmissionController {
 
-  public static final String CLONE_REQUEST = ClaimRef.CLONE_REQUEST;
-  public static final String CLONE_OF = ClaimRef.CLONE_OF;
+  public static final String CLONE_REQUEST = ClaimAnnotations.CLONE_REQUEST;
+  public static final String CLONE_OF = ClaimAnnotations.CLONE_OF;
 
   /** On a source claim: namespaces (comma-separated) that may clone it. */
-  public static final String CLONE_GRANT = ClaimRef.CLONE_GRANT;
+  public static final String CLONE_GRANT = ClaimAnnotations.CLONE_GRANT;
 
   /** Rule names: they label the metrics and are listed in docs/webhook.md. */
   public static final String RULE_SYNTAX = CloneRequestSyntaxRule.NAME;

@@ -1,7 +1,7 @@
 package org.standalonecinder.webhook.policy;
 
 import java.util.Objects;
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 
 /**
  * A claim's clone request is fixed at creation: the volume was (or is being) made from that source,
@@ -24,7 +24,7 @@ final class CloneRequestImmutableRule implements ClaimRule {
       return;
     }
     // The token has the same rule, outside audit mode and exemptions: CloneTokenGuard.
-    String key = ClaimRef.CLONE_REQUEST;
+    String key = ClaimAnnotations.CLONE_REQUEST;
     if (!Objects.equals(r.annotation(key), r.oldAnnotation(key))) {
       f.deny(NAME, key + " cannot change after the claim is created");
     }

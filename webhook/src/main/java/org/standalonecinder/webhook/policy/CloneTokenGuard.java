@@ -11,7 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 
@@ -40,13 +40,14 @@ public final class CloneTokenGuard implements AdmissionController {
         || "DELETE".equals(request.getOperation())) {
       return rules.review(request, mutating);
     }
-    String token = ClaimReview.annotation(claim, CloneToken.ANNOTATION);
+    String token = ClaimReview.annotation(claim, ClaimAnnotations.CLONE_TOKEN);
     if (request.getOldObject() instanceof PersistentVolumeClaim old) {
-      if (!mutating && !Objects.equals(token, ClaimReview.annotation(old, CloneToken.ANNOTATION))) {
+      if (!mutating
+          && !Objects.equals(token, ClaimReview.annotation(old, ClaimAnnotations.CLONE_TOKEN))) {
         return Decision.deny(
             403,
             CloneTokenRule.NAME,
-            CloneToken.ANNOTATION
+            ClaimAnnotations.CLONE_TOKEN
                 + " cannot be added, changed or removed after the claim is created");
       }
       return rules.review(request, mutating);
@@ -55,7 +56,7 @@ public final class CloneTokenGuard implements AdmissionController {
       return rules.review(request, mutating);
     }
     Map<String, String> annotations = new LinkedHashMap<>(claim.getMetadata().getAnnotations());
-    annotations.remove(CloneToken.ANNOTATION);
+    annotations.remove(ClaimAnnotations.CLONE_TOKEN);
     PersistentVolumeClaim stripped =
         new PersistentVolumeClaimBuilder(claim)
             .editMetadata()
@@ -71,7 +72,7 @@ public final class CloneTokenGuard implements AdmissionController {
     patch
         .addObject()
         .put("op", "remove")
-        .put("path", "/metadata/annotations/" + Findings.pointer(CloneToken.ANNOTATION));
+        .put("path", "/metadata/annotations/" + Findings.pointer(ClaimAnnotations.CLONE_TOKEN));
     if (d.jsonPatch() != null) {
       try {
         JSON.readTree(d.jsonPatch()).forEach(patch::add);
@@ -82,7 +83,7 @@ public final class CloneTokenGuard implements AdmissionController {
     List<String> warnings = new ArrayList<>(d.warnings());
     warnings.add(
         "the "
-            + CloneToken.ANNOTATION
+            + ClaimAnnotations.CLONE_TOKEN
             + " given was removed: only the webhook sets it, when it accepts a clone across"
             + " namespaces");
     List<String> named = new ArrayList<>(d.rules());

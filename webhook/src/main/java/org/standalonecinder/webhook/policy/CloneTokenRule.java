@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 
@@ -36,10 +37,10 @@ final class CloneTokenRule implements ClaimRule {
     if (r.isUpdate()) {
       return;
     }
-    if (!r.crossNamespace() && r.annotation(CloneToken.ANNOTATION) != null) {
+    if (!r.crossNamespace() && r.annotation(ClaimAnnotations.CLONE_TOKEN) != null) {
       f.deny(
           NAME,
-          CloneToken.ANNOTATION
+          ClaimAnnotations.CLONE_TOKEN
               + " is set by the webhook only, for clones across namespaces; remove it");
     }
     if (keys == null || !r.crossNamespace() || !f.clean()) {
@@ -54,7 +55,7 @@ final class CloneTokenRule implements ClaimRule {
       f.annotate(
           NAME,
           r.claim,
-          CloneToken.ANNOTATION,
+          ClaimAnnotations.CLONE_TOKEN,
           CloneToken.sign(
               new CloneToken.Claims(
                   src,
@@ -72,7 +73,7 @@ final class CloneTokenRule implements ClaimRule {
     try {
       CloneToken.Claims c =
           CloneToken.verify(
-              r.annotation(CloneToken.ANNOTATION),
+              r.annotation(ClaimAnnotations.CLONE_TOKEN),
               keys,
               src,
               self,

@@ -2,6 +2,7 @@ package org.standalonecinder.webhook.policy;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import java.util.Optional;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 
@@ -48,7 +49,7 @@ final class CrossNamespaceRule implements ClaimRule {
                       + " do not count; the source must grant the clone to "
                       + r.namespace
                       + " (annotation "
-                      + ClaimRef.CLONE_GRANT
+                      + ClaimAnnotations.CLONE_GRANT
                       + "), or the admin may trust this controller (policy trustedDeputies)"
                   : into
                       + " is not allowed: you may not create pods in "
@@ -56,7 +57,7 @@ final class CrossNamespaceRule implements ClaimRule {
                       + " and the source grants no clone to "
                       + r.namespace
                       + " (annotation "
-                      + ClaimRef.CLONE_GRANT
+                      + ClaimAnnotations.CLONE_GRANT
                       + ")");
     } else if (r.settings.crossNamespace() == CrossNamespace.ALLOW) {
       f.warn(
@@ -95,7 +96,7 @@ final class CrossNamespaceRule implements ClaimRule {
 
   /** Whether the source's clone grant names the namespace. */
   static boolean grants(PersistentVolumeClaim source, String namespace) {
-    return ClaimRef.grants(ClaimReview.annotation(source, ClaimRef.CLONE_GRANT), namespace);
+    return ClaimRef.grants(ClaimReview.annotation(source, ClaimAnnotations.CLONE_GRANT), namespace);
   }
 
   /**

@@ -1,6 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
-import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ClaimAnnotations;
 
 /**
  * The mutating endpoint writes a same-namespace {@code <claim>} as {@code <namespace>/<claim>}, so
@@ -16,11 +16,11 @@ final class DefaultNamespaceRule implements ClaimRule {
     if (r.mutating
         && !r.isUpdate()
         && r.annotatedSource() != null
-        && !r.annotation(ClaimRef.CLONE_REQUEST).contains("/")
+        && !r.annotation(ClaimAnnotations.CLONE_REQUEST).contains("/")
         && f.clean()) {
       f.replace(
           NAME,
-          "/metadata/annotations/" + Findings.pointer(ClaimRef.CLONE_REQUEST),
+          "/metadata/annotations/" + Findings.pointer(ClaimAnnotations.CLONE_REQUEST),
           r.annotatedSource().toString());
     }
   }

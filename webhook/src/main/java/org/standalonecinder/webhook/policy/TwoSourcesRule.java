@@ -1,5 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 
 /** The annotation and {@code spec.dataSource} must not name two different sources. */
@@ -19,11 +20,12 @@ final class TwoSourcesRule implements ClaimRule {
       return;
     }
     if (annotated.equals(nativeSource)) {
-      f.warn(NAME, ClaimRef.CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
+      f.warn(
+          NAME, ClaimAnnotations.CLONE_REQUEST + " repeats spec.dataSource; one of them is enough");
     } else {
       f.deny(
           NAME,
-          ClaimRef.CLONE_REQUEST
+          ClaimAnnotations.CLONE_REQUEST
               + " names "
               + annotated
               + " but spec.dataSource names "

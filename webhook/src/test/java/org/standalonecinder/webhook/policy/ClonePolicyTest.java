@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.provider.Arguments;
-import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.webhook.policy.CloneSizeRule.Undersized;
 import org.standalonecinder.webhook.policy.CrossNamespaceRule.CrossNamespace;
 
@@ -98,7 +98,8 @@ class ClonePolicyTest extends ClaimRuleTable {
             allow(
                 "another provisioner's token annotation passes",
                 target(
-                    Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", CloneToken.ANNOTATION, "x.y"),
+                    Map.of(
+                        ClonePolicy.CLONE_REQUEST, "apps/src", ClaimAnnotations.CLONE_TOKEN, "x.y"),
                     "other",
                     "2Gi",
                     null),

@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 
@@ -90,7 +90,11 @@ class CloneTokenGuardTest {
         ClaimRuleTable.target(
             token == null
                 ? ClaimRuleTable.clone("team-b/shared")
-                : Map.of(ClonePolicy.CLONE_REQUEST, "team-b/shared", CloneToken.ANNOTATION, token),
+                : Map.of(
+                    ClonePolicy.CLONE_REQUEST,
+                    "team-b/shared",
+                    ClaimAnnotations.CLONE_TOKEN,
+                    token),
             className,
             "1Gi",
             null);
@@ -119,9 +123,9 @@ class CloneTokenGuardTest {
       if (validated.allowed()) {
         assertThat(stored.getMetadata().getAnnotations())
             .as("what the API server would store")
-            .doesNotContainKey(CloneToken.ANNOTATION);
+            .doesNotContainKey(ClaimAnnotations.CLONE_TOKEN);
         assertThat(mutated.warnings())
-            .anyMatch(w -> w.contains(CloneToken.ANNOTATION + " given was removed"));
+            .anyMatch(w -> w.contains(ClaimAnnotations.CLONE_TOKEN + " given was removed"));
       }
     } else {
       assertThat(mutated.message()).contains("is not allowed: you may not create pods in team-b");

@@ -3,6 +3,7 @@ package org.standalonecinder.webhook.policy;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.provider.Arguments;
+import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.api.CloneToken.Basis;
@@ -20,7 +21,8 @@ class CloneTokenRuleTest extends ClaimRuleTable {
             deny(
                 "a token on a same-namespace clone is denied",
                 target(
-                    Map.of(ClonePolicy.CLONE_REQUEST, "apps/src", CloneToken.ANNOTATION, "x.y"),
+                    Map.of(
+                        ClonePolicy.CLONE_REQUEST, "apps/src", ClaimAnnotations.CLONE_TOKEN, "x.y"),
                     "clone",
                     "2Gi",
                     null),
@@ -31,7 +33,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         Map.of(
                             ClonePolicy.CLONE_REQUEST,
                             "team-b/shared",
-                            CloneToken.ANNOTATION,
+                            ClaimAnnotations.CLONE_TOKEN,
                             "forged.token"),
                         "clone",
                         "1Gi",
@@ -50,7 +52,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         Map.of(
                             ClonePolicy.CLONE_REQUEST,
                             "team-b/shared",
-                            CloneToken.ANNOTATION,
+                            ClaimAnnotations.CLONE_TOKEN,
                             CloneToken.sign(
                                 new CloneToken.Claims(
                                     new ClaimRef("team-b", "shared"),
@@ -77,7 +79,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                             Map.of(
                                 ClonePolicy.CLONE_REQUEST,
                                 "team-b/shared",
-                                CloneToken.ANNOTATION,
+                                ClaimAnnotations.CLONE_TOKEN,
                                 token("team-b/shared", "apps/copy", Basis.REQUESTER, "bob")),
                             "clone",
                             "1Gi",
@@ -92,7 +94,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         Map.of(
                             ClonePolicy.CLONE_REQUEST,
                             "team-b/shared",
-                            CloneToken.ANNOTATION,
+                            ClaimAnnotations.CLONE_TOKEN,
                             token("team-b/shared", "apps/copy", Basis.GRANT, "bob")),
                         "clone",
                         "1Gi",
@@ -106,7 +108,7 @@ class CloneTokenRuleTest extends ClaimRuleTable {
                         Map.of(
                             ClonePolicy.CLONE_REQUEST,
                             "team-b/shared",
-                            CloneToken.ANNOTATION,
+                            ClaimAnnotations.CLONE_TOKEN,
                             token("team-b/shared", "apps/copy", Basis.GRANT, "bob")),
                         "clone",
                         "1Gi",
