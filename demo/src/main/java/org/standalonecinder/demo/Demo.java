@@ -113,7 +113,7 @@ public final class Demo {
         "-f",
         "-");
     long t1 = System.nanoTime();
-    PersistentVolume pv = it.bound(NS, "data");
+    PersistentVolume pv = it.claims.bound(NS, "data");
     step(4, "claim default/data Bound by the PV controller " + ms(t1) + " after kubectl apply:");
     it.kubectl.ok(null, "get", "pvc,pv", "-n", NS).out().lines().forEach(l -> say("      " + l));
     say("      the PV's source:");
@@ -167,7 +167,7 @@ public final class Demo {
         .lines()
         .forEach(l -> say("        " + l));
 
-    IscsiProbe.Target node = it.node(pv);
+    IscsiProbe.Target node = it.claims.node(pv);
     IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
     check(rw.ok(), "the node's write and read: " + rw.output());
     check(!node.withPassword("wrong-secret").io("read 0 4k").ok(), "a wrong secret was accepted");
@@ -196,7 +196,7 @@ public final class Demo {
     long t3 = System.nanoTime();
     kubectl(
         it,
-        LocalInstall.claimYaml(NS, "copy", "cinder", "k8s.io/CloneRequest: data"),
+        Claims.yaml(NS, "copy", "cinder", "k8s.io/CloneRequest: data"),
         true,
         0,
         "a clone of data in class cinder",
@@ -205,7 +205,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        LocalInstall.claimYaml(NS, "blank", "plain", "k8s.io/CloneRequest: data"),
+        Claims.yaml(NS, "blank", "plain", "k8s.io/CloneRequest: data"),
         false,
         0,
         "a clone into a class without smartclone",
@@ -214,7 +214,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        LocalInstall.claimYaml("team-m", "steal", "cinder", "k8s.io/CloneRequest: default/data"),
+        Claims.yaml("team-m", "steal", "cinder", "k8s.io/CloneRequest: default/data"),
         false,
         0,
         "mallory, who may create claims in team-m only, clones default/data",
@@ -224,7 +224,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        LocalInstall.claimYaml(NS, "fake", "cinder", "k8s.io/CloneOf: default/data"),
+        Claims.yaml(NS, "fake", "cinder", "k8s.io/CloneOf: default/data"),
         false,
         0,
         "a user writes k8s.io/CloneOf",
@@ -233,8 +233,7 @@ public final class Demo {
         "-");
     kubectl(
         it,
-        LocalInstall.claimYaml(NS, "shared", "cinder", "")
-            .replace("[ReadWriteOnce]", "[ReadWriteMany]"),
+        Claims.yaml(NS, "shared", "cinder", "").replace("[ReadWriteOnce]", "[ReadWriteMany]"),
         false,
         0,
         "ReadWriteMany with a filesystem",
@@ -257,7 +256,7 @@ public final class Demo {
         "-f",
         "-");
 
-    PersistentVolume copyPv = it.bound(NS, "copy");
+    PersistentVolume copyPv = it.claims.bound(NS, "copy");
     await(
         ClaimAnnotations.CLONE_OF,
         () -> "default/data".equals(annotations(it, "copy").get(ClaimAnnotations.CLONE_OF)),
@@ -267,7 +266,7 @@ public final class Demo {
         it.cinder
             .getVolume(copyVolumeId)
             .orElseThrow(() -> new DemoFailed("the clone's volume is missing"));
-    IscsiProbe.Target copyNode = it.node(copyPv);
+    IscsiProbe.Target copyNode = it.claims.node(copyPv);
     IscsiProbe.Result read = copyNode.io("read -P 0x5a 0 1M");
     check(read.ok(), "the clone does not hold the source's data: " + read.output());
     step(

@@ -1,6 +1,5 @@
 package org.standalonecinder.demo;
 
-import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -79,6 +78,9 @@ public final class LocalInstall implements AutoCloseable {
   /** The processes this installation started: the provisioner, the webhook, more replicas. */
   public final LocalProcesses processes;
 
+  /** What a user does with claims here, and what a node sees of their PVs. */
+  public final Claims claims;
+
   private int provisionerHealth;
   private int resolverPort;
 
@@ -103,6 +105,7 @@ public final class LocalInstall implements AutoCloseable {
     Files.createDirectories(this.work.resolve("logs"));
     Path adminConfig = Path.of(this.kubeEnv.get("KUBE_LOCAL_KUBECONFIG"));
     this.admin = client(adminConfig);
+    this.claims = new Claims(admin);
     this.kubectl = new Kubectl(this.kubeEnv.get("KUBE_LOCAL_KUBECTL"), adminConfig, this.work);
     this.namespaces = new TestNamespaces(admin, kubectl);
     this.policyFile = this.work.resolve("policy.yaml");
@@ -230,63 +233,14 @@ public final class LocalInstall implements AutoCloseable {
         () ->
             kubectl
                 .run(
-                    claimYaml("default", "standalone-cinder-probe", "standalone-cinder-probe", ""),
+                    Claims.yaml(
+                        "default", "standalone-cinder-probe", "standalone-cinder-probe", ""),
                     "create",
                     "--dry-run=server",
                     "-f",
                     "-")
                 .ok(),
         Duration.ofSeconds(60));
-  }
-
-  /** A claim of 1Gi, ReadWriteOnce, as a user writes it for kubectl ({@code annotations}: YAML). */
-  public static String claimYaml(String ns, String name, String className, String annotations) {
-    return """
-        apiVersion: v1
-        kind: PersistentVolumeClaim
-        metadata:
-          name: %s
-          namespace: %s
-          annotations: {%s}
-        spec:
-          storageClassName: %s
-          accessModes: [ReadWriteOnce]
-          resources: {requests: {storage: 1Gi}}
-        """
-        .formatted(name, ns, annotations, className);
-  }
-
-  /** Waits until Kubernetes' PV controller has bound the claim, and returns its PV. */
-  public io.fabric8.kubernetes.api.model.PersistentVolume bound(String ns, String name) {
-    Waits.await(
-        ns + "/" + name + " Bound",
-        () -> {
-          var c = admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
-          return c != null && c.getStatus() != null && "Bound".equals(c.getStatus().getPhase());
-        },
-        Duration.ofSeconds(90));
-    String pv =
-        admin
-            .persistentVolumeClaims()
-            .inNamespace(ns)
-            .withName(name)
-            .get()
-            .getSpec()
-            .getVolumeName();
-    return admin.persistentVolumes().withName(pv).get();
-  }
-
-  /** The node's view of an iSCSI PV: its portal, target and initiator, and its CHAP Secret. */
-  public org.standalonecinder.provisioner.diagnostics.IscsiProbe.Target node(
-      io.fabric8.kubernetes.api.model.PersistentVolume pv) {
-    var iscsi = pv.getSpec().getIscsi();
-    Secret chap =
-        admin
-            .secrets()
-            .inNamespace(iscsi.getSecretRef().getNamespace())
-            .withName(iscsi.getSecretRef().getName())
-            .get();
-    return org.standalonecinder.provisioner.diagnostics.IscsiProbe.Target.of(iscsi, chap);
   }
 
   /**

@@ -52,7 +52,7 @@ class AdmissionE2EIT {
     it.kubectl.ok(CLASSES, "apply", "-f", "-");
     ns = it.namespace("e2e-admit");
     it.kubectl.ok(claim(ns, "src", "e2e-cinder", ""), "apply", "-f", "-");
-    PersistentVolume pv = it.bound(ns, "src");
+    PersistentVolume pv = it.claims.bound(ns, "src");
     source =
         it.cinder
             .getVolume(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
@@ -271,7 +271,7 @@ class AdmissionE2EIT {
   void anAdmittedCloneIsDefaultedMadeInCinderAndMarkedCloneOf() {
     Kubectl.Result r = create(claim(ns, "copy", "e2e-cinder", "k8s.io/CloneRequest: src"));
     assertThat(r.ok()).as(r.toString()).isTrue();
-    PersistentVolume pv = it.bound(ns, "copy");
+    PersistentVolume pv = it.claims.bound(ns, "copy");
     Waits.await(
         "k8s.io/CloneOf",
         () -> (ns + "/src").equals(annotations("copy").get("k8s.io/CloneOf")),
@@ -317,7 +317,7 @@ class AdmissionE2EIT {
         null, "annotate", "pvc", "src", "-n", ns, "standalone-cinder.io/clone-grant=" + granted);
     Kubectl.Result after = create(wanted, "--as=bob");
     assertThat(after.ok()).as(after.toString()).isTrue();
-    it.bound(granted, "shared");
+    it.claims.bound(granted, "shared");
   }
 
   @Test
@@ -492,7 +492,7 @@ class AdmissionE2EIT {
         Duration.ofSeconds(10));
     Kubectl.Result allowed = create(wanted.replace("stolen", "granted"), "--as=alice");
     assertThat(allowed.ok()).as(allowed.toString()).isTrue();
-    it.bound(target, "granted");
+    it.claims.bound(target, "granted");
     PersistentVolumeClaim c =
         it.admin.persistentVolumeClaims().inNamespace(target).withName("granted").get();
     assertThat(c.getMetadata().getAnnotations()).containsKey("standalone-cinder.io/clone-token");

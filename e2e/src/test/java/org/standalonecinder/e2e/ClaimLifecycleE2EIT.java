@@ -9,6 +9,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
@@ -41,7 +42,7 @@ class ClaimLifecycleE2EIT {
       """;
 
   static String claim(String ns, String name, String className, String annotations) {
-    return LocalInstall.claimYaml(ns, name, className, annotations);
+    return Claims.yaml(ns, name, className, annotations);
   }
 
   @Test
@@ -51,7 +52,7 @@ class ClaimLifecycleE2EIT {
     String ns = it.namespace("e2e-life");
     it.kubectl.ok(claim(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
 
-    PersistentVolume pv = it.bound(ns, "data");
+    PersistentVolume pv = it.claims.bound(ns, "data");
     PersistentVolumeClaim claim =
         it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
     assertThat(pv.getMetadata().getName()).isEqualTo(Names.pvName(claim.getMetadata().getUid()));
@@ -82,7 +83,7 @@ class ClaimLifecycleE2EIT {
                 .containsAll(List.of("Provisioning", "ProvisioningSucceeded")),
         Duration.ofSeconds(10));
 
-    IscsiProbe.Target node = it.node(pv);
+    IscsiProbe.Target node = it.claims.node(pv);
     IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
     assertThat(rw.ok()).as(rw.output()).isTrue();
 
@@ -114,9 +115,9 @@ class ClaimLifecycleE2EIT {
     it.kubectl.ok(GROWING_CLASS, "apply", "-f", "-");
     String ns = it.namespace("e2e-grow");
     it.kubectl.ok(claim(ns, "data", "e2e-growing", ""), "apply", "-f", "-");
-    PersistentVolume pv = it.bound(ns, "data");
+    PersistentVolume pv = it.claims.bound(ns, "data");
     String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
-    IscsiProbe.Target node = it.node(pv);
+    IscsiProbe.Target node = it.claims.node(pv);
     long oldEnd = 1L << 30;
     IscsiProbe.Result wrote = node.markEnds(oldEnd);
     assertThat(wrote.ok()).as(wrote.output()).isTrue();
@@ -231,8 +232,8 @@ class ClaimLifecycleE2EIT {
         "apply",
         "-f",
         "-");
-    PersistentVolume inTree = it.bound(ns, "in-tree");
-    PersistentVolume csi = it.bound(ns, "csi");
+    PersistentVolume inTree = it.claims.bound(ns, "in-tree");
+    PersistentVolume csi = it.claims.bound(ns, "csi");
 
     var rbd = inTree.getSpec().getRbd();
     assertThat(rbd).as("Kubernetes 1.20: the in-tree form").isNotNull();

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
@@ -65,8 +66,8 @@ class CloneAttacksE2EIT {
     it.kubectl.ok(WFFC_CLASS, "apply", "-f", "-");
     victim = it.namespace("e2e-victim");
     attacker = it.namespace("e2e-attacker");
-    it.kubectl.ok(LocalInstall.claimYaml(victim, "db", "e2e-cinder", ""), "apply", "-f", "-");
-    it.bound(victim, "db");
+    it.kubectl.ok(Claims.yaml(victim, "db", "e2e-cinder", ""), "apply", "-f", "-");
+    it.claims.bound(victim, "db");
     malloryEdits(attacker);
     Waits.await(
         "mallory's RBAC in force",
@@ -258,11 +259,10 @@ class CloneAttacksE2EIT {
       malloryEdits(ns);
     }
     String wanted =
-        LocalInstall.claimYaml(
-            ns, "forged", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
+        Claims.yaml(ns, "forged", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
     String token = forgedToken(ns, wanted);
     String withToken =
-        LocalInstall.claimYaml(
+        Claims.yaml(
             ns,
             "forged",
             "e2e-cinder",
@@ -326,7 +326,7 @@ class CloneAttacksE2EIT {
   void withClientCertificatesRequiredAForgedReviewIsRefusedAndTheApiServerStillJudged()
       throws Exception {
     String wanted =
-        LocalInstall.claimYaml(
+        Claims.yaml(
             attacker, "forged-mtls", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
     it.processes.stop("webhook");
     try {
@@ -432,8 +432,7 @@ class CloneAttacksE2EIT {
     String clone = "k8s.io/CloneRequest: " + victim + "/db";
     for (String name : List.of("after-revoke", "after-recreate")) {
       Kubectl.Result r =
-          asMallory(
-              LocalInstall.claimYaml(attacker, name, "e2e-later", clone), "create", "-f", "-");
+          asMallory(Claims.yaml(attacker, name, "e2e-later", clone), "create", "-f", "-");
       assertThat(r.ok()).as("admitted under the grant: " + r).isTrue();
     }
     // The owner takes the grant back; the scheduler then picks a node for the first claim.
@@ -452,12 +451,11 @@ class CloneAttacksE2EIT {
     // The owner deletes db and makes a new claim of that name (new data), granting again.
     it.kubectl.ok(null, "delete", "pvc", "db", "-n", victim, "--timeout=120s");
     it.kubectl.ok(
-        LocalInstall.claimYaml(
-            victim, "db", "e2e-cinder", "standalone-cinder.io/clone-grant: " + attacker),
+        Claims.yaml(victim, "db", "e2e-cinder", "standalone-cinder.io/clone-grant: " + attacker),
         "apply",
         "-f",
         "-");
-    it.bound(victim, "db");
+    it.claims.bound(victim, "db");
     select(attacker, "after-recreate");
     Waits.await(
         "refused at clone time",

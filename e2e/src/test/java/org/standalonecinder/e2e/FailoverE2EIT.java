@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.Volume;
@@ -54,7 +55,7 @@ class FailoverE2EIT {
     String ns = it.namespace("e2e-failover");
     StringBuilder burst = new StringBuilder();
     for (int i = 0; i < CLAIMS; i++) {
-      burst.append(LocalInstall.claimYaml(ns, "c" + i, "e2e-failover", "")).append("---\n");
+      burst.append(Claims.yaml(ns, "c" + i, "e2e-failover", "")).append("---\n");
     }
     it.kubectl.ok(burst.toString(), "apply", "-f", "-");
 
@@ -84,7 +85,7 @@ class FailoverE2EIT {
     Map<String, String> volumeOfClaim = new HashMap<>();
     List<PersistentVolume> pvs = new ArrayList<>();
     for (int i = 0; i < CLAIMS; i++) {
-      PersistentVolume pv = it.bound(ns, "c" + i);
+      PersistentVolume pv = it.claims.bound(ns, "c" + i);
       pvs.add(pv);
       volumeOfClaim.put("c" + i, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
     }

@@ -13,6 +13,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -91,14 +92,14 @@ final class IsolatedClaims {
 
   /** Applies a claim of 1 GiB of the class ({@code annotations}: YAML flow-map entries). */
   void claim(String name, String annotations) {
-    it.kubectl.ok(LocalInstall.claimYaml(ns, name, className, annotations), "apply", "-f", "-");
+    it.kubectl.ok(Claims.yaml(ns, name, className, annotations), "apply", "-f", "-");
   }
 
   /** Applies the claims at once, as one {@code kubectl apply} of a burst. */
   void claims(Set<String> names, String annotations) {
     StringBuilder burst = new StringBuilder();
     for (String n : new TreeSet<>(names)) {
-      burst.append(LocalInstall.claimYaml(ns, n, className, annotations)).append("---\n");
+      burst.append(Claims.yaml(ns, n, className, annotations)).append("---\n");
     }
     it.kubectl.ok(burst.toString(), "apply", "-f", "-");
   }

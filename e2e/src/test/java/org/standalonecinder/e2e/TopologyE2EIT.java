@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.provision.Names;
@@ -50,20 +51,20 @@ class TopologyE2EIT {
     it.kubectl.ok(CLASS, "apply", "-f", "-");
     node(it, "e2e-node-nova", "nova"); // the local Cinder's one zone
     String ns = it.namespace("e2e-zone");
-    it.kubectl.ok(LocalInstall.claimYaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
 
     // Not a pause: a claim of an Immediate class made after it is bound, so the provisioner is
     // alive and has looked at the first (its queue takes them in order) and let it wait.
     it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
-    it.kubectl.ok(LocalInstall.claimYaml(ns, "later", "e2e-plain", ""), "apply", "-f", "-");
-    it.bound(ns, "later");
+    it.kubectl.ok(Claims.yaml(ns, "later", "e2e-plain", ""), "apply", "-f", "-");
+    it.claims.bound(ns, "later");
     assertThat(claim(it, ns, "data").getStatus().getPhase())
         .as("waits for the scheduler's choice")
         .isEqualTo("Pending");
     assertThat(it.admin.persistentVolumes().withName(pvName(it, ns, "data")).get()).isNull();
 
     select(it, ns, "data", "e2e-node-nova");
-    PersistentVolume pv = it.bound(ns, "data");
+    PersistentVolume pv = it.claims.bound(ns, "data");
     String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(it.cinder.getVolume(volumeId).orElseThrow().availabilityZone()).isEqualTo("nova");
     List<NodeSelectorRequirement> affinity =
@@ -97,7 +98,7 @@ class TopologyE2EIT {
     it.kubectl.ok(CLASS, "apply", "-f", "-");
     node(it, "e2e-node-mars", "mars");
     String ns = it.namespace("e2e-zone");
-    it.kubectl.ok(LocalInstall.claimYaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
     select(it, ns, "data", "e2e-node-mars");
     Waits.await(
         "the refusal",
@@ -117,7 +118,7 @@ class TopologyE2EIT {
     installed = it;
     it.kubectl.ok(CLASS, "apply", "-f", "-");
     String ns = it.namespace("e2e-zone");
-    it.kubectl.ok(LocalInstall.claimYaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-topology", ""), "apply", "-f", "-");
     select(it, ns, "data", "e2e-node-gone");
     Waits.await(
         "the selected node taken off",

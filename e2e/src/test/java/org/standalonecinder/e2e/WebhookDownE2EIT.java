@@ -97,7 +97,7 @@ class WebhookDownE2EIT {
     }
     Kubectl.Result r = it.kubectl.run(claim, "create", "-f", "-");
     assertThat(r.ok()).as(r.toString()).isTrue();
-    it.bound(ns, "waiting");
+    it.claims.bound(ns, "waiting");
     it.kubectl.ok(null, "delete", "pvc", "waiting", "-n", ns, "--timeout=60s");
   }
 }

@@ -25,6 +25,7 @@ import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 
 /**
@@ -99,10 +100,7 @@ class WebhookFloodE2EIT {
               // A class that names no provisioner of ours: the webhook reviews the claim (and
               // looks its class up) as any other, and no volume is made that the test would have
               // to wait to see deleted.
-              LocalInstall.claimYaml(ns, "during-" + i, "e2e-flood-no-such-class", ""),
-              "create",
-              "-f",
-              "-");
+              Claims.yaml(ns, "during-" + i, "e2e-flood-no-such-class", ""), "create", "-f", "-");
       millis.add((System.nanoTime() - s) / 1_000_000);
       if (!r.ok()) {
         refused.add(r.err());

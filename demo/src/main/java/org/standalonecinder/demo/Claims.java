@@ -1,0 +1,69 @@
+package org.standalonecinder.demo;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.time.Duration;
+import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
+
+/**
+ * What a user does with claims on the local cluster, and what a node sees of their PVs: the
+ * fixtures the demo and the e2e suite share, apart from the installation they run on.
+ */
+public final class Claims {
+
+  private final KubernetesClient admin;
+
+  Claims(KubernetesClient admin) {
+    this.admin = admin;
+  }
+
+  /** A claim of 1Gi, ReadWriteOnce, as a user writes it for kubectl ({@code annotations}: YAML). */
+  public static String yaml(String ns, String name, String className, String annotations) {
+    return """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata:
+          name: %s
+          namespace: %s
+          annotations: {%s}
+        spec:
+          storageClassName: %s
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 1Gi}}
+        """
+        .formatted(name, ns, annotations, className);
+  }
+
+  /** Waits until Kubernetes' PV controller has bound the claim, and returns its PV. */
+  public PersistentVolume bound(String ns, String name) {
+    Waits.await(
+        ns + "/" + name + " Bound",
+        () -> {
+          var c = admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+          return c != null && c.getStatus() != null && "Bound".equals(c.getStatus().getPhase());
+        },
+        Duration.ofSeconds(90));
+    String pv =
+        admin
+            .persistentVolumeClaims()
+            .inNamespace(ns)
+            .withName(name)
+            .get()
+            .getSpec()
+            .getVolumeName();
+    return admin.persistentVolumes().withName(pv).get();
+  }
+
+  /** The node's view of an iSCSI PV: its portal, target and initiator, and its CHAP Secret. */
+  public IscsiProbe.Target node(PersistentVolume pv) {
+    var iscsi = pv.getSpec().getIscsi();
+    Secret chap =
+        admin
+            .secrets()
+            .inNamespace(iscsi.getSecretRef().getNamespace())
+            .withName(iscsi.getSecretRef().getName())
+            .get();
+    return IscsiProbe.Target.of(iscsi, chap);
+  }
+}
