@@ -49,7 +49,7 @@ class RbacAuditE2EIT {
               + " (VolumeProvisionerTest's rollback rows)",
           "standalone-cinder get storageclasses",
           "a claim that reaches the provisioner before its class reached the cache (a class and"
-              + " claim applied together; ProvisionControllerTest)");
+              + " claim applied together; ProvisioningTest)");
 
   /** One call as the audit log has it. */
   record Call(

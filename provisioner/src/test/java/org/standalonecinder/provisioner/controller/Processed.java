@@ -12,13 +12,13 @@ import java.util.function.Predicate;
  * that checks that something did <em>not</em> happen waits here until the controller has worked on
  * the object in the state that matters, instead of sleeping and hoping it had.
  */
-final class Processed implements BiConsumer<WorkKey, HasMetadata> {
+public final class Processed implements BiConsumer<WorkKey, HasMetadata> {
 
   private final List<WorkKey> keys = new ArrayList<>();
   private final List<HasMetadata> objects = new ArrayList<>();
 
   /** Listens to {@code controller}. */
-  static Processed by(ClaimController controller) {
+  public static Processed by(ClaimController controller) {
     Processed p = new Processed();
     controller.onProcessed(p);
     return p;
@@ -40,28 +40,28 @@ final class Processed implements BiConsumer<WorkKey, HasMetadata> {
   }
 
   /** Waits until the controller has finished working on {@code key} seen in {@code state}. */
-  void await(WorkKey key, Predicate<HasMetadata> state) {
+  public void await(WorkKey key, Predicate<HasMetadata> state) {
     Cluster.await(
         "the controller to work on " + key, () -> seen(key, state), Duration.ofSeconds(10));
   }
 
   /** Waits until the controller has finished working on the claim {@code ns/name} once. */
-  void claim(String ns, String name) {
+  public void claim(String ns, String name) {
     await(claimKey(ns, name), o -> o != null);
   }
 
   /** The key of a claim as the controller queues it. */
-  static WorkKey claimKey(String ns, String name) {
+  public static WorkKey claimKey(String ns, String name) {
     return new WorkKey.Claim(ns, name);
   }
 
   /** The key of a PV as the controller queues it. */
-  static WorkKey volumeKey(String name) {
+  public static WorkKey volumeKey(String name) {
     return new WorkKey.Volume(name);
   }
 
   /** Whether nothing at all was worked on. */
-  synchronized boolean none() {
+  public synchronized boolean none() {
     return keys.isEmpty();
   }
 }

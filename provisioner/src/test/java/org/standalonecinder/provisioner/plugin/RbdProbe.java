@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.junit.jupiter.api.Assertions.fail;
 

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,6 +28,9 @@ import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.controller.Processed;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
@@ -37,7 +40,7 @@ import org.standalonecinder.provisioner.provision.ProvisionerSettings;
  * k8s.io/CloneOf}, the source's protection while the clone is made, refusals without a blank
  * volume, and the webhook's token for cross-namespace clones.
  */
-class CloneControllerTest {
+class CloningTest {
 
   private static final byte[] KEY =
       "a key of the webhook, 32 bytes..".getBytes(StandardCharsets.UTF_8);
@@ -359,27 +362,27 @@ class CloneControllerTest {
     return Stream.of(
         Arguments.of(
             "an unbound source",
-            (Consumer<CloneControllerTest>) t -> t.thief(null, "Pending"),
+            (Consumer<CloningTest>) t -> t.thief(null, "Pending"),
             "source claim apps/thief is not Bound yet (phase Pending)"),
         Arguments.of(
             "a Pending source naming a PV bound to a claim of the same namespace",
-            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("apps", "victim"), "Pending"),
+            (Consumer<CloningTest>) t -> t.thief(t.pvNameOf("apps", "victim"), "Pending"),
             "source claim apps/thief is not Bound yet (phase Pending)"),
         Arguments.of(
             "a source marked Bound naming a PV bound to a claim of the same namespace",
-            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("apps", "victim"), "Bound"),
+            (Consumer<CloningTest>) t -> t.thief(t.pvNameOf("apps", "victim"), "Bound"),
             "source claim apps/thief names PV pvc-"),
         Arguments.of(
             "a source marked Bound naming a PV bound to another namespace's claim",
-            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("team-b", "secret"), "Bound"),
+            (Consumer<CloningTest>) t -> t.thief(t.pvNameOf("team-b", "secret"), "Bound"),
             "but that PV is not bound to it: only the claim a PV is bound to can be cloned"),
         Arguments.of(
             "a Pending source naming another namespace's PV",
-            (Consumer<CloneControllerTest>) t -> t.thief(t.pvNameOf("team-b", "secret"), null),
+            (Consumer<CloningTest>) t -> t.thief(t.pvNameOf("team-b", "secret"), null),
             "source claim apps/thief is not Bound yet (phase unknown)"),
         Arguments.of(
             "a PV whose claimRef names the source by name but another uid",
-            (Consumer<CloneControllerTest>)
+            (Consumer<CloningTest>)
                 t -> {
                   t.thief(t.pvNameOf("apps", "victim"), "Bound");
                   PersistentVolume pv =
@@ -397,7 +400,7 @@ class CloneControllerTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("sourcesNotOwned")
   void aSourceThatDoesNotOwnItsVolumeIsRefusedWithoutACinderCall(
-      String name, Consumer<CloneControllerTest> setup, String message) {
+      String name, Consumer<CloningTest> setup, String message) {
     start(cinder);
     classes();
     Cluster.createClass(client, "elsewhere", "example.com/other", Map.of(), "Delete", "Immediate");

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,7 +21,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.cinder.Microversion;
-import org.standalonecinder.provisioner.plugin.ClaimExpansion;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 

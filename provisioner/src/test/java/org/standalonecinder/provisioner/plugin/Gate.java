@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

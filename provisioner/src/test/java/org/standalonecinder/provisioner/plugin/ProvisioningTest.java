@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,6 +20,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.controller.Processed;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.Placement;
@@ -29,7 +32,7 @@ import org.standalonecinder.provisioner.provision.ProvisionerSettings;
  * The controller against fabric8's CRUD mock API server and the fake Cinder. The mock has no
  * binder: where Kubernetes would bind a claim or release a volume, the test does it by hand.
  */
-class ProvisionControllerTest {
+class ProvisioningTest {
 
   private io.fabric8.kubernetes.client.server.mock.KubernetesMockServer server;
   private KubernetesClient client;

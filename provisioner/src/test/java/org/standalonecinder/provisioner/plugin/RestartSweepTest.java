@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,6 +23,8 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,10 +22,14 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.Processed;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
-import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;

@@ -1,7 +1,7 @@
-package org.standalonecinder.provisioner.controller;
+package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.standalonecinder.provisioner.controller.ProvisionerIT.await;
+import static org.standalonecinder.provisioner.plugin.ProvisionerIT.await;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -22,6 +22,10 @@ import org.standalonecinder.provisioner.cinder.FaultyCinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.Names;
