@@ -294,7 +294,20 @@ class RbdProvisionerIT {
     var a =
         Cluster.background(
             () -> node.io("write -P 0xa1 0 64k", "sleep 4000", "read -P 0xb2 64k 64k"));
-    Thread.sleep(1000);
+    // b starts once a's write is there to see (a then holds the image open for 4 s more).
+    Cluster.await(
+        "client a's write, seen by client b",
+        () -> {
+          try {
+            return node.io("read -P 0xa1 0 64k").ok();
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        },
+        java.time.Duration.ofSeconds(3));
     RbdProbe.Result b = node.io("write -P 0xb2 64k 64k", "read -P 0xa1 0 64k");
     assertThat(b.ok()).as("client b: " + b.output()).isTrue();
     RbdProbe.Result aSaw = a.get(60, java.util.concurrent.TimeUnit.SECONDS);
