@@ -272,9 +272,14 @@ class CinderFaultsE2EIT {
         claims.claim("data", "");
         Waits.await("the volume", () -> !volumesOf(it, claims).isEmpty(), Duration.ofSeconds(60));
         slow = volumesOf(it, claims).get(0).id();
-        Thread.sleep(grace.multipliedBy(2).toMillis());
+        // Past the grace the provisioner asks Cinder to delete the volume, and Cinder refuses
+        // one a backend is creating: that refusal, not a pause, shows the question was asked.
+        Waits.await(
+            "the provisioner's delete of the creating volume, refused by Cinder",
+            () -> p.refusals().contains("cinder deleteVolume"),
+            grace.multipliedBy(3));
         assertThat(volumesOf(it, claims))
-            .as("still creating after twice the grace, not deleted")
+            .as("still creating past the grace, not deleted")
             .singleElement()
             .satisfies(v -> assertThat(v.id()).isEqualTo(slow))
             .extracting(v -> v.status())
