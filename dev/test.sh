@@ -29,9 +29,13 @@ fi
 
 KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 export KUBE_LOCAL_STATE="$KUBE_STATE"
+NODE_STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"
+export NODE_LOCAL_STATE="$NODE_STATE"
 started=0
 kube_started=0
+node_started=0
 stop_all() {
+  if [ "$node_started" = 1 ]; then "$ROOT/dev/node-local/stop.sh" >/dev/null || true; fi
   if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
 }
@@ -54,10 +58,21 @@ else
   "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh
 fi
 
+# The node: a real Linux kernel as a user-space process (Debian's user-mode-linux), whose kernel
+# initiator logs in to the PVs the provisioner makes. Started after Cinder and Ceph: it reaches
+# them, and the API server, only as the host's loopback through its user-space network.
+if "$ROOT/dev/node-local/start.sh" --running; then
+  echo "dev/test.sh: using the node that is already running ($NODE_STATE)"
+else
+  node_started=1
+  "$ROOT/dev/node-local/start.sh" --fresh
+fi
+
 cd "$ROOT"
 # The console goes to target/test-output.log too: with the processes' logs under */target, it is
 # every log line of the run, and none may hold a password, token, cephx key or CHAP secret.
 mkdir -p "$ROOT/target"
 mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" \
-  -Dkube.local.env="$KUBE_STATE/kube-local.env" "$@" 2>&1 | tee "$ROOT/target/test-output.log"
+  -Dkube.local.env="$KUBE_STATE/kube-local.env" -Dnode.local.env="$NODE_STATE/node-local.env" \
+  "$@" 2>&1 | tee "$ROOT/target/test-output.log"
 bash "$ROOT/dev/scan-secrets.sh" --self-test "$ROOT/target" "$ROOT"/*/target

@@ -175,7 +175,7 @@ class ClaimLifecycleE2EIT {
   }
 
   /** {@code kubectl delete} of a claim, then its released PV and Cinder volume are gone. */
-  private static void deleteAndAwaitTearDown(
+  static void deleteAndAwaitTearDown(
       LocalInstall it, String ns, String claim, PersistentVolume pv, String volumeId)
       throws Exception {
     it.kubectl.ok(null, "delete", "pvc", claim, "-n", ns, "--timeout=60s");

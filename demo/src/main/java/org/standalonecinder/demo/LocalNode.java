@@ -1,0 +1,97 @@
+package org.standalonecinder.demo;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The node dev/node-local starts: a real Linux kernel (user-mode Linux) with SCSI, iSCSI and RBD,
+ * driven through a shared folder. A script put into {@code req/} runs in the node as root, one at a
+ * time; its output and exit code come back in {@code out/}. The node reaches the host only as
+ * 127.0.0.1 (tgt, Ceph, the API server), as PVs name them.
+ */
+public final class LocalNode {
+
+  /** What a script did in the node. */
+  public record Result(int rc, String output) {
+    public boolean ok() {
+      return rc == 0;
+    }
+  }
+
+  private final Path share;
+  private final Map<String, String> env;
+
+  private LocalNode(Path share, Map<String, String> env) {
+    this.share = share;
+    this.env = env;
+  }
+
+  /**
+   * The node of dev/node-local's env file, when one runs.
+   *
+   * @param envFile node-local.env
+   */
+  public static Optional<LocalNode> of(Path envFile) throws IOException {
+    if (!Files.isRegularFile(envFile)) {
+      return Optional.empty();
+    }
+    Map<String, String> env = LocalInstall.env(envFile);
+    Path share = Path.of(env.get("NODE_LOCAL_SHARE"));
+    String pid = env.get("NODE_LOCAL_PID");
+    boolean alive =
+        pid != null
+            && ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false);
+    return alive && Files.exists(share.resolve("ready"))
+        ? Optional.of(new LocalNode(share, env))
+        : Optional.empty();
+  }
+
+  /** The kernel's release, e.g. 6.1.176. */
+  public String kernel() {
+    return env.get("NODE_LOCAL_KERNEL");
+  }
+
+  /** "yes" when udev runs in the node (then /dev/disk/by-path exists), else why not. */
+  public String udev() {
+    return env.get("NODE_LOCAL_UDEV");
+  }
+
+  /**
+   * Runs a bash script in the node as root and waits for it.
+   *
+   * @throws IllegalStateException when it has not finished within {@code timeout}
+   */
+  public Result run(String script, Duration timeout) {
+    String id = System.nanoTime() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    Path out = share.resolve("out").resolve(id + ".out");
+    Path rc = share.resolve("out").resolve(id + ".rc");
+    try {
+      Path tmp = share.resolve("req").resolve(id + ".tmp");
+      Files.writeString(tmp, "set -o pipefail\n" + script + "\n");
+      // Renamed into place: the node never runs half a script.
+      Files.move(tmp, share.resolve("req").resolve(id + ".sh"), StandardCopyOption.ATOMIC_MOVE);
+      Waits.await("the node's answer to " + firstLine(script), () -> Files.exists(rc), timeout);
+      return new Result(Integer.parseInt(Files.readString(rc).trim()), Files.readString(out));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The text as one bash word. */
+  public static String quote(String text) {
+    return "'" + text.replace("'", "'\\''") + "'";
+  }
+
+  private static String firstLine(String script) {
+    String s = script.strip();
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl) + " ...";
+  }
+}
