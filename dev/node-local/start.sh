@@ -13,12 +13,14 @@
 # leaving eth0 dropped), and the host's ports in $NODE_LOCAL_PORTS are reached as 127.0.0.1, as
 # PVs and ceph.conf name them. On the host the node makes only loopback connections.
 #
-# Writes $STATE/node-local.env: NODE_LOCAL_SHARE, NODE_LOCAL_PID, NODE_LOCAL_INITIATOR,
+# Writes $STATE/node-local.env: NODE_LOCAL_NAME (the state dir's name: the node's host name, so a
+# second node runs from a second state dir), NODE_LOCAL_SHARE, NODE_LOCAL_PID, NODE_LOCAL_INITIATOR,
 # NODE_LOCAL_KERNEL, NODE_LOCAL_UDEV (sourceable). Logs: $STATE/console.log, $STATE/share/agent.log.
 #
 # Env: NODE_LOCAL_STATE (/tmp/node-local), NODE_LOCAL_MEM (768M), NODE_LOCAL_TIMEOUT (90 s),
 #      NODE_LOCAL_INITIATOR (iqn.2026-11.org.standalonecinder:local-node, the local install's),
-#      NODE_LOCAL_PORTS (3260,3300,6789,6800:7300,6443: tgt, Ceph's monitors and OSDs, the API server)
+#      NODE_LOCAL_PORTS (3260,3300,6789,6800:7300,6443,8776,8777,5000: tgt, Ceph's monitors and
+#      OSDs, the API server, Cinder's API (noauth and Keystone) and Keystone, for the attach CLI)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +28,7 @@ STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"
 MEM="${NODE_LOCAL_MEM:-768M}"
 TIMEOUT="${NODE_LOCAL_TIMEOUT:-90}"
 INITIATOR="${NODE_LOCAL_INITIATOR:-iqn.2026-11.org.standalonecinder:local-node}"
-PORTS="${NODE_LOCAL_PORTS:-3260,3300,6789,6800:7300,6443}"
+PORTS="${NODE_LOCAL_PORTS:-3260,3300,6789,6800:7300,6443,8776,8777,5000}"
 FRESH=0
 CHECK_ONLY=0
 while [ $# -gt 0 ]; do
@@ -39,6 +41,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 SHARE="$STATE/share"
+# One node per state dir: its name (host name, UML's umid) is the dir's, so two can run at once.
+NAME="$(basename "$STATE")"
 log() { echo "node-local: $*" >&2; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -87,12 +91,12 @@ chown nobody:nogroup "$SHARE" "$STATE/uml"
 touch "$STATE/slirp.log" && chown nobody:nogroup "$STATE/slirp.log"
 
 T1=$(now)
-ARGS=(mem="$MEM" umid=node-local uml_dir="$STATE/uml"
+ARGS=(mem="$MEM" umid="$NAME" uml_dir="$STATE/uml"
       root=/dev/root rootfstype=hostfs rootflags=/ ro
       init="$STATE/bin/guest-init.sh"
       eth0=slirp,,"$STATE/bin/slirp-pty.sh"
       con=null con0=null,fd:1 ssl=null
-      nodeshare="$SHARE" nodename=node-local nodeiqn="$INITIATOR" nodeports="$PORTS")
+      nodeshare="$SHARE" nodename="$NAME" nodeiqn="$INITIATOR" nodeports="$PORTS")
 SLIRP_LOG="$STATE/slirp.log" setsid setpriv --reuid=nobody --regid=nogroup --clear-groups \
   env HOME="$STATE/uml" SLIRP_LOG="$STATE/slirp.log" linux.uml "${ARGS[@]}" \
   </dev/null >"$STATE/console.log" 2>&1 &
@@ -120,6 +124,7 @@ T_BOOT=$(since "$T1")
 KERNEL=$(sed -n 's/^kernel=//p' "$SHARE/ready")
 UDEV=$(sed -n 's/^udev=//p' "$SHARE/ready")
 cat > "$STATE/node-local.env" <<ENV
+NODE_LOCAL_NAME=$NAME
 NODE_LOCAL_SHARE=$SHARE
 NODE_LOCAL_PID=$PID
 NODE_LOCAL_INITIATOR=$INITIATOR

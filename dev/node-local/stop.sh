@@ -15,6 +15,6 @@ if kill -0 "$PID" 2>/dev/null; then
   kill -0 "$PID" 2>/dev/null && kill -9 -- -"$PID" 2>/dev/null
 fi
 # UML's helper processes (slirp, socat) are its children in the same session.
-pkill -9 -f "umid=node-local" 2>/dev/null
+pkill -9 -f "umid=$(basename "$STATE") " 2>/dev/null
 rm -f "$PIDFILE" "$STATE/node-local.env"
 echo "node-local: stopped"

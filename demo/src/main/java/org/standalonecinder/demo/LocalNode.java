@@ -84,6 +84,25 @@ public final class LocalNode {
     }
   }
 
+  /**
+   * A copy of a host file where the node reads it (the node sees this machine's files as the user
+   * nobody does, and a build may sit where nobody cannot read).
+   *
+   * @return its path in the node
+   */
+  public String copyIn(Path file) {
+    try {
+      Path dir = Files.createDirectories(share.resolve("files"));
+      Path tmp = dir.resolve(file.getFileName() + ".tmp");
+      Files.copy(file, tmp, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          tmp, dir.resolve(file.getFileName().toString()), StandardCopyOption.REPLACE_EXISTING);
+      return "/node/files/" + file.getFileName();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** The text as one bash word. */
   public static String quote(String text) {
     return "'" + text.replace("'", "'\\''") + "'";

@@ -28,15 +28,19 @@ class KernelNodeE2EIT {
 
   @BeforeAll
   static void theNodeRuns() throws Exception {
+    node = theNode();
+  }
+
+  /** The node dev/node-local runs for this test run. */
+  static LocalNode theNode() throws java.io.IOException {
     Path env = Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env"));
-    node =
-        LocalNode.of(env)
-            .orElseThrow(
-                () ->
-                    new IllegalStateException(
-                        "no node runs for "
-                            + env
-                            + ": dev/node-local/start.sh starts it (dev/test.sh does)"));
+    return LocalNode.of(env)
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "no node runs for "
+                        + env
+                        + ": dev/node-local/start.sh starts it (dev/test.sh does)"));
   }
 
   private static Secret chapSecret(LocalInstall it, PersistentVolume pv) {
