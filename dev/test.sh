@@ -30,12 +30,13 @@ fi
 KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 export KUBE_LOCAL_STATE="$KUBE_STATE"
 NODE_STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"
-export NODE_LOCAL_STATE="$NODE_STATE"
+# A second node, for what two nodes do at once (a ReadWriteMany Block PV logged in from both).
+NODE2_STATE="${NODE_STATE}-2"
 started=0
 kube_started=0
-node_started=0
+node_started=""
 stop_all() {
-  if [ "$node_started" = 1 ]; then "$ROOT/dev/node-local/stop.sh" >/dev/null || true; fi
+  for n in $node_started; do "$ROOT/dev/node-local/stop.sh" --state-dir "$n" >/dev/null || true; done
   if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
 }
@@ -61,12 +62,14 @@ fi
 # The node: a real Linux kernel as a user-space process (Debian's user-mode-linux), whose kernel
 # initiator logs in to the PVs the provisioner makes. Started after Cinder and Ceph: it reaches
 # them, and the API server, only as the host's loopback through its user-space network.
-if "$ROOT/dev/node-local/start.sh" --running; then
-  echo "dev/test.sh: using the node that is already running ($NODE_STATE)"
-else
-  node_started=1
-  "$ROOT/dev/node-local/start.sh" --fresh
-fi
+for n in "$NODE_STATE" "$NODE2_STATE"; do
+  if "$ROOT/dev/node-local/start.sh" --state-dir "$n" --running; then
+    echo "dev/test.sh: using the node that is already running ($n)"
+  else
+    node_started="$node_started $n"
+    "$ROOT/dev/node-local/start.sh" --state-dir "$n" --fresh
+  fi
+done
 
 cd "$ROOT"
 # The console goes to target/test-output.log too: with the processes' logs under */target, it is
@@ -74,5 +77,6 @@ cd "$ROOT"
 mkdir -p "$ROOT/target"
 mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" \
   -Dkube.local.env="$KUBE_STATE/kube-local.env" -Dnode.local.env="$NODE_STATE/node-local.env" \
+  -Dnode2.local.env="$NODE2_STATE/node-local.env" \
   "$@" 2>&1 | tee "$ROOT/target/test-output.log"
 bash "$ROOT/dev/scan-secrets.sh" --self-test "$ROOT/target" "$ROOT"/*/target

@@ -131,4 +131,4 @@ NODE_LOCAL_INITIATOR=$INITIATOR
 NODE_LOCAL_KERNEL=$KERNEL
 NODE_LOCAL_UDEV=$UDEV
 ENV
-echo "READY node-local: Linux $KERNEL as pid $PID (packages ${T_PKG} s, boot ${T_BOOT} s; total $(since "$T0") s); udev: $UDEV; env: $STATE/node-local.env"
+echo "READY $NAME (node-local): Linux $KERNEL as pid $PID (packages ${T_PKG} s, boot ${T_BOOT} s; total $(since "$T0") s); udev: $UDEV; env: $STATE/node-local.env"

@@ -299,4 +299,73 @@ class KernelNodeE2EIT {
               .get(org.standalonecinder.api.ClaimAnnotations.VOLUME_ID));
     }
   }
+
+  static final String SHARED =
+      """
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-shared}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {type: lab-multiattach}
+      reclaimPolicy: Delete
+      ---
+      apiVersion: v1
+      kind: PersistentVolumeClaim
+      metadata: {name: shared, namespace: %s}
+      spec:
+        storageClassName: e2e-shared
+        accessModes: [ReadWriteMany]
+        volumeMode: Block
+        resources: {requests: {storage: 1Gi}}
+      """;
+
+  /**
+   * A ReadWriteMany Block PV on a multiattach type, logged in from two nodes (two kernels) at once
+   * with the PV's values: each reads, past any cache, what the other wrote to the raw device.
+   */
+  @Test
+  void aReadWriteManyBlockPvIsLoggedInFromTwoNodesAtOnce(LocalInstall it) throws Exception {
+    Path env2 = Path.of(System.getProperty("node2.local.env", "/tmp/node-local-2/node-local.env"));
+    LocalNode other =
+        LocalNode.of(env2)
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "no second node runs for "
+                            + env2
+                            + ": dev/node-local/start.sh --state-dir /tmp/node-local-2 (dev/test.sh"
+                            + " starts both)"));
+    String ns = it.namespace("e2e-kernel-rwx");
+    it.kubectl.ok(SHARED.formatted(ns), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "shared");
+    assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+    assertThat(pv.getSpec().getIscsi().getReadOnly()).isNotEqualTo(Boolean.TRUE);
+    NodeIscsi iscsi = new NodeIscsi(pv, chapSecret(it, pv));
+    String a = attach(iscsi);
+    LocalNode.Result inB = other.run(iscsi.login(iscsi.password), STEP);
+    assertThat(inB.ok()).as(inB.output()).isTrue();
+    String b = NodeIscsi.printed(inB, "DEVICE");
+    assertThat(b).as(inB.output()).matches("/dev/sd[a-z]+");
+
+    // a writes at 0, b at 1 MiB; each reads the other's, direct I/O past the page cache
+    String write = "printf '%%-4096s' %s | dd of=%s bs=4096 seek=%d oflag=direct 2>/dev/null";
+    String read =
+        "echo SAW=$(dd if=%s bs=4096 skip=%d count=1 iflag=direct 2>/dev/null | tr -d ' ')";
+    assertThat(node.run(write.formatted("from-node-a", a, 0), STEP).ok()).isTrue();
+    assertThat(other.run(write.formatted("from-node-b", b, 256), STEP).ok()).isTrue();
+    LocalNode.Result bSaw = other.run(read.formatted(b, 0), STEP);
+    LocalNode.Result aSaw = node.run(read.formatted(a, 256), STEP);
+    assertThat(NodeIscsi.printed(bSaw, "SAW")).as(bSaw.output()).isEqualTo("from-node-a");
+    assertThat(NodeIscsi.printed(aSaw, "SAW")).as(aSaw.output()).isEqualTo("from-node-b");
+
+    detach(iscsi);
+    LocalNode.Result outB = other.run(iscsi.logout(), STEP);
+    assertThat(outB.ok()).as(outB.output()).isTrue();
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
+        it,
+        ns,
+        "shared",
+        pv,
+        pv.getMetadata().getAnnotations().get(org.standalonecinder.api.ClaimAnnotations.VOLUME_ID));
+  }
 }
