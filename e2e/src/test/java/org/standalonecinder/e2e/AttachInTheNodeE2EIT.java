@@ -26,6 +26,8 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
  * a mounted device is refused a detach, and the detach leaves no session and the volume available.
  */
 @ExtendWith(Installed.class)
+// Beside the kernel's own tests, before the fault suites.
+@org.junit.jupiter.api.Order(2)
 class AttachInTheNodeE2EIT {
 
   static final Duration STEP = Duration.ofSeconds(180);

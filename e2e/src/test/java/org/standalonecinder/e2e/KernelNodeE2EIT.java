@@ -21,6 +21,9 @@ import org.standalonecinder.demo.LocalNode;
  * is made, mounted, written and read back; a wrong secret is refused.
  */
 @ExtendWith(Installed.class)
+// Before the fault suites: they may leave the installed provisioner stopped (it exits when it
+// loses its Lease in an API server outage, and no Deployment restarts it here).
+@org.junit.jupiter.api.Order(2)
 class KernelNodeE2EIT {
 
   static final Duration STEP = Duration.ofSeconds(120);
