@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# build.sh - build kube-apiserver and kube-controller-manager (and a matching kubectl)
+# build.sh - build kube-apiserver, kube-controller-manager, kube-scheduler and the kubelet (and a
+# matching kubectl)
 # from Debian bookworm's source package `kubernetes` (1.20.x, fully vendored) with
 # Debian's Go, once, into a cache outside the clone.
 #
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
 done
 
 log() { echo "kube-local build: $*" >&2; }
-BINS=(kube-apiserver kube-controller-manager kubectl)
+BINS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
 PACKAGES=(golang-go golang-github-modern-go-reflect2-dev etcd-server dpkg-dev rsync)
 
 apt_updated=0
@@ -118,14 +119,16 @@ log "building ${BINS[*]} with $(go version | cut -d' ' -f3)"
   export GOPATH="$GOPATH_DIR" GO111MODULE=off GOFLAGS=-mod=vendor GOCACHE="$CACHE/go-build" \
     KUBE_GIT_VERSION="v${VERSION%%+*}" KUBE_GIT_TREE_STATE=clean
   export GOFLAGS=
-  make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kubectl" >"$WORK/build.log" 2>&1 \
+  make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet cmd/kubectl" >"$WORK/build.log" 2>&1 \
     || { tail -40 "$WORK/build.log" >&2; exit 1; }
 )
 mkdir -p "$BIN_DIR"
 for b in "${BINS[@]}"; do
   f="$(find "$SRC/_output" -type f -name "$b" -perm -u+x | head -1)"
   [ -n "$f" ] || { log "build produced no $b"; exit 1; }
-  cp "$f" "$BIN_DIR/$b"
+  # Renamed into place: a running binary of an earlier build cannot be overwritten ("text file busy").
+  cp "$f" "$BIN_DIR/$b.new"
+  mv -f "$BIN_DIR/$b.new" "$BIN_DIR/$b"
 done
 echo "$VERSION" >"$CACHE/$KEY/VERSION"
 rm -rf "$WORK"

@@ -32,6 +32,7 @@ STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 API_PORT="${KUBE_LOCAL_API_PORT:-6443}"
 ETCD_PORT="${KUBE_LOCAL_ETCD_PORT:-2379}"
 CM_PORT="${KUBE_LOCAL_CM_PORT:-10257}"
+SCHED_PORT="${KUBE_LOCAL_SCHED_PORT:-10259}"
 TIMEOUT="${KUBE_LOCAL_TIMEOUT:-60}"
 FRESH=0
 CHECK_ONLY=0
@@ -65,7 +66,8 @@ alive() { # name
 }
 
 if [ "$CHECK_ONLY" = 1 ]; then
-  alive etcd && alive kube-apiserver && alive kube-controller-manager && api_ready
+  alive etcd && alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler \
+    && api_ready
   exit $?
 fi
 
@@ -74,7 +76,7 @@ if [ "$FRESH" = 1 ] || ! { alive etcd && alive kube-apiserver; }; then
   "$HERE/stop.sh" --state-dir "$STATE" >/dev/null 2>&1 || true
   [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd" "$STATE/pki"
 fi
-if alive kube-apiserver && alive kube-controller-manager && api_ready; then
+if alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler && api_ready; then
   log "already running ($STATE)"
   exit 0
 fi
@@ -119,6 +121,7 @@ cert apiserver "/CN=kube-apiserver" server \
   "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
 cert admin "/O=system:masters/CN=kube-local-admin" client
 cert controller-manager "/CN=system:kube-controller-manager" client
+cert scheduler "/CN=system:kube-scheduler" client
 # The API server's client certificate for admission webhooks (its AdmissionConfiguration below):
 # a webhook started with --client-ca can tell the API server from any other caller.
 cert webhook-client "/CN=kube-apiserver-webhook-client" client
@@ -153,6 +156,7 @@ EOF
 kubeconfig "$STATE/admin.kubeconfig" admin "$PKI/admin.crt" "$PKI/admin.key"
 kubeconfig "$STATE/controller-manager.kubeconfig" controller-manager \
   "$PKI/controller-manager.crt" "$PKI/controller-manager.key"
+kubeconfig "$STATE/scheduler.kubeconfig" scheduler "$PKI/scheduler.crt" "$PKI/scheduler.key"
 
 # ---------------------------------------------------------------- processes
 # Each runs in its own session (setsid): its PID is its process group, which stop.sh signals.
@@ -270,6 +274,19 @@ sa_ok() {
 }
 wait_for kube-controller-manager "$TIMEOUT" sa_ok
 t_cm=$(now)
+
+# The scheduler decides where pods go (and so WaitForFirstConsumer claims' nodes) once a kubelet
+# registers a node (dev/node-local); with no node it has nothing to do.
+if ! alive kube-scheduler; then
+  launch kube-scheduler "$BIN/kube-scheduler" \
+    --kubeconfig "$STATE/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$STATE/scheduler.kubeconfig" \
+    --authorization-kubeconfig "$STATE/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --port 0 \
+    --leader-elect=false --profiling=false
+fi
+sched_ok() { curl -sfk --max-time 1 "https://127.0.0.1:$SCHED_PORT/healthz" >/dev/null 2>&1; }
+wait_for kube-scheduler "$TIMEOUT" sched_ok
 
 # kubectl 1.20's kustomize (2.0) cannot read the manifests (configMapGenerator `envs`): a newer
 # kubectl, when the machine has one, applies them; it talks to a 1.20 server with a skew warning.
