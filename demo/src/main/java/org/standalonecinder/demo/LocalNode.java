@@ -26,11 +26,9 @@ public final class LocalNode {
   }
 
   private final Path share;
-  private final Map<String, String> env;
 
-  private LocalNode(Path share, Map<String, String> env) {
+  private LocalNode(Path share) {
     this.share = share;
-    this.env = env;
   }
 
   /**
@@ -49,18 +47,8 @@ public final class LocalNode {
         pid != null
             && ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false);
     return alive && Files.exists(share.resolve("ready"))
-        ? Optional.of(new LocalNode(share, env))
+        ? Optional.of(new LocalNode(share))
         : Optional.empty();
-  }
-
-  /** The kernel's release, e.g. 6.1.176. */
-  public String kernel() {
-    return env.get("NODE_LOCAL_KERNEL");
-  }
-
-  /** "yes" when udev runs in the node (then /dev/disk/by-path exists), else why not. */
-  public String udev() {
-    return env.get("NODE_LOCAL_UDEV");
   }
 
   /**
