@@ -62,12 +62,16 @@ fi
 # The node: a real Linux kernel as a user-space process (Debian's user-mode-linux), whose kernel
 # initiator logs in to the PVs the provisioner makes. Started after Cinder and Ceph: it reaches
 # them, and the API server, only as the host's loopback through its user-space network.
+# The first node also runs a kubelet (and containerd) registered with the local control plane:
+# pods there mount claims through the kubelet's own volume plugins.
 for n in "$NODE_STATE" "$NODE2_STATE"; do
-  if "$ROOT/dev/node-local/start.sh" --state-dir "$n" --running; then
+  role=()
+  [ "$n" = "$NODE_STATE" ] && role=(--kubelet)
+  if "$ROOT/dev/node-local/start.sh" --state-dir "$n" "${role[@]}" --running; then
     echo "dev/test.sh: using the node that is already running ($n)"
   else
     node_started="$node_started $n"
-    "$ROOT/dev/node-local/start.sh" --state-dir "$n" --fresh
+    "$ROOT/dev/node-local/start.sh" --state-dir "$n" "${role[@]}" --fresh
   fi
 done
 

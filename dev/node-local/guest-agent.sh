@@ -17,6 +17,8 @@ for i in 0 1 2; do n=(stdin stdout stderr); [ -e /dev/${n[$i]} ] || ln -s /proc/
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
+# The scripts beside this one may sit under /tmp on the host, which the next mount hides.
+cp "$(dirname "$0")/guest-kubelet.sh" /run/
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run/lock/iscsi /node
 mount -t hostfs -o "$nodeshare" hostfs /node || { echo "node: no shared folder $nodeshare"; echo o > /proc/sysrq-trigger; }
@@ -69,8 +71,13 @@ else
   UDEV="no (systemd-udevd is not installed)"
 fi
 
+KUBELET=no
+if [ -n "${nodekubelet:-}" ]; then
+  if bash /run/guest-kubelet.sh "$nodekubelet"; then KUBELET=started; else KUBELET=failed; fi
+fi
+
 mkdir -p /node/req /node/run /node/out
-printf 'kernel=%s\nudev=%s\nready_after_s=%s\n' "$(uname -r)" "$UDEV" \
+printf 'kernel=%s\nudev=%s\nkubelet=%s\nready_after_s=%s\n' "$(uname -r)" "$UDEV" "$KUBELET" \
   "$(awk -v a="${T0:-0}" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN{printf "%.1f", b-a}')" \
   > /node/ready.tmp && mv /node/ready.tmp /node/ready
 echo "node: ready"

@@ -81,6 +81,9 @@ public final class LocalInstall implements AutoCloseable {
   /** What a user does with claims here, and what a node sees of their PVs. */
   public final Claims claims;
 
+  /** Pods that use claims on a node with a kubelet. */
+  public final Pods pods;
+
   private int provisionerHealth;
   private int resolverPort;
 
@@ -106,6 +109,7 @@ public final class LocalInstall implements AutoCloseable {
     Path adminConfig = Path.of(this.kubeEnv.get("KUBE_LOCAL_KUBECONFIG"));
     this.admin = client(adminConfig);
     this.claims = new Claims(admin);
+    this.pods = new Pods(admin);
     this.kubectl = new Kubectl(this.kubeEnv.get("KUBE_LOCAL_KUBECTL"), adminConfig, this.work);
     this.namespaces = new TestNamespaces(admin, kubectl);
     this.policyFile = this.work.resolve("policy.yaml");

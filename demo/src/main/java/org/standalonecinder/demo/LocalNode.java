@@ -26,9 +26,23 @@ public final class LocalNode {
   }
 
   private final Path share;
+  private final String name;
+  private final boolean kubelet;
 
-  private LocalNode(Path share) {
+  private LocalNode(Path share, String name, boolean kubelet) {
     this.share = share;
+    this.name = name;
+    this.kubelet = kubelet;
+  }
+
+  /** The node's host name, which is also its Node's name when it runs a kubelet. */
+  public String name() {
+    return name;
+  }
+
+  /** Whether a kubelet runs in the node (started with {@code --kubelet}) and its Node was Ready. */
+  public boolean runsKubelet() {
+    return kubelet;
   }
 
   /**
@@ -47,7 +61,11 @@ public final class LocalNode {
         pid != null
             && ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false);
     return alive && Files.exists(share.resolve("ready"))
-        ? Optional.of(new LocalNode(share))
+        ? Optional.of(
+            new LocalNode(
+                share,
+                env.getOrDefault("NODE_LOCAL_NAME", share.getParent().getFileName().toString()),
+                "yes".equals(env.get("NODE_LOCAL_KUBELET"))))
         : Optional.empty();
   }
 
