@@ -4,12 +4,14 @@
 # kube-apiserver from Debian's source takes a few minutes, later starts seconds), build, check
 # the cloud with `standalone-cinder cinder check`, then install the project from its manifests
 # and run it end to end: a claim applied with kubectl becomes a Cinder volume and an iSCSI PV
-# that Kubernetes binds, a stand-in node writes and reads data through it, the API server asks
-# the webhook about clone requests and StorageClasses, the clone it admits holds the same data,
+# that Kubernetes binds, a Pod on the node (dev/node-local --kubelet: a real kernel and kubelet;
+# libiscsi stands in where it cannot start) writes a file to it, the API server asks the webhook
+# about clone requests and StorageClasses, a Pod reads the same file from the clone it admits,
 # and kubectl delete leaves nothing.
 #   dev/demo.sh [--keystone] [--keep]
 #   --keystone  also start Keystone and check the keystone-authenticated API
-#   --keep      leave Cinder and the control plane running afterwards (their stop.sh stop them)
+#   --keep      leave Cinder, the control plane and the node running afterwards (their stop.sh
+#               stop them)
 # Stops what it started at the end, unless --keep. Needs root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +33,7 @@ started=0
 kube_started=0
 stop_all() {
   if [ "$KEEP" = 1 ]; then return; fi
+  if [ "${node_started:-0}" = 1 ]; then "$ROOT/dev/node-local/stop.sh" --state-dir "$NODE_STATE" >/dev/null || true; fi
   if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
 }
@@ -50,6 +53,18 @@ else
 fi
 # shellcheck disable=SC1091
 . "$STATE/cinder-local.env"
+
+# The node: a real kernel (user-mode Linux) running the kubelet, where the demo's Pods use the
+# claims. Where it cannot start, the demo says why and libiscsi in user space stands in for it.
+NODE_STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"
+node_started=0
+if "$ROOT/dev/node-local/start.sh" --state-dir "$NODE_STATE" --kubelet --running; then
+  echo "dev/demo.sh: using the node that is already running ($NODE_STATE)"
+elif "$ROOT/dev/node-local/start.sh" --state-dir "$NODE_STATE" --kubelet --fresh; then
+  node_started=1
+else
+  echo "dev/demo.sh: the node did not start (above: why); the demo's node is a stand-in: libiscsi in user space, no kubelet, no Pods"
+fi
 
 cd "$ROOT"
 mvn -B -q -ntp -Dstyle.color=never -pl demo -am package -DskipTests -DskipITs
@@ -84,4 +99,5 @@ fi
 
 echo
 echo "\$ java -jar demo/target/standalone-cinder-demo.jar"
-java -jar demo/target/standalone-cinder-demo.jar "$STATE/cinder-local.env" "$KUBE_STATE/kube-local.env"
+java -jar demo/target/standalone-cinder-demo.jar "$STATE/cinder-local.env" "$KUBE_STATE/kube-local.env" \
+  "$NODE_STATE/node-local.env"

@@ -53,6 +53,8 @@ ip link set eth0 up
 ip addr add 10.0.2.15/32 dev eth0
 ip route add 10.0.2.2/32 dev eth0
 $IPT -A OUTPUT -o eth0 ! -d 10.0.2.2/32 -j DROP
+# The same for what the node forwards (its pods, with --kubelet).
+$IPT -A FORWARD -o eth0 ! -d 10.0.2.2/32 -j DROP
 # The host's services are named 127.0.0.1 in PVs and ceph.conf: reach them there.
 sysctl -qw net.ipv4.conf.all.route_localnet=1 net.ipv4.conf.eth0.route_localnet=1
 for p in ${nodeports//,/ }; do

@@ -10,7 +10,8 @@
 #   --fresh:   stop the node of this state dir and start a new one
 #   --kubelet: the node also runs containerd and the kubelet built by dev/kube-local, registered
 #              as a Node of the running dev/kube-local control plane (needed; its CA signs the
-#              kubelet's certificate); READY once that Node is Ready
+#              kubelet's certificate); READY once that Node is Ready. The Node is tainted
+#              standalone-cinder.io/local-node=true:NoSchedule: only pods that tolerate it run there
 #
 # Network: UML's slirp transport, a user-space stack. In the node the host's 127.0.0.1 is 10.0.2.2;
 # the node gets a /32 route to it and nothing else (no default route, no resolver, anything else
@@ -39,6 +40,7 @@ PORTS="${NODE_LOCAL_PORTS:-3260,3300,6789,6800:7300,6443,8776,8777,5000}"
 FRESH=0
 CHECK_ONLY=0
 KUBELET=0
+NODE_TAINT=standalone-cinder.io/local-node=true:NoSchedule
 KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 IMAGES="${NODE_LOCAL_IMAGES:-/var/cache/standalone-cinder/images}"
 while [ $# -gt 0 ]; do
@@ -211,6 +213,9 @@ if [ "$KUBELET" = 1 ]; then
   # The kubelet registers with this taint and the node lifecycle controller lifts it once the
   # Node is Ready; kube-local runs without that controller (nothing else there has a kubelet).
   "${KC[@]}" taint node "$NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+  # Only pods that say they are for this node run here (the tests' and the demo's): the project's
+  # own Deployment, which the install tests apply, has no image the node could pull.
+  "${KC[@]}" taint node "$NAME" --overwrite "$NODE_TAINT" >/dev/null
   KUBELET_STATE=yes
   T_KUBELET=" kubelet Ready $(since "$T2") s;"
 fi

@@ -16,11 +16,13 @@ import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 
 /**
  * The main job on one machine: the project installed from its manifests on a real Kubernetes
- * control plane (dev/kube-local: etcd, kube-apiserver and kube-controller-manager 1.20), with the
- * real local Cinder; a claim applied with kubectl becomes a Cinder volume and an iSCSI PV that the
- * PV controller binds, a "node" (libiscsi in user space: no kubelet runs here) writes and reads
- * through it, the API server asks the webhook about clone requests, the admitted clone holds the
- * same data, and deleting the claims leaves nothing behind.
+ * control plane (dev/kube-local: etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+ * 1.20), with the real local Cinder; a claim applied with kubectl becomes a Cinder volume and an
+ * iSCSI PV that the PV controller binds, a Pod on the node (dev/node-local --kubelet: a real kernel
+ * and kubelet) writes a file to it through the kubelet's iSCSI plugin, the API server asks the
+ * webhook about clone requests, a Pod reads the same file from the admitted clone, and deleting the
+ * claims leaves nothing behind. Where the node cannot run, libiscsi in user space stands in for it
+ * and writes and reads raw bytes.
  */
 public final class Demo {
 
@@ -29,15 +31,16 @@ public final class Demo {
   private Demo() {}
 
   /**
-   * {@code java -jar standalone-cinder-demo.jar [cinder-local.env [kube-local.env]]}, from the
-   * checkout (its jars and manifests are installed).
+   * {@code java -jar standalone-cinder-demo.jar [cinder-local.env [kube-local.env
+   * [node-local.env]]]}, from the checkout (its jars and manifests are installed).
    */
   public static void main(String[] args) throws Exception {
     Path cinderEnv = Path.of(args.length > 0 ? args[0] : "/tmp/cinder-local/cinder-local.env");
     Path kubeEnv = Path.of(args.length > 1 ? args[1] : "/tmp/kube-local/kube-local.env");
+    Path nodeEnv = Path.of(args.length > 2 ? args[2] : "/tmp/node-local/node-local.env");
     int code;
     try {
-      code = run(Path.of("."), cinderEnv, kubeEnv) ? 0 : 1;
+      code = run(Path.of("."), cinderEnv, kubeEnv, nodeEnv) ? 0 : 1;
     } catch (DemoFailed | AssertionError | IllegalStateException e) {
       System.out.println("\nFAILED: " + e.getMessage());
       code = 1;
@@ -45,10 +48,18 @@ public final class Demo {
     System.exit(code);
   }
 
-  /** Runs the demo on the control plane and Cinder the env files describe. */
-  public static boolean run(Path root, Path cinderEnv, Path kubeEnv) throws Exception {
+  /**
+   * Runs the demo on the control plane, Cinder and node the env files describe; without a node that
+   * runs a kubelet, libiscsi stands in for it.
+   */
+  public static boolean run(Path root, Path cinderEnv, Path kubeEnv, Path nodeEnv)
+      throws Exception {
+    LocalNode node = LocalNode.of(nodeEnv).filter(LocalNode::runsKubelet).orElse(null);
     say(
-        "standalone-cinder demo: a real Kubernetes control plane, a real Cinder, a stand-in node\n");
+        "standalone-cinder demo: a real Kubernetes control plane, a real Cinder, "
+            + (node == null
+                ? "a stand-in node (no node with a kubelet runs: " + nodeEnv + ")\n"
+                : "a real node\n"));
     Map<String, String> kube = LocalInstall.env(kubeEnv);
     step(
         1,
@@ -56,7 +67,13 @@ public final class Demo {
             + kube.get("KUBE_LOCAL_VERSION")
             + " at "
             + kube.get("KUBE_LOCAL_SERVER")
-            + " (dev/kube-local: etcd, kube-apiserver, kube-controller-manager; no kubelet)");
+            + " (dev/kube-local: etcd, kube-apiserver, kube-controller-manager, kube-scheduler)"
+            + (node == null
+                ? ""
+                : "; Node "
+                    + node.name()
+                    + ": Linux as a user-space process (dev/node-local) running the kubelet and"
+                    + " containerd"));
     long t0 = System.nanoTime();
     try (LocalInstall it =
         new LocalInstall(
@@ -76,12 +93,12 @@ public final class Demo {
               + it.cinderEnv.get("CINDER_ENDPOINT")
               + " (noauth), cluster id "
               + it.clusterId);
-      run(it);
+      run(it, node);
       return true;
     }
   }
 
-  private static void run(LocalInstall it) throws Exception {
+  private static void run(LocalInstall it, LocalNode node) throws Exception {
     kubectl(
         it,
         """
@@ -167,18 +184,51 @@ public final class Demo {
         .lines()
         .forEach(l -> say("        " + l));
 
-    IscsiProbe.Target node = it.claims.node(pv);
-    IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
-    check(rw.ok(), "the node's write and read: " + rw.output());
-    check(!node.withPassword("wrong-secret").io("read 0 4k").ok(), "a wrong secret was accepted");
-    step(
-        5,
-        "a node logs in to "
-            + pv.getSpec().getIscsi().getTargetPortal()
-            + " as "
-            + pv.getSpec().getIscsi().getInitiatorName()
-            + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a"
-            + " wrong secret is refused");
+    IscsiProbe.Target probe = it.claims.node(pv);
+    if (node == null) {
+      IscsiProbe.Result rw = probe.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");
+      check(rw.ok(), "the node's write and read: " + rw.output());
+      check(
+          !probe.withPassword("wrong-secret").io("read 0 4k").ok(), "a wrong secret was accepted");
+      step(
+          5,
+          "a node logs in to "
+              + pv.getSpec().getIscsi().getTargetPortal()
+              + " as "
+              + pv.getSpec().getIscsi().getInitiatorName()
+              + " with the Secret's CHAP credentials: wrote 1 MiB of 0x5a and read it back; a"
+              + " wrong secret is refused");
+    } else {
+      long t5 = System.nanoTime();
+      Pods.Ended wrote =
+          inAPod(
+              it,
+              node,
+              "writer",
+              "data",
+              "echo '"
+                  + WORDS
+                  + "' > /data/hello && sync"
+                  + " && awk '$2 == \"/data\" {print $3}' /proc/mounts > /dev/termination-log",
+              5,
+              "a Pod on " + node.name() + " writes /data/hello to the claim");
+      check(wrote.succeeded(), "the writer Pod: " + wrote + "; " + it.pods.story(NS, "writer"));
+      say(
+          "      the kubelet's iSCSI plugin logged in to "
+              + pv.getSpec().getIscsi().getTargetPortal()
+              + " as "
+              + pv.getSpec().getIscsi().getInitiatorName()
+              + " with the CHAP Secret (read through the Node authorizer), made the filesystem"
+              + " (the Pod saw "
+              + wrote.message()
+              + " at /data) and mounted it; the Pod wrote its file and ended "
+              + ms(t5)
+              + " after kubectl create");
+      letGo(it, node, pv, "writer");
+      check(
+          !probe.withPassword("wrong-secret").io("read 0 4k").ok(), "a wrong secret was accepted");
+      say("      a login with a wrong CHAP secret is refused");
+    }
 
     step(
         6,
@@ -266,9 +316,15 @@ public final class Demo {
         it.cinder
             .getVolume(copyVolumeId)
             .orElseThrow(() -> new DemoFailed("the clone's volume is missing"));
-    IscsiProbe.Target copyNode = it.claims.node(copyPv);
-    IscsiProbe.Result read = copyNode.io("read -P 0x5a 0 1M");
-    check(read.ok(), "the clone does not hold the source's data: " + read.output());
+    IscsiProbe.Target copyProbe = it.claims.node(copyPv);
+    String seen;
+    if (node == null) {
+      IscsiProbe.Result read = copyProbe.io("read -P 0x5a 0 1M");
+      check(read.ok(), "the clone does not hold the source's data: " + read.output());
+      seen = "; the node logs in with the clone's own CHAP Secret and reads the 1 MiB of 0x5a";
+    } else {
+      seen = "; a Pod reads the clone:";
+    }
     step(
         7,
         "the admitted clone: Bound to "
@@ -283,7 +339,26 @@ public final class Demo {
             + annotations(it, "copy").get(ClaimAnnotations.CLONE_REQUEST)
             + " (the webhook's patch), k8s.io/CloneOf: "
             + annotations(it, "copy").get(ClaimAnnotations.CLONE_OF)
-            + "; the node logs in with the clone's own CHAP Secret and reads the 1 MiB of 0x5a");
+            + seen);
+    if (node != null) {
+      Pods.Ended read =
+          inAPod(
+              it,
+              node,
+              "reader",
+              "copy",
+              "cat /data/hello > /dev/termination-log",
+              0,
+              "a Pod on " + node.name() + " prints the clone's /data/hello");
+      check(
+          read.succeeded() && WORDS.equals(read.message()),
+          "the reader Pod on the clone: " + read + "; " + it.pods.story(NS, "reader"));
+      say(
+          "      its message: \""
+              + read.message()
+              + "\" (through the clone's own target and CHAP Secret)");
+      letGo(it, node, copyPv, "reader");
+    }
 
     long t2 = System.nanoTime();
     kubectl(it, null, true, 0, "", "delete", "pvc", "copy", "data", "-n", NS, "--timeout=60s");
@@ -302,7 +377,7 @@ public final class Demo {
             .noneMatch(x -> "kubernetes.io/iscsi-chap".equals(x.getType())),
         "a CHAP Secret is still there");
     check(
-        !node.io("read 0 4k").ok() && !copyNode.io("read 0 4k").ok(),
+        !probe.io("read 0 4k").ok() && !copyProbe.io("read 0 4k").ok(),
         "a target still accepts the login");
     step(
         8,
@@ -313,8 +388,63 @@ public final class Demo {
     it.kubectl.ok(null, "delete", "namespace", "team-m", "--wait=false");
     it.kubectl.ok(null, "delete", "storageclass", "cinder", "plain");
     say(
-        "\ndone: kubectl apply -> Cinder volume -> iSCSI PV bound by Kubernetes -> data ->"
-            + " clone judged by the webhook -> the same data -> kubectl delete -> nothing left.");
+        "\ndone: kubectl apply -> Cinder volume -> iSCSI PV bound by Kubernetes -> "
+            + (node == null ? "data" : "a Pod's file")
+            + " -> clone judged by the webhook -> the same "
+            + (node == null ? "data" : "file in a Pod")
+            + " -> kubectl delete -> nothing left.");
+  }
+
+  private static final String WORDS = "hello from a pod";
+
+  /**
+   * Runs a Pod on the node with the claim at /data to its end (its termination message says what it
+   * saw) and shows it as {@code kubectl get pod -o wide} does.
+   */
+  private static Pods.Ended inAPod(
+      LocalInstall it,
+      LocalNode node,
+      String pod,
+      String claim,
+      String script,
+      int step,
+      String what)
+      throws Exception {
+    it.pods.namespaceReady(NS);
+    kubectl(
+        it, Pods.yaml(NS, pod, claim, node.name(), script), true, step, what, "create", "-f", "-");
+    Pods.Ended ended = it.pods.ended(NS, pod, Duration.ofMinutes(4));
+    it.kubectl
+        .ok(null, "get", "pod", pod, "-n", NS, "-o", "wide")
+        .out()
+        .lines()
+        .forEach(l -> say("        " + l));
+    return ended;
+  }
+
+  /**
+   * Deletes the Pod and waits until the kubelet has unmounted the PV and logged out: it then
+   * reports the volume no longer in use on its Node.
+   */
+  private static void letGo(LocalInstall it, LocalNode node, PersistentVolume pv, String pod)
+      throws Exception {
+    long t = System.nanoTime();
+    kubectl(it, null, true, 0, "", "delete", "pod", pod, "-n", NS);
+    String iqn = pv.getSpec().getIscsi().getIqn();
+    await(
+        "the kubelet letting go of " + pv.getMetadata().getName(),
+        () -> {
+          var n = it.admin.nodes().withName(node.name()).get();
+          return n.getStatus().getVolumesInUse() == null
+              || n.getStatus().getVolumesInUse().stream().noneMatch(v -> v.contains(iqn));
+        },
+        Duration.ofMinutes(2));
+    say(
+        "      the kubelet unmounted it and logged out "
+            + ms(t)
+            + " after kubectl delete (Node "
+            + node.name()
+            + " no longer lists it in volumesInUse)");
   }
 
   /**

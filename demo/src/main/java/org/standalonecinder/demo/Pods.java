@@ -31,8 +31,9 @@ public final class Pods {
 
   /**
    * A pod that runs {@code script} once in busybox on {@code node} (chosen by the scheduler through
-   * the node's host-name label) with the claim mounted at /data; what the script writes to
-   * /dev/termination-log becomes the pod's termination message.
+   * the node's host-name label; it tolerates the taint that keeps other pods off the node) with the
+   * claim mounted at /data; what the script writes to /dev/termination-log becomes the pod's
+   * termination message.
    */
   public static String yaml(String ns, String name, String claim, String node, String script) {
     return """
@@ -41,6 +42,8 @@ public final class Pods {
         metadata: {name: %s, namespace: %s}
         spec:
           nodeSelector: {kubernetes.io/hostname: %s}
+          tolerations:
+          - {key: standalone-cinder.io/local-node, operator: Exists, effect: NoSchedule}
           restartPolicy: Never
           automountServiceAccountToken: false
           terminationGracePeriodSeconds: 5
@@ -70,6 +73,30 @@ public final class Pods {
         "the default ServiceAccount of " + ns,
         () -> admin.serviceAccounts().inNamespace(ns).withName("default").get() != null,
         Duration.ofSeconds(30));
+  }
+
+  /**
+   * Waits until the pod's container runs (its volumes mounted), and returns the pod.
+   *
+   * @throws IllegalStateException when it ended first or did not start in time, with its story
+   */
+  public Pod running(String ns, String name, Duration timeout) {
+    try {
+      Waits.await(
+          ns + "/" + name + " running",
+          () -> {
+            Pod p = admin.pods().inNamespace(ns).withName(name).get();
+            String phase = p == null || p.getStatus() == null ? null : p.getStatus().getPhase();
+            if ("Succeeded".equals(phase) || "Failed".equals(phase)) {
+              throw new IllegalStateException(ns + "/" + name + " ended (" + phase + ")");
+            }
+            return "Running".equals(phase);
+          },
+          timeout);
+    } catch (IllegalStateException e) {
+      throw new IllegalStateException(e.getMessage() + "; " + story(ns, name), e);
+    }
+    return admin.pods().inNamespace(ns).withName(name).get();
   }
 
   /** Waits until the pod's container has ended, and returns how. */

@@ -6,8 +6,8 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's main job keeps working: the demo runs to its end on the local control plane and the
- * local Cinder.
+ * The README's main job keeps working: the demo runs to its end on the local control plane, the
+ * local Cinder and, when one runs with a kubelet (dev/test.sh starts it), the local node.
  */
 class DemoIT {
 
@@ -18,7 +18,8 @@ class DemoIT {
                 Path.of(".."),
                 Path.of(
                     System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")),
-                Path.of(System.getProperty("kube.local.env", "/tmp/kube-local/kube-local.env"))))
+                Path.of(System.getProperty("kube.local.env", "/tmp/kube-local/kube-local.env")),
+                Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env"))))
         .isTrue();
   }
 }

@@ -87,8 +87,9 @@ class InstallDocsE2EIT {
         bin.resolve("kubectl"),
         """
         #!/usr/bin/env bash
-        # kube-local runs no kubelet: no Pod starts, so there is no rollout to wait for.
-        case " $* " in *" rollout status "*) echo "(kube-local: no kubelet, not waiting: kubectl $*)"; exit 0 ;; esac
+        # No Pod of the project starts here (the node's kubelet takes only the pods that tolerate
+        # its taint, and has no image of the project): there is no rollout to wait for.
+        case " $* " in *" rollout status "*) echo "(kube-local: no node runs the project's pods, not waiting: kubectl $*)"; exit 0 ;; esac
         err=$(mktemp)
         "$REAL_KUBECTL" "$@" 2>"$err"; rc=$?
         # Kubernetes 1.20 serves PodDisruptionBudget as policy/v1beta1 only: the one error let through.

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.standalonecinder.demo.LocalNode.quote;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Duration;
 import java.util.function.Function;
 import java.util.stream.Stream;
@@ -49,25 +50,42 @@ class KubeletE2EIT {
         .isTrue();
   }
 
-  /** A kind of PV as the node holds it: what names it in the node's mounts and devices. */
-  record Kind(String classes, String className, Function<PersistentVolume, String> key) {}
+  /**
+   * A kind of PV as the node holds it: the kubelet plugin's name, what names the PV in the node's
+   * mounts, sessions and mappings, and the device the plugin attaches.
+   */
+  record Kind(
+      String classes,
+      String className,
+      String plugin,
+      Function<PersistentVolume, String> key,
+      Function<PersistentVolume, String> device) {}
+
+  static final Kind ISCSI =
+      new Kind(
+          ClaimLifecycleE2EIT.CLASSES,
+          "e2e-cinder",
+          "iscsi",
+          pv -> pv.getSpec().getIscsi().getIqn(),
+          pv -> NodeIscsi.byPath(pv.getSpec().getIscsi()));
 
   static Stream<Arguments> kinds() {
     return Stream.of(
-        Arguments.of(
-            Named.of(
-                "iSCSI with CHAP",
-                new Kind(
-                    ClaimLifecycleE2EIT.CLASSES,
-                    "e2e-cinder",
-                    pv -> pv.getSpec().getIscsi().getIqn()))),
+        Arguments.of(Named.of("iSCSI with CHAP", ISCSI)),
         Arguments.of(
             Named.of(
                 "RBD, in-tree (1.20's form)",
                 new Kind(
                     ClaimLifecycleE2EIT.CEPH_CLASSES,
                     "e2e-ceph",
-                    pv -> pv.getSpec().getRbd().getImage()))));
+                    "rbd",
+                    pv -> pv.getSpec().getRbd().getImage(),
+                    // udev's link for a mapped image
+                    pv ->
+                        "/dev/rbd/"
+                            + pv.getSpec().getRbd().getPool()
+                            + "/"
+                            + pv.getSpec().getRbd().getImage()))));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -78,33 +96,37 @@ class KubeletE2EIT {
     String ns = it.namespace("e2e-kubelet");
     it.kubectl.ok(Claims.yaml(ns, "data", kind.className(), ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");
-    String key = kind.key().apply(pv);
     String word = "written-by-a-pod-in-" + ns;
 
-    Pods.Ended wrote = run(it, ns, "writer", "data", "echo " + word + " > /data/hello && sync");
-    assertThat(wrote.succeeded()).as(wrote.toString()).isTrue();
-    assertThat(wrote.message()).as("the filesystem the kubelet made").isEqualTo("ext4");
-    assertThat(held(pv, key)).as("mounted and attached while the Pod exists").isGreaterThan(0);
+    Pod writer = start(it, ns, "writer", "data", "echo " + word + " > /data/hello && sync");
+    NodeView used = awaitWritten(kind, pv, writer);
+    assertThat(used.device()).as("the device the kubelet attached\n" + used).isTrue();
+    assertThat(used.attached()).as("its session or mapping\n" + used).isEqualTo(1);
+    assertThat(used.podFsType())
+        .as("the filesystem the kubelet made, mounted in the Pod's volume directory\n" + used)
+        .isEqualTo("ext4");
+    assertThat(used.file()).as("the file's bytes, as the node reads them").isEqualTo(word);
 
     it.pods.delete(ns, "writer", POD);
-    awaitLetGo(pv, key);
+    NodeView after = awaitLetGo(kind, pv, writer);
+    assertThat(after.device()).as("no device after the Pod\n" + after).isFalse();
 
     Pods.Ended read = run(it, ns, "reader", "data", "cat /data/hello > /dev/termination-log");
     assertThat(read.succeeded()).as(read.toString()).isTrue();
     assertThat(read.message()).isEqualTo(word);
     it.pods.delete(ns, "reader", POD);
-    awaitLetGo(pv, key);
+    awaitLetGo(kind, pv, null);
 
     ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
         it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
     if (pv.getSpec().getIscsi() != null) {
-      assertThat(tgtTargets()).doesNotContain(key);
+      assertThat(tgtTargets()).doesNotContain(kind.key().apply(pv));
     }
   }
 
   /**
    * A clone claim (through the webhook's policy) mounted into a Pod holds the files a Pod wrote to
-   * its source; the clone's own target and CHAP secret, and the source untouched by its reader.
+   * its source, through the clone's own target and CHAP Secret.
    */
   @Test
   void aPodOnACloneReadsWhatAPodWroteToTheSource(LocalInstall it) throws Exception {
@@ -112,12 +134,12 @@ class KubeletE2EIT {
     String ns = it.namespace("e2e-kubelet-clone");
     it.kubectl.ok(Claims.yaml(ns, "src", "e2e-cinder", ""), "apply", "-f", "-");
     PersistentVolume src = it.claims.bound(ns, "src");
-    Pods.Ended wrote =
-        run(it, ns, "writer", "src", "echo 'the source, before the clone' > /data/hello && sync");
-    assertThat(wrote.succeeded()).as(wrote.toString()).isTrue();
+    Pod writer =
+        start(it, ns, "writer", "src", "echo 'the source, before the clone' > /data/hello && sync");
+    assertThat(awaitWritten(ISCSI, src, writer).file()).isEqualTo("the source, before the clone");
     // The kubelet has logged out before Cinder copies: what the target holds is what was written.
     it.pods.delete(ns, "writer", POD);
-    awaitLetGo(src, src.getSpec().getIscsi().getIqn());
+    awaitLetGo(ISCSI, src, writer);
 
     it.kubectl.ok(
         Claims.yaml(ns, "copy", "e2e-cinder", "k8s.io/CloneRequest: src"), "apply", "-f", "-");
@@ -129,7 +151,7 @@ class KubeletE2EIT {
     assertThat(read.succeeded()).as(read.toString()).isTrue();
     assertThat(read.message()).isEqualTo("the source, before the clone");
     it.pods.delete(ns, "reader", POD);
-    awaitLetGo(copy, copy.getSpec().getIscsi().getIqn());
+    awaitLetGo(ISCSI, copy, null);
 
     for (PersistentVolume pv : java.util.List.of(copy, src)) {
       ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
@@ -142,42 +164,105 @@ class KubeletE2EIT {
   }
 
   /**
-   * Runs a Pod on the node with the claim at /data; the script's output goes to the termination
-   * message, and without one the message is the filesystem type the Pod saw at /data.
+   * Starts a Pod on the node with the claim at /data that runs {@code script} and then stays up
+   * (ending at once when stopped), and waits until it runs.
    */
+  private static Pod start(LocalInstall it, String ns, String pod, String claim, String script) {
+    it.pods.namespaceReady(ns);
+    String full = script + " && trap 'exit 0' TERM && while :; do sleep 1; done";
+    it.kubectl.ok(Pods.yaml(ns, pod, claim, node.name(), full), "create", "-f", "-");
+    return it.pods.running(ns, pod, POD);
+  }
+
+  /** Runs a Pod on the node with the claim at /data to its end; it reports in its message. */
   private static Pods.Ended run(
       LocalInstall it, String ns, String pod, String claim, String script) {
     it.pods.namespaceReady(ns);
-    String full =
-        script
-            + " && { [ -s /dev/termination-log ] || awk '$2 == \"/data\" {print $3}' /proc/mounts"
-            + " > /dev/termination-log; }";
-    it.kubectl.ok(Pods.yaml(ns, pod, claim, node.name(), full), "create", "-f", "-");
+    it.kubectl.ok(Pods.yaml(ns, pod, claim, node.name(), script), "create", "-f", "-");
     return it.pods.ended(ns, pod, POD);
   }
 
-  /** How many of the node's mounts, iSCSI sessions and RBD mappings name this PV. */
-  private static int held(PersistentVolume pv, String key) {
-    String names = quote(pv.getMetadata().getName() + "|" + key);
+  /**
+   * What the node holds of a PV: the filesystem mounted in the Pod's volume directory and the file
+   * there, its mounts anywhere, its iSCSI sessions or RBD mappings, and whether its device exists.
+   */
+  record NodeView(String podFsType, String file, int mounts, int attached, boolean device) {
+    boolean letGo() {
+      return mounts == 0 && attached == 0;
+    }
+  }
+
+  private static NodeView view(Kind kind, PersistentVolume pv, Pod pod) {
+    String names = quote(pv.getMetadata().getName() + "|" + kind.key().apply(pv));
+    String dir =
+        pod == null
+            ? "/nonexistent"
+            : "/var/lib/kubelet/pods/"
+                + pod.getMetadata().getUid()
+                + "/volumes/kubernetes.io~"
+                + kind.plugin()
+                + "/"
+                + pv.getMetadata().getName();
     LocalNode.Result r =
         node.run(
             String.join(
                 "\n",
-                "m=$(grep -cE " + names + " /proc/mounts)",
+                "d=" + quote(dir),
+                "echo POD_FSTYPE=$(awk -v d=\"$d\" '$2 == d {print $3}' /proc/mounts)",
+                "[ -e \"$d/hello\" ] && echo FILE=$(cat \"$d/hello\")",
+                "echo MOUNTS=$(grep -cE " + names + " /proc/mounts)",
                 "s=$(iscsiadm -m session 2>/dev/null | grep -cE " + names + ")",
                 "r=$(cat /sys/bus/rbd/devices/*/name 2>/dev/null | grep -cE " + names + ")",
-                "echo HELD=$((m + s + r)) mounts=$m sessions=$s mapped=$r"),
+                "echo ATTACHED=$((s + r))",
+                "[ -e "
+                    + quote(kind.device().apply(pv))
+                    + " ] && echo DEVICE=yes || echo DEVICE=no"),
             Duration.ofSeconds(30));
     assertThat(r.ok()).as(r.output()).isTrue();
-    return Integer.parseInt(NodeIscsi.printed(r, "HELD").split(" ")[0]);
+    return new NodeView(
+        NodeIscsi.printed(r, "POD_FSTYPE"),
+        NodeIscsi.printed(r, "FILE"),
+        Integer.parseInt(NodeIscsi.printed(r, "MOUNTS")),
+        Integer.parseInt(NodeIscsi.printed(r, "ATTACHED")),
+        "yes".equals(NodeIscsi.printed(r, "DEVICE")));
   }
 
-  /** Waits until the kubelet has unmounted the PV and logged out of or unmapped its device. */
-  private static void awaitLetGo(PersistentVolume pv, String key) {
-    Waits.await(
+  /**
+   * Waits until the kubelet has unmounted the PV and logged out of or unmapped its device, and
+   * returns what the node holds then.
+   */
+  private static NodeView awaitLetGo(Kind kind, PersistentVolume pv, Pod pod) {
+    return await(
         "the kubelet letting go of " + pv.getMetadata().getName() + " in the node",
-        () -> held(pv, key) == 0,
-        LET_GO);
+        kind,
+        pv,
+        pod,
+        NodeView::letGo);
+  }
+
+  /** Waits until the Pod's script has written its file, and returns what the node holds then. */
+  private static NodeView awaitWritten(Kind kind, PersistentVolume pv, Pod pod) {
+    return await(
+        pod.getMetadata().getName() + "'s file in the node",
+        kind,
+        pv,
+        pod,
+        v -> v.file() != null && !v.file().isEmpty());
+  }
+
+  private static NodeView await(
+      String what,
+      Kind kind,
+      PersistentVolume pv,
+      Pod pod,
+      java.util.function.Predicate<NodeView> done) {
+    NodeView[] last = new NodeView[1];
+    try {
+      Waits.await(what, () -> done.test(last[0] = view(kind, pv, pod)), LET_GO);
+    } catch (IllegalStateException e) {
+      throw new IllegalStateException(e.getMessage() + "; the node held: " + last[0], e);
+    }
+    return last[0];
   }
 
   /** The targets the host's tgtd exports now. */

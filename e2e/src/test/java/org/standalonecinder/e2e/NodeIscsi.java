@@ -42,6 +42,11 @@ final class NodeIscsi {
 
   /** udev's link for the LUN, the path the kubelet waits for. */
   String byPath() {
+    return byPath(source);
+  }
+
+  /** udev's link for the LUN of an iSCSI PV. */
+  static String byPath(ISCSIPersistentVolumeSource source) {
     return "/dev/disk/by-path/ip-"
         + source.getTargetPortal()
         + "-iscsi-"
