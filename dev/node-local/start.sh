@@ -87,8 +87,8 @@ T0=$(now)
 # What the node runs, from Debian: the UML kernel and its modules, slirp, and what the node uses
 # from this machine's root (open-iscsi, e2fsprogs, kmod, iptables, udev, ceph-common for rbd).
 NEED=(user-mode-linux slirp socat open-iscsi e2fsprogs kmod iptables udev)
-# The kubelet's runtime, its pods' network, and busybox for the image images.sh makes.
-[ "$KUBELET" = 1 ] && NEED+=(containerd runc containernetworking-plugins busybox-static)
+# The kubelet's runtime, its pods' network, and what images.sh makes the images from.
+[ "$KUBELET" = 1 ] && NEED+=(containerd runc containernetworking-plugins busybox-static gcc libc6-dev)
 MISSING=()
 for p in "${NEED[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || MISSING+=("$p")
