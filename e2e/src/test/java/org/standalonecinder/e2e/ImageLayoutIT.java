@@ -235,10 +235,11 @@ class ImageLayoutIT {
             + "\ntenant-id = "
             + cinder.get("CINDER_PROJECT_ID")
             + "\nusername = standalone-cinder\n");
-    Process p =
-        command(s, root, List.of("cinder", "check", "--cloud-config", conf.toString()))
-            .redirectErrorStream(true)
-            .start();
+    // As docs/operations.md and the chart's NOTES.txt run it in the Pod: no flag, the file from
+    // CLOUD_CONFIG as the Deployment sets it.
+    ProcessBuilder check = command(s, root, List.of("cinder", "check"));
+    check.environment().put("CLOUD_CONFIG", conf.toString());
+    Process p = check.redirectErrorStream(true).start();
     String out;
     try (InputStream in = p.getInputStream()) {
       out = new String(in.readAllBytes(), StandardCharsets.UTF_8);

@@ -10,7 +10,6 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -28,8 +27,9 @@ import org.standalonecinder.demo.Waits;
  * mounted into a Pod by the kubelet's own volume plugin (iSCSI with the PV's CHAP Secret, read by
  * the node through the Node authorizer; RBD in-tree with the cephx Secret), which makes the
  * filesystem; the Pod writes; when the Pod is deleted the kubelet unmounts and logs out or unmaps;
- * a second Pod reads what the first wrote; when the claim is deleted nothing is left in Cinder, tgt
- * or the node.
+ * a second Pod reads what the first wrote, and for iSCSI a Pod on a clone (through the webhook)
+ * reads it too, through the clone's own target and CHAP Secret; when the claims are deleted nothing
+ * is left in Cinder, tgt or the node.
  */
 @ExtendWith(Installed.class)
 // Before the fault suites, which may leave the installed provisioner stopped.
@@ -59,7 +59,8 @@ class KubeletE2EIT {
       String className,
       String plugin,
       Function<PersistentVolume, String> key,
-      Function<PersistentVolume, String> device) {}
+      Function<PersistentVolume, String> device,
+      boolean clones) {}
 
   static final Kind ISCSI =
       new Kind(
@@ -67,7 +68,8 @@ class KubeletE2EIT {
           "e2e-cinder",
           "iscsi",
           pv -> pv.getSpec().getIscsi().getIqn(),
-          pv -> NodeIscsi.byPath(pv.getSpec().getIscsi()));
+          pv -> NodeIscsi.byPath(pv.getSpec().getIscsi()),
+          true);
 
   static Stream<Arguments> kinds() {
     return Stream.of(
@@ -85,7 +87,8 @@ class KubeletE2EIT {
                         "/dev/rbd/"
                             + pv.getSpec().getRbd().getPool()
                             + "/"
-                            + pv.getSpec().getRbd().getImage()))));
+                            + pv.getSpec().getRbd().getImage(),
+                    false))));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -117,49 +120,39 @@ class KubeletE2EIT {
     it.pods.delete(ns, "reader", POD);
     awaitLetGo(kind, pv, null);
 
-    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
-        it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
-    if (pv.getSpec().getIscsi() != null) {
-      assertThat(tgtTargets()).doesNotContain(kind.key().apply(pv));
+    java.util.List<PersistentVolume> made = new java.util.ArrayList<>(java.util.List.of(pv));
+    if (kind.clones()) {
+      // A clone (through the webhook's policy) of what the target holds: the kubelet has logged
+      // out.
+      it.kubectl.ok(
+          Claims.yaml(ns, "copy", kind.className(), "k8s.io/CloneRequest: data"),
+          "apply",
+          "-f",
+          "-");
+      PersistentVolume copy = it.claims.bound(ns, "copy");
+      made.add(0, copy);
+      assertThat(kind.key().apply(copy)).isNotEqualTo(kind.key().apply(pv));
+      assertThat(copy.getSpec().getIscsi().getSecretRef().getName())
+          .as("the clone's own CHAP Secret")
+          .isNotEqualTo(pv.getSpec().getIscsi().getSecretRef().getName());
+      Pods.Ended cloned =
+          run(it, ns, "clone-reader", "copy", "cat /data/hello > /dev/termination-log");
+      assertThat(cloned.succeeded()).as(cloned.toString()).isTrue();
+      assertThat(cloned.message()).as("the clone holds the Pod's file").isEqualTo(word);
+      it.pods.delete(ns, "clone-reader", POD);
+      awaitLetGo(kind, copy, null);
     }
-  }
 
-  /**
-   * A clone claim (through the webhook's policy) mounted into a Pod holds the files a Pod wrote to
-   * its source, through the clone's own target and CHAP Secret.
-   */
-  @Test
-  void aPodOnACloneReadsWhatAPodWroteToTheSource(LocalInstall it) throws Exception {
-    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
-    String ns = it.namespace("e2e-kubelet-clone");
-    it.kubectl.ok(Claims.yaml(ns, "src", "e2e-cinder", ""), "apply", "-f", "-");
-    PersistentVolume src = it.claims.bound(ns, "src");
-    Pod writer =
-        start(it, ns, "writer", "src", "echo 'the source, before the clone' > /data/hello && sync");
-    assertThat(awaitWritten(ISCSI, src, writer).file()).isEqualTo("the source, before the clone");
-    // The kubelet has logged out before Cinder copies: what the target holds is what was written.
-    it.pods.delete(ns, "writer", POD);
-    awaitLetGo(ISCSI, src, writer);
-
-    it.kubectl.ok(
-        Claims.yaml(ns, "copy", "e2e-cinder", "k8s.io/CloneRequest: src"), "apply", "-f", "-");
-    PersistentVolume copy = it.claims.bound(ns, "copy");
-    assertThat(copy.getSpec().getIscsi().getIqn()).isNotEqualTo(src.getSpec().getIscsi().getIqn());
-    assertThat(copy.getSpec().getIscsi().getSecretRef().getName())
-        .isNotEqualTo(src.getSpec().getIscsi().getSecretRef().getName());
-    Pods.Ended read = run(it, ns, "reader", "copy", "cat /data/hello > /dev/termination-log");
-    assertThat(read.succeeded()).as(read.toString()).isTrue();
-    assertThat(read.message()).isEqualTo("the source, before the clone");
-    it.pods.delete(ns, "reader", POD);
-    awaitLetGo(ISCSI, copy, null);
-
-    for (PersistentVolume pv : java.util.List.of(copy, src)) {
+    for (PersistentVolume each : made) {
       ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
           it,
           ns,
-          pv.getSpec().getClaimRef().getName(),
-          pv,
-          pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+          each.getSpec().getClaimRef().getName(),
+          each,
+          each.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+      if (each.getSpec().getIscsi() != null) {
+        assertThat(tgtTargets()).doesNotContain(kind.key().apply(each));
+      }
     }
   }
 

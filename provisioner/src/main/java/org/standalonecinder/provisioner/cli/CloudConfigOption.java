@@ -7,19 +7,33 @@ import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoade
 import org.standalonecinder.provisioner.cinder.openstack.config.ConfigException;
 import picocli.CommandLine.Option;
 
-/** {@code --cloud-config} and the environment, as the {@code cinder} commands read them. */
+/**
+ * {@code --cloud-config} and the environment, as the {@code cinder} commands read them: the file
+ * from the flag, else from {@code CLOUD_CONFIG} as {@code run} reads it, so that a command run
+ * inside the provisioner's container checks the cloud the provisioner uses without being told.
+ */
 final class CloudConfigOption {
 
   @Option(
       names = {"--cloud-config"},
       description =
-          "cloud.conf INI file ([Global], [BlockStorage]); env OS_* and OS_CLOUD also count")
+          "cloud.conf INI file ([Global], [BlockStorage]); default: env CLOUD_CONFIG (as run"
+              + " reads it); env OS_* and OS_CLOUD also count")
   Path cloudConfig;
 
   /** The environment the OS_* variables come from; tests replace it. */
   Map<String, String> env = System.getenv();
 
   CloudConfig load() throws ConfigException {
-    return CloudConfigLoader.load(cloudConfig, env);
+    return CloudConfigLoader.load(file(), env);
+  }
+
+  /** The cloud.conf these commands read: the flag's, else CLOUD_CONFIG's (blank: none). */
+  Path file() {
+    if (cloudConfig != null) {
+      return cloudConfig;
+    }
+    String fromEnv = env.get("CLOUD_CONFIG");
+    return fromEnv == null || fromEnv.isBlank() ? null : Path.of(fromEnv.strip());
   }
 }

@@ -6,11 +6,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -135,6 +138,72 @@ class CheckCommandTest {
     int code = new CommandLine(cmd).setOut(new PrintWriter(out, true)).execute();
     assertThat(out.toString()).contains(line);
     assertThat(code).isEqualTo(exit);
+  }
+
+  /**
+   * Where the cloud.conf comes from: the flag, else CLOUD_CONFIG, as {@code run} reads it — so
+   * {@code cinder check} in the provisioner's container (CLOUD_CONFIG set by the manifests) needs
+   * no flag.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("sources")
+  void theCloudConfigComesFromTheFlagElseCloudConfig(
+      String name, String flag, String variable, int exit, String line, @TempDir Path dir)
+      throws Exception {
+    cloud.cinderAlways(
+        r ->
+            r.getPath().contains("get_pools")
+                ? MockCloud.recorded("get-pools-detail.json")
+                : MockCloud.recorded("list-volumes-metadata.json"));
+    Path good = dir.resolve("cloud.conf");
+    Files.writeString(
+        good,
+        "[Global]\ncinder-endpoint = "
+            + cloud.url("/volume/v3")
+            + "\ntenant-id = "
+            + MockCloud.PROJECT
+            + "\n");
+    java.util.function.UnaryOperator<String> at =
+        v -> v == null ? null : v.replace("GOOD", good.toString()).replace("DIR", dir.toString());
+    CheckCommand cmd = new CheckCommand();
+    Map<String, String> env = new HashMap<>();
+    if (variable != null) {
+      env.put("CLOUD_CONFIG", at.apply(variable));
+    }
+    cmd.cloud.env = env;
+    StringWriter out = new StringWriter();
+    String[] args = flag == null ? new String[0] : new String[] {"--cloud-config", at.apply(flag)};
+    int code = new CommandLine(cmd).setOut(new PrintWriter(out, true)).execute(args);
+    assertThat(out.toString()).contains(at.apply(line));
+    assertThat(code).as(out.toString()).isEqualTo(exit);
+  }
+
+  static Stream<Arguments> sources() {
+    return Stream.of(
+        Arguments.of(
+            "CLOUD_CONFIG alone, as in the container",
+            null,
+            "GOOD",
+            0,
+            "(from GOOD [Global] cinder-endpoint)"),
+        Arguments.of(
+            "the flag wins over CLOUD_CONFIG",
+            "GOOD",
+            "DIR/missing.conf",
+            0,
+            "(from GOOD [Global] cinder-endpoint)"),
+        Arguments.of(
+            "a blank CLOUD_CONFIG counts as unset",
+            null,
+            "  ",
+            CheckCommand.BAD_CONFIG,
+            "no cloud configured"),
+        Arguments.of(
+            "CLOUD_CONFIG names a file that is not there",
+            null,
+            "DIR/missing.conf",
+            CheckCommand.BAD_CONFIG,
+            "DIR/missing.conf"));
   }
 
   static Stream<Arguments> offline() {
