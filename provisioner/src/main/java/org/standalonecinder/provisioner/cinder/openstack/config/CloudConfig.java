@@ -31,6 +31,8 @@ import org.standalonecinder.provisioner.cinder.Microversion;
  * @param maxMicroversion the newest microversion to use even if the server offers more
  * @param maxConcurrentRequests how many Cinder calls may run at once
  * @param sources where each key came from
+ * @param ignored what the cloud.conf holds for cloud-provider-openstack's other parts, one line
+ *     each: accepted and not read
  */
 public record CloudConfig(
     Credentials credentials,
@@ -44,7 +46,8 @@ public record CloudConfig(
     Duration requestTimeout,
     Microversion maxMicroversion,
     int maxConcurrentRequests,
-    Map<ConfigKey, String> sources) {
+    Map<ConfigKey, String> sources,
+    List<String> ignored) {
 
   /** How the client authenticates. */
   public enum AuthMethod {
@@ -69,10 +72,20 @@ public record CloudConfig(
     ordered.putAll(sources);
     // Key order, so that the start-up log reads like the configuration reference.
     sources = java.util.Collections.unmodifiableMap(ordered);
+    ignored = List.copyOf(ignored);
   }
 
   /** Validates and types the merged settings. */
   public static CloudConfig from(Map<ConfigKey, Setting> s) {
+    return from(s, List.of());
+  }
+
+  /**
+   * Validates and types the merged settings.
+   *
+   * @param ignored the lines for what the cloud.conf holds that this project does not read
+   */
+  public static CloudConfig from(Map<ConfigKey, Setting> s, List<String> ignored) {
     SettingsReader r = new SettingsReader(s);
     URI authUrl = r.uri(ConfigKey.AUTH_URL);
     URI cinderEndpoint = r.uri(ConfigKey.CINDER_ENDPOINT);
@@ -143,7 +156,8 @@ public record CloudConfig(
         timeout,
         maxMv,
         maxConcurrent,
-        sources);
+        sources,
+        ignored);
   }
 
   /** How the client authenticates. */
@@ -156,6 +170,7 @@ public record CloudConfig(
     List<String> lines = new ArrayList<>();
     sources.forEach(
         (k, src) -> lines.add(k.display() + " = " + shown(k) + "   (from " + src + ")"));
+    ignored.forEach(i -> lines.add("ignored: " + i));
     return lines;
   }
 

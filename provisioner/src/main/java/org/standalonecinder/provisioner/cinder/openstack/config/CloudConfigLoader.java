@@ -26,7 +26,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
  * then the clouds.yaml cloud named by {@code OS_CLOUD}. A key set in a higher source replaces the
  * same key from a lower one; nothing else is merged. Unknown INI sections and keys, unknown
  * clouds.yaml keys and two spellings of one key with different values in one source are errors that
- * name the key. Unknown {@code OS_*} variables are ignored: environments carry many meant for other
+ * name the key. What cloud-provider-openstack's cloud.conf holds for its other parts (its load
+ * balancer, metadata, networking and route sections, and its node-side block storage keys) is
+ * ignored and listed, so that the file an admin's OpenStack cloud provider already reads works
+ * unchanged. Unknown {@code OS_*} variables are ignored: environments carry many meant for other
  * tools.
  */
 public final class CloudConfigLoader {
@@ -58,11 +61,27 @@ public final class CloudConfigLoader {
       merged.putAll(fromCloudsYaml(findCloudsYaml(env), cloud));
     }
     merged.putAll(fromEnv(env));
+    List<String> ignored = new ArrayList<>();
     if (cloudConf != null) {
-      merged.putAll(fromIni(cloudConf));
+      merged.putAll(fromIni(cloudConf, ignored));
     }
-    return CloudConfig.from(merged);
+    return CloudConfig.from(merged, ignored);
   }
+
+  /** cloud-provider-openstack's sections for its other parts: read by it, never by this project. */
+  static final Set<String> OTHER_SECTIONS =
+      Set.of("loadbalancer", "metadata", "networking", "route");
+
+  /**
+   * cloud-provider-openstack's {@code [BlockStorage]} keys for what its node plugin does (device
+   * paths, attach limits, rescans): this project attaches nothing to nodes.
+   */
+  static final Set<String> NODE_BLOCK_STORAGE_KEYS =
+      Set.of(
+          "trust-device-path",
+          "node-volume-attach-limit",
+          "rescan-on-resize",
+          "ignore-volume-microversion");
 
   /** The {@code OS_*} variables this project knows. */
   static Map<ConfigKey, Setting> fromEnv(Map<String, String> env) {
@@ -83,6 +102,15 @@ public final class CloudConfigLoader {
 
   /** A cloud.conf in the Go provisioner's INI format ({@code [Global]}, {@code [BlockStorage]}). */
   static Map<ConfigKey, Setting> fromIni(Path file) {
+    return fromIni(file, new ArrayList<>());
+  }
+
+  /**
+   * A cloud.conf in the Go provisioner's or cloud-provider-openstack's INI format.
+   *
+   * @param ignored receives one line for each section or key read by cloud-provider-openstack only
+   */
+  static Map<ConfigKey, Setting> fromIni(Path file, List<String> ignored) {
     INIConfiguration ini = new INIConfiguration();
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       ini.read(r);
@@ -100,13 +128,40 @@ public final class CloudConfigLoader {
         }
         continue;
       }
+      SubnodeConfiguration sub = ini.getSection(section);
+      if (OTHER_SECTIONS.contains(section.toLowerCase(Locale.ROOT))) {
+        ignored.add(
+            "["
+                + section
+                + "] ("
+                + count(sub)
+                + " key(s)) in "
+                + file
+                + ": cloud-provider-openstack's, not read here");
+        continue;
+      }
       if (!section.equalsIgnoreCase("Global") && !section.equalsIgnoreCase("BlockStorage")) {
         throw new ConfigException(
-            file + ": unknown section [" + section + "]; known: [Global], [BlockStorage]");
+            file
+                + ": unknown section ["
+                + section
+                + "]; known: [Global], [BlockStorage] (and cloud-provider-openstack's"
+                + " [LoadBalancer], [Metadata], [Networking], [Route], which are ignored)");
       }
-      SubnodeConfiguration sub = ini.getSection(section);
       for (Iterator<String> it = sub.getKeys(); it.hasNext(); ) {
         String name = it.next();
+        if (section.equalsIgnoreCase("BlockStorage")
+            && NODE_BLOCK_STORAGE_KEYS.contains(name.trim().toLowerCase(Locale.ROOT))) {
+          ignored.add(
+              "["
+                  + section
+                  + "] "
+                  + name
+                  + " in "
+                  + file
+                  + ": cloud-provider-openstack's node setting, not read here");
+          continue;
+        }
         ConfigKey key =
             ConfigKey.fromIni(section, name)
                 .orElseThrow(
@@ -225,6 +280,14 @@ public final class CloudConfigLoader {
               + " to different values; keep one");
     }
     out.put(key, s);
+  }
+
+  private static int count(SubnodeConfiguration sub) {
+    int n = 0;
+    for (Iterator<String> it = sub.getKeys(); it.hasNext(); it.next()) {
+      n++;
+    }
+    return n;
   }
 
   private static String suggestion(String section, String name) {

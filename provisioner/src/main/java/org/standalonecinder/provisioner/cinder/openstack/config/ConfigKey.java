@@ -45,14 +45,14 @@ public enum ConfigKey {
   PROJECT_DOMAIN_ID(
       "Global",
       "project-domain-id",
-      List.of(),
+      List.of("tenant-domain-id"),
       "OS_PROJECT_DOMAIN_ID",
       "auth.project_domain_id",
       false),
   PROJECT_DOMAIN_NAME(
       "Global",
       "project-domain-name",
-      List.of(),
+      List.of("tenant-domain-name"),
       "OS_PROJECT_DOMAIN_NAME",
       "auth.project_domain_name",
       false),
@@ -79,7 +79,7 @@ public enum ConfigKey {
       "auth.application_credential_secret",
       true),
   REGION("Global", "region", List.of(), "OS_REGION_NAME", "region_name", false),
-  INTERFACE("Global", "interface", List.of(), "OS_INTERFACE", "interface", false),
+  INTERFACE("Global", "interface", List.of("os-endpoint-type"), "OS_INTERFACE", "interface", false),
   CA_FILE("Global", "ca-file", List.of(), "OS_CACERT", "cacert", false),
   TLS_INSECURE("Global", "tls-insecure", List.of(), "OS_INSECURE", null, false),
   CINDER_ENDPOINT(

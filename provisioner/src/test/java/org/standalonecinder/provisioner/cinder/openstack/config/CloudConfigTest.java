@@ -218,6 +218,30 @@ class CloudConfigTest {
               assertThat(c.sources().get(ConfigKey.REGION)).isEqualTo("env OS_REGION_NAME");
             }),
         ok(
+            "cloud-provider-openstack's cloud.conf, as its OpenStack cloud provider reads it",
+            KEYSTONE
+                + "tenant-domain-name = corp\nos-endpoint-type = internal\n"
+                + "[BlockStorage]\nbs-version = v3\nrescan-on-resize = true\n"
+                + "trust-device-path = false\nnode-volume-attach-limit = 256\n"
+                + "[LoadBalancer]\nsubnet-id = abc\nuse-octavia = true\n"
+                + "[Metadata]\nsearch-order = configDrive,metadataService\n"
+                + "[Networking]\npublic-network-name = ext\n[Route]\nrouter-id = r1\n",
+            Map.of(),
+            c -> {
+              assertThat(c.auth()).isEqualTo(AuthMethod.V3_PASSWORD);
+              assertThat(c.sources().get(ConfigKey.PROJECT_DOMAIN_NAME))
+                  .endsWith("[Global] tenant-domain-name");
+              assertThat(c.endpointInterface()).isEqualTo("internal");
+              assertThat(c.ignored())
+                  .hasSize(7)
+                  .anySatisfy(l -> assertThat(l).startsWith("[LoadBalancer] (2 key(s)) in "))
+                  .anySatisfy(l -> assertThat(l).startsWith("[BlockStorage] rescan-on-resize in "))
+                  .allSatisfy(l -> assertThat(l).contains("cloud-provider-openstack's"));
+              assertThat(c.describe())
+                  .contains("ignored: " + c.ignored().get(0))
+                  .noneMatch(l -> l.contains("subnet-id") || l.contains("abc"));
+            }),
+        ok(
             "unknown OS_ variables are ignored",
             NOAUTH,
             Map.of("OS_COMPUTE_API_VERSION", "2.1"),
@@ -294,9 +318,20 @@ class CloudConfigTest {
             "unknown key", NOAUTH + "frobnicate = 1\n", Map.of(), "unknown key 'frobnicate'"),
         Arguments.of(
             "unknown section",
-            NOAUTH + "[Networking]\nx = 1\n",
+            NOAUTH + "[Compute]\nx = 1\n",
             Map.of(),
-            "unknown section [Networking]"),
+            "unknown section [Compute]; known: [Global], [BlockStorage] (and"
+                + " cloud-provider-openstack's"),
+        Arguments.of(
+            "tenant-domain-name and project-domain-name differ in one file",
+            KEYSTONE + "tenant-domain-name = a\nproject-domain-name = b\n",
+            Map.of(),
+            "both set [Global] project-domain-name to different values"),
+        Arguments.of(
+            "a key of cloud-provider-openstack this project cannot honour is still refused",
+            KEYSTONE + "cert-file = /etc/client.crt\n",
+            Map.of(),
+            "unknown key 'cert-file'"),
         Arguments.of(
             "settings before any section",
             "auth-url = http://k/v3\n" + KEYSTONE,
