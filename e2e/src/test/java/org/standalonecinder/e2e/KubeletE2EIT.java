@@ -11,6 +11,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -91,6 +93,8 @@ class KubeletE2EIT {
                     false))));
   }
 
+  // The rows at once: each has its own namespace, claims and Pods, and mostly waits for the node.
+  @Execution(ExecutionMode.CONCURRENT)
   @ParameterizedTest(name = "{0}")
   @MethodSource("kinds")
   void aPodsFilesOutliveItAndTheKubeletLeavesNothingBehind(Kind kind, LocalInstall it)
