@@ -58,7 +58,7 @@ public final class MockCloud implements AutoCloseable {
           }
         });
     try {
-      server.start();
+      server.start(java.net.InetAddress.getByName("127.0.0.1"), 0);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -88,8 +88,13 @@ public final class MockCloud implements AutoCloseable {
     return keystoneRequests.size();
   }
 
+  /**
+   * The URL of a path on this server, by address: "localhost" may also resolve to ::1, where
+   * nothing listens, and a client that falls back to it reports "connection refused" instead of
+   * what the test staged (a Debian /etc/hosts names both).
+   */
   public String url(String path) {
-    return server.url(path).toString();
+    return server.url(path).newBuilder().host("127.0.0.1").build().toString();
   }
 
   public synchronized MockCloud thenCinder(Function<RecordedRequest, MockResponse> f) {
