@@ -35,12 +35,28 @@ NODE2_STATE="${NODE_STATE}-2"
 started=0
 kube_started=0
 node_started=""
+waiting=()
 stop_all() {
+  # Starts still under way first, so nothing comes up after its stop.
+  for p in "${waiting[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${waiting[@]}"; do wait "$p" 2>/dev/null || true; done
   for n in $node_started; do "$ROOT/dev/node-local/stop.sh" --state-dir "$n" >/dev/null || true; done
   if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
 }
 trap stop_all EXIT
+
+# The parts start at once (their package installs take turns, dev/apt-lock.sh): Cinder, the
+# longest (about 90 s warm), beside the control plane and then the nodes, which need the control
+# plane but not Cinder until the tests run.
+if "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --running; then
+  echo "dev/test.sh: using the local Cinder that is already running ($STATE)"
+else
+  started=1
+  # A fresh state: tests see only what they create.
+  "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh &
+  waiting+=($!)
+fi
 
 # The real control plane for the end-to-end suite (e2e/): built from Debian's source package
 # the first time (a few minutes; cached by version outside the clone), then started in seconds.
@@ -51,19 +67,12 @@ else
   "$ROOT/dev/kube-local/start.sh" --fresh
 fi
 
-if "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --running; then
-  echo "dev/test.sh: using the local Cinder that is already running ($STATE)"
-else
-  started=1
-  # A fresh state: tests see only what they create.
-  "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh
-fi
-
-# The node: a real Linux kernel as a user-space process (Debian's user-mode-linux), whose kernel
-# initiator logs in to the PVs the provisioner makes. Started after Cinder and Ceph: it reaches
-# them, and the API server, only as the host's loopback through its user-space network.
+# The nodes: real Linux kernels as user-space processes (Debian's user-mode-linux), whose kernel
+# initiators log in to the PVs the provisioner makes. They reach Cinder, Ceph and the API server
+# only as the host's loopback through their user-space networks.
 # The first node also runs a kubelet (and containerd) registered with the local control plane:
-# pods there mount claims through the kubelet's own volume plugins.
+# pods there mount claims through the kubelet's own volume plugins. The second is a kernel alone
+# (what two nodes do at once; the attach CLI beside the kubelet's pods).
 for n in "$NODE_STATE" "$NODE2_STATE"; do
   role=()
   [ "$n" = "$NODE_STATE" ] && role=(--kubelet)
@@ -71,9 +80,14 @@ for n in "$NODE_STATE" "$NODE2_STATE"; do
     echo "dev/test.sh: using the node that is already running ($n)"
   else
     node_started="$node_started $n"
-    "$ROOT/dev/node-local/start.sh" --state-dir "$n" "${role[@]}" --fresh
+    "$ROOT/dev/node-local/start.sh" --state-dir "$n" "${role[@]}" --fresh &
+    waiting+=($!)
   fi
 done
+for p in "${waiting[@]}"; do
+  wait "$p" || { echo "dev/test.sh: a part did not start (above: why)" >&2; exit 1; }
+done
+waiting=()
 
 cd "$ROOT"
 # The console goes to target/test-output.log too: with the processes' logs under */target, it is

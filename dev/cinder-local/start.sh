@@ -51,6 +51,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../apt-lock.sh
+. "$HERE/../apt-lock.sh"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
 BACKEND="${CINDER_LOCAL_BACKEND:-file}"
 KEYSTONE="${CINDER_LOCAL_KEYSTONE:-0}"
@@ -163,6 +165,7 @@ done
 if [ -n "$missing" ] && [ "$CHECK_ONLY" = 0 ]; then
   [ "$INSTALL" = 1 ] || die "missing packages:$missing (and --no-install given)"
   log "installing:$missing"
+  apt_lock
   export DEBIAN_FRONTEND=noninteractive
   # Debian's OpenStack packages ask debconf questions (dbconfig, rabbit,
   # keystone registration): answer "no" to all of them.
@@ -194,6 +197,7 @@ EOF
       || { tail -30 "$STATE.apt.log" >&2; die "apt-get install failed (log: $STATE.apt.log)"; }
   fi
   [ "$added_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
+  apt_unlock
   log "install done in $(( $(date +%s) - t0 ))s (log: $STATE.apt.log)"
 fi
 

@@ -18,6 +18,8 @@
 #
 # Env: KUBE_LOCAL_CACHE (default /var/cache/standalone-cinder/kube).
 set -euo pipefail
+# shellcheck source=../apt-lock.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/apt-lock.sh"
 
 CACHE="${KUBE_LOCAL_CACHE:-/var/cache/standalone-cinder/kube}"
 PRINT_ONLY=0
@@ -66,8 +68,10 @@ source_version() {
   apt-cache showsrc kubernetes 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1
 }
 
+apt_lock
 ensure_deb_src
 apt_update_once
+apt_unlock
 VERSION="$(source_version)"
 if [ -z "$VERSION" ]; then log "apt-get knows no source package 'kubernetes'"; exit 1; fi
 KEY="$(echo "$VERSION" | tr -c 'A-Za-z0-9.+~_\n-' '_')"
@@ -79,7 +83,9 @@ missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]}"
+  apt_lock
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_unlock
 fi
 
 have_all=1
@@ -94,7 +100,10 @@ start=$(date +%s)
 WORK="$CACHE/$KEY/work"
 rm -rf "$WORK"; mkdir -p "$WORK"
 log "fetching source package kubernetes $VERSION"
-(cd "$WORK" && apt-get source -qq --download-only "kubernetes=$VERSION" >/dev/null && dpkg-source -x --no-check ./*.dsc src >/dev/null)
+apt_lock
+(cd "$WORK" && apt-get source -qq --download-only "kubernetes=$VERSION" >/dev/null)
+apt_unlock
+(cd "$WORK" && dpkg-source -x --no-check ./*.dsc src >/dev/null)
 SRC="$WORK/src"
 
 # The vendored reflect2 1.0.1 -> Debian's 1.0.2 (see the header).

@@ -28,6 +28,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../apt-lock.sh
+. "$HERE/../apt-lock.sh"
 STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 API_PORT="${KUBE_LOCAL_API_PORT:-6443}"
 ETCD_PORT="${KUBE_LOCAL_ETCD_PORT:-2379}"
@@ -84,7 +86,9 @@ fi
 BIN="$("$HERE/build.sh")"
 for p in etcd-server openssl curl; do
   if ! command -v "${p%-server}" >/dev/null 2>&1; then
+    apt_lock
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null
+    apt_unlock
   fi
 done
 VERSION="$("$BIN/kube-apiserver" --version | awk '{print $2}')"

@@ -32,6 +32,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../apt-lock.sh
+. "$HERE/../apt-lock.sh"
 STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"
 MEM="${NODE_LOCAL_MEM:-768M}"
 TIMEOUT="${NODE_LOCAL_TIMEOUT:-90}"
@@ -95,8 +97,10 @@ for p in "${NEED[@]}"; do
 done
 if [ ${#MISSING[@]} -gt 0 ]; then
   log "installing ${MISSING[*]}"
+  apt_lock
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${MISSING[@]}" >/dev/null
+  apt_unlock
 fi
 T_PKG=$(since "$T0")
 

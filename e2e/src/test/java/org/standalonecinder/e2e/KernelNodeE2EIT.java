@@ -46,6 +46,19 @@ class KernelNodeE2EIT {
                         + ": dev/node-local/start.sh starts it (dev/test.sh does)"));
   }
 
+  /** The second node (dev/node-local --state-dir /tmp/node-local-2): a kernel, no kubelet. */
+  static LocalNode secondNode() throws java.io.IOException {
+    Path env = Path.of(System.getProperty("node2.local.env", "/tmp/node-local-2/node-local.env"));
+    return LocalNode.of(env)
+        .orElseThrow(
+            () ->
+                new IllegalStateException(
+                    "no second node runs for "
+                        + env
+                        + ": dev/node-local/start.sh --state-dir /tmp/node-local-2 (dev/test.sh"
+                        + " starts both)"));
+  }
+
   private static Secret chapSecret(LocalInstall it, PersistentVolume pv) {
     var ref = pv.getSpec().getIscsi().getSecretRef();
     return it.admin.secrets().inNamespace(ref.getNamespace()).withName(ref.getName()).get();
@@ -201,16 +214,7 @@ class KernelNodeE2EIT {
    */
   @Test
   void aReadWriteManyBlockPvIsLoggedInFromTwoNodesAtOnce(LocalInstall it) throws Exception {
-    Path env2 = Path.of(System.getProperty("node2.local.env", "/tmp/node-local-2/node-local.env"));
-    LocalNode other =
-        LocalNode.of(env2)
-            .orElseThrow(
-                () ->
-                    new IllegalStateException(
-                        "no second node runs for "
-                            + env2
-                            + ": dev/node-local/start.sh --state-dir /tmp/node-local-2 (dev/test.sh"
-                            + " starts both)"));
+    LocalNode other = secondNode();
     String ns = it.namespace("e2e-kernel-rwx");
     it.kubectl.ok(SHARED.formatted(ns), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "shared");

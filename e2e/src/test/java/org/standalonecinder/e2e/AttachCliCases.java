@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.demo.LocalInstall;
@@ -21,21 +21,22 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
 
 /**
  * The attach CLI for real (docs/attach.md): {@code cinder attach} and {@code cinder detach} run as
- * root in the node (a real kernel, dev/node-local) against the real Cinder. The attachment makes a
- * real device through udev's by-path link, {@code --mode ro} a device the kernel refuses to write,
- * a mounted device is refused a detach, and the detach leaves no session and the volume available.
+ * root in the second node (a real kernel, dev/node-local; no kubelet) against the real Cinder. The
+ * attachment makes a real device through udev's by-path link, {@code --mode ro} a device the kernel
+ * refuses to write, a mounted device is refused a detach, and the detach leaves no session and the
+ * volume available.
  */
-@ExtendWith(Installed.class)
-// Beside the kernel's own tests, before the fault suites.
-@org.junit.jupiter.api.Order(2)
-class AttachInTheNodeE2EIT {
+// Its rows one after another: each counts the node's sessions, and the node is theirs alone (the
+// lock keeps the rows of a subclass that runs concurrently with other classes in one thread).
+@ResourceLock("node-local-2")
+abstract class AttachCliCases {
 
   static final Duration STEP = Duration.ofSeconds(180);
   static LocalNode node;
 
   @BeforeAll
   static void theNodeRuns() throws Exception {
-    node = KernelNodeE2EIT.theNode();
+    node = KernelNodeE2EIT.secondNode();
   }
 
   private static String cli(LocalInstall it) {

@@ -10,7 +10,6 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,10 +32,7 @@ import org.standalonecinder.demo.Waits;
  * reads it too, through the clone's own target and CHAP Secret; when the claims are deleted nothing
  * is left in Cinder, tgt or the node.
  */
-@ExtendWith(Installed.class)
-// Before the fault suites, which may leave the installed provisioner stopped.
-@org.junit.jupiter.api.Order(2)
-class KubeletE2EIT {
+abstract class KubeletCases {
 
   static final Duration POD = Duration.ofSeconds(240);
   static final Duration LET_GO = Duration.ofSeconds(120);
