@@ -1,5 +1,7 @@
-{{/* Labels Helm adds to every object (beside the app name the manifests have). */}}
+{{/* The labels of every object: the two the manifests have, and Helm's own. */}}
 {{- define "standalone-cinder.labels" -}}
+app.kubernetes.io/name: standalone-cinder
+app.kubernetes.io/part-of: standalone-cinder
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/instance: {{ .Release.Name }}

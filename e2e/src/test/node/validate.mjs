@@ -5,7 +5,9 @@ const objects = JSON.parse(readFileSync(0, "utf8"));
 const results = [];
 for (const o of objects) {
   const [group, version] = o.apiVersion.includes("/") ? o.apiVersion.split("/") : ["", o.apiVersion];
-  const pkg = group.endsWith("cert-manager.io") ? "@kubernetes-models/cert-manager" : "kubernetes-models";
+  const pkg = group.endsWith("cert-manager.io") ? "@kubernetes-models/cert-manager"
+    : group === "monitoring.coreos.com" ? "@kubernetes-models/prometheus-operator"
+    : "kubernetes-models";
   const path = `${pkg}/${group ? group + "/" : ""}${version}/${o.kind}`;
   let error = null;
   try {

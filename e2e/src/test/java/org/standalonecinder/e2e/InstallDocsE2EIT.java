@@ -15,12 +15,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.standalonecinder.demo.LocalInstall;
-import org.standalonecinder.demo.Waits;
 
 /**
  * docs/install.md as a newcomer follows it: every {@code sh} block of a section marked
@@ -46,7 +44,15 @@ class InstallDocsE2EIT {
           "helm uninstall standalone-cinder --namespace standalone-cinder >/dev/null 2>&1 || true",
           "\"$REAL_KUBECTL\" delete -k manifests/base --ignore-not-found --wait >/dev/null 2>&1 || true",
           "\"$REAL_KUBECTL\" delete namespace standalone-cinder --ignore-not-found --wait >/dev/null",
-          "\"$REAL_KUBECTL\" delete storageclass cinder --ignore-not-found >/dev/null");
+          "\"$REAL_KUBECTL\" delete storageclass cinder --ignore-not-found >/dev/null",
+          "\"$REAL_KUBECTL\" delete pv "
+              + InstallDocsE2EIT.LEFT_PV
+              + " --ignore-not-found >/dev/null");
+
+  /** A PV the installation made and an uninstall leaves, and the CHAP Secret it names. */
+  static final String LEFT_PV = "e2e-install-docs-left-behind";
+
+  static final String LEFT_SECRET = "chap-" + LEFT_PV;
 
   /** The sections of the page that run, in order, with their commands. */
   static Map<String, List<String>> testedSections(String markdown) {
@@ -115,18 +121,24 @@ class InstallDocsE2EIT {
             "Uninstall (kustomize)",
             "4. Install with Helm",
             "Upgrade (Helm)",
-            "Uninstall (Helm)");
+            "Uninstall (Helm)",
+            "Removing the namespace");
     Config c = Config.fromKubeconfig(null, Files.readString(kubeconfig), kubeconfig.toString());
     try (KubernetesClient admin = new KubernetesClientBuilder().withConfig(c).build()) {
-      Map<String, Consumer<KubernetesClient>> after = checks();
+      Map<String, java.util.function.BiConsumer<KubernetesClient, String>> after = checks();
       // As on a new cluster: what the demo or an earlier run installed goes first.
       run("clean slate", CLEAN_UP, bin, kube.get("KUBE_LOCAL_KUBECTL"), kubeconfig);
       try {
         for (var section : sections.entrySet()) {
-          for (String commands : section.getValue()) {
-            run(section.getKey(), commands, bin, kube.get("KUBE_LOCAL_KUBECTL"), kubeconfig);
+          if (section.getKey().equals("Uninstall (kustomize)")) {
+            leaveAPv(admin);
           }
-          after.getOrDefault(section.getKey(), k -> {}).accept(admin);
+          StringBuilder out = new StringBuilder();
+          for (String commands : section.getValue()) {
+            out.append(
+                run(section.getKey(), commands, bin, kube.get("KUBE_LOCAL_KUBECTL"), kubeconfig));
+          }
+          after.getOrDefault(section.getKey(), (k, o) -> {}).accept(admin, out.toString());
         }
       } finally {
         // A failed run must not leave objects of the suite's names behind.
@@ -135,12 +147,63 @@ class InstallDocsE2EIT {
     }
   }
 
-  /** What the cluster holds after each section. */
-  private static Map<String, Consumer<KubernetesClient>> checks() {
+  /**
+   * What an installation leaves when its claims are not all deleted first: a PV (Retain, or whose
+   * claim outlives the uninstall) that names a CHAP Secret in the project's namespace. Its pods
+   * need that Secret at their next mount, so no uninstall may take it.
+   */
+  private static void leaveAPv(KubernetesClient k) {
+    k.secrets()
+        .inNamespace(LocalInstall.NS)
+        .resource(
+            new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withNewMetadata()
+                .withName(LEFT_SECRET)
+                .endMetadata()
+                .withType("kubernetes.io/iscsi-chap")
+                .addToStringData("node.session.auth.username", "user")
+                .addToStringData("node.session.auth.password", "not-a-real-one")
+                .build())
+        .create();
+    k.persistentVolumes()
+        .resource(
+            new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+                .withNewMetadata()
+                .withName(LEFT_PV)
+                .endMetadata()
+                .withNewSpec()
+                .withCapacity(
+                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi")))
+                .withAccessModes("ReadWriteOnce")
+                .withPersistentVolumeReclaimPolicy("Retain")
+                .withNewIscsi()
+                .withTargetPortal("127.0.0.1:3260")
+                .withIqn("iqn.2010-10.org.openstack:volume-left-behind")
+                .withLun(1)
+                .withChapAuthSession(true)
+                .withNewSecretRef()
+                .withName(LEFT_SECRET)
+                .withNamespace(LocalInstall.NS)
+                .endSecretRef()
+                .endIscsi()
+                .endSpec()
+                .build())
+        .create();
+  }
+
+  private static void theLeftPvsSecretRemains(KubernetesClient k) {
+    assertThat(k.namespaces().withName(LocalInstall.NS).get()).isNotNull();
+    assertThat(k.secrets().inNamespace(LocalInstall.NS).withName(LEFT_SECRET).get())
+        .as("the CHAP Secret a remaining PV names")
+        .isNotNull();
+  }
+
+  /** What the cluster holds after each section, and what its commands printed. */
+  private static Map<String, java.util.function.BiConsumer<KubernetesClient, String>> checks() {
     String ns = LocalInstall.NS;
     return Map.of(
         "3. Install with kustomize",
-        k -> {
+        (k, out) -> {
           var d = k.apps().deployments().inNamespace(ns).withName("standalone-cinder").get();
           assertThat(d.getSpec().getReplicas()).isEqualTo(2);
           assertThat(d.getSpec().getTemplate().getSpec().getContainers())
@@ -165,17 +228,14 @@ class InstallDocsE2EIT {
               .isNotNull();
         },
         "Uninstall (kustomize)",
-        k -> {
-          // kubectl waits for the namespace's deletion, except where it stopped at 1.20's
-          // unknown PodDisruptionBudget: the namespace controller finishes it.
-          Waits.await(
-              "the namespace deleted",
-              () -> k.namespaces().withName(ns).get() == null,
-              java.time.Duration.ofSeconds(90));
+        (k, out) -> {
           assertThat(k.rbac().clusterRoles().withName("standalone-cinder").get()).isNull();
+          assertThat(k.apps().deployments().inNamespace(ns).withName("standalone-cinder").get())
+              .isNull();
+          theLeftPvsSecretRemains(k);
         },
         "4. Install with Helm",
-        k -> {
+        (k, out) -> {
           assertThat(k.apps().deployments().inNamespace(ns).withName("standalone-cinder").get())
               .isNotNull();
           assertThat(k.storage().v1().storageClasses().withName("cinder").get().getProvisioner())
@@ -198,7 +258,7 @@ class InstallDocsE2EIT {
               .isNotNull();
         },
         "Upgrade (Helm)",
-        k ->
+        (k, out) ->
             assertThat(
                     k.configMaps()
                         .inNamespace(ns)
@@ -208,8 +268,8 @@ class InstallDocsE2EIT {
                         .get("policy.yaml"))
                 .contains("mode: audit"),
         "Uninstall (Helm)",
-        k -> {
-          assertThat(k.namespaces().withName(ns).get()).isNull();
+        (k, out) -> {
+          theLeftPvsSecretRemains(k);
           assertThat(k.storage().v1().storageClasses().withName("cinder").get()).isNull();
           assertThat(
                   k.admissionRegistration()
@@ -218,10 +278,12 @@ class InstallDocsE2EIT {
                       .withName("standalone-cinder")
                       .get())
               .isNull();
-        });
+        },
+        "Removing the namespace",
+        (k, out) -> assertThat(out.lines().map(String::strip)).contains(LEFT_PV));
   }
 
-  private void run(String section, String commands, Path bin, String kubectl, Path kubeconfig)
+  private String run(String section, String commands, Path bin, String kubectl, Path kubeconfig)
       throws IOException, InterruptedException {
     ProcessBuilder pb =
         new ProcessBuilder("bash", "-euo", "pipefail", "-c", commands)
@@ -238,6 +300,7 @@ class InstallDocsE2EIT {
     assertThat(p.waitFor(300, TimeUnit.SECONDS)).as(section).isTrue();
     System.out.printf("install.md, %s:%n%s%n", section, out.indent(2));
     assertThat(p.exitValue()).as(section + ":\n" + commands + "\n" + out).isZero();
+    return out;
   }
 
   private static void script(Path file, String text) throws IOException {

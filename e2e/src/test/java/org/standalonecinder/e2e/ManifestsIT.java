@@ -60,9 +60,28 @@ class ManifestsIT {
       Map.of(
           "clusterId", "my-cluster",
           "initiatorName", "iqn.2026-11.org.example:my-cluster",
-          "cloudConfig.existingSecret", "standalone-cinder-cloud-config");
+          "cloudConfig.existingSecret", "standalone-cinder-cloud-config",
+          // manifests/base's image names, which kustomize users replace (docs/install.md)
+          "image.webhook.repository", "standalone-cinder/webhook",
+          "image.provisioner.repository", "standalone-cinder/provisioner");
 
   private static final Map<String, List<JsonNode>> RENDERS = new LinkedHashMap<>();
+
+  /** Every values file of charts/standalone-cinder/examples, each rendered and checked. */
+  private static final List<String> EXAMPLES = examples();
+
+  private static List<String> examples() {
+    try (Stream<Path> files = Files.list(CHART.resolve("examples"))) {
+      return files
+          .map(f -> f.getFileName().toString())
+          .filter(f -> f.endsWith(".yaml"))
+          .map(f -> f.substring(0, f.length() - ".yaml".length()))
+          .sorted()
+          .toList();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
 
   /** By render: what the schema check found, one line per object that failed it. */
   private static final Map<String, List<String>> SCHEMA_PROBLEMS = new LinkedHashMap<>();
@@ -144,7 +163,7 @@ class ManifestsIT {
     cm.put("certManager.issuerRef.name", "my-issuer");
     cm.put("certManager.issuerRef.kind", "ClusterIssuer");
     RENDERS.put("helm template (cert-manager, own issuer)", objects(template(cm, null)));
-    for (String example : List.of("noauth", "keystone")) {
+    for (String example : EXAMPLES) {
       RENDERS.put(
           "helm template -f examples/" + example + ".yaml",
           objects(template(Map.of(), CHART.resolve("examples/" + example + ".yaml"))));
@@ -197,6 +216,13 @@ class ManifestsIT {
     return RENDERS.keySet().stream().map(Arguments::of);
   }
 
+  /** The renders that install the project (not manifests/examples, the admin's own to write). */
+  static Stream<Arguments> installs() {
+    return RENDERS.keySet().stream()
+        .filter(r -> !r.startsWith("manifests/examples/"))
+        .map(Arguments::of);
+  }
+
   private static String key(JsonNode o) {
     return o.path("kind").asText() + " " + o.path("metadata").path("name").asText();
   }
@@ -240,8 +266,10 @@ class ManifestsIT {
   static List<String> unknownFields(JsonNode o) {
     List<String> out = new ArrayList<>();
     String where = o.path("apiVersion").asText() + " " + key(o);
-    if (o.path("apiVersion").asText().startsWith("cert-manager.io/")) {
-      // No model of cert-manager's kinds here: the schema check covers them.
+    if (o.path("apiVersion").asText().startsWith("cert-manager.io/")
+        || o.path("apiVersion").asText().startsWith("monitoring.coreos.com/")) {
+      // No model of cert-manager's or Prometheus Operator's kinds here: the schema check covers
+      // them.
       return out;
     }
     HasMetadata typed;
@@ -398,14 +426,146 @@ class ManifestsIT {
         "no cluster id | clusterId= | clusterId is required",
         "no initiator | initiatorName= | initiatorName is required",
         "no cloud config | cloudConfig.existingSecret= | cloudConfig: set existingSecret",
-        "an unknown certificate mode | certificates=vault | certificates must be own or cert-manager, was \"vault\"",
-        "a class without a name | storageClasses[0].default=true | every storageClasses entry needs a name"
+        "an unknown certificate mode | certificates=vault | certificates must be one of the following: \"own\", \"cert-manager\"",
+        "a class without a name | storageClasses[0].default=true | every storageClasses entry needs a name",
+        "no webhook image | image.webhook.repository= | image.webhook.repository is required: no public image is published",
+        "no provisioner image | image.provisioner.repository= | image.provisioner.repository is required",
+        "an unknown failure policy | webhook.failurePolicy=Never | webhook.failurePolicy must be one of the following: \"Fail\", \"Ignore\"",
+        "a misspelt top-level key | replica=3 | replica",
+        "a misspelt nested key | image.webhook.repo=x | repo",
+        "a misspelt class field | storageClasses[0].reclaimpolicy=Retain | reclaimpolicy",
+        "a setting in lower case | settings.log_format=json | log_format",
+        "a string for a number | workers=many | workers"
       })
   void badValuesAreRefusedWithWhatToSet(String name, String setting, String message) {
     Map<String, String> set = new LinkedHashMap<>(REQUIRED);
     int eq = setting.indexOf('=');
     set.put(setting.substring(0, eq), setting.substring(eq + 1));
     assertThatThrownBy(() -> template(set, null)).hasMessageContaining(message);
+  }
+
+  private static JsonNode only(List<JsonNode> objects, String key) {
+    return objects.stream().filter(o -> key(o).equals(key)).findFirst().orElseThrow();
+  }
+
+  private static String checksum(Map<String, String> extra) throws IOException {
+    Map<String, String> set = new LinkedHashMap<>(REQUIRED);
+    set.putAll(extra);
+    return only(objects(template(set, null)), "Deployment standalone-cinder")
+        .at("/spec/template/metadata/annotations/checksum~1config")
+        .asText();
+  }
+
+  /**
+   * The Pods roll for what they read only at start (settings, a cloud.conf from values), never for
+   * the policy, which the webhook re-reads in place: a policy change must not restart anything.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "a policy change keeps the Pods | policy.mode=audit | false",
+        "a policy key added keeps them | policy.cinderCheckUnavailable=allow | false",
+        "a class added keeps them | storageClasses[0].name=more | false",
+        "a setting rolls them | settings.LOG_FORMAT=json | true",
+        "workers roll them | workers=8 | true",
+        "another initiator name rolls them | initiatorName=iqn.2026-11.org.example:other | true"
+      })
+  void onlyWhatIsReadAtStartRollsThePods(String name, String setting, boolean rolls)
+      throws IOException {
+    int eq = setting.indexOf('=');
+    String changed = checksum(Map.of(setting.substring(0, eq), setting.substring(eq + 1)));
+    assertThat(!changed.equals(checksum(Map.of()))).as(name).isEqualTo(rolls);
+  }
+
+  /** Every object either form makes carries the app.kubernetes.io labels. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("installs")
+  void everyObjectCarriesTheAppLabels(String render) {
+    assertThat(RENDERS.get(render))
+        .allSatisfy(
+            o -> {
+              assertThat(o.at("/metadata/labels/app.kubernetes.io~1name").asText())
+                  .as(key(o))
+                  .isEqualTo("standalone-cinder");
+              assertThat(o.at("/metadata/labels/app.kubernetes.io~1part-of").asText())
+                  .as(key(o))
+                  .isEqualTo("standalone-cinder");
+            });
+  }
+
+  /**
+   * examples/options.yaml: each optional value reaches the object it is for, and a single replica
+   * gets no PodDisruptionBudget (minAvailable 1 of 1 would block every drain of its node).
+   */
+  @Test
+  void theOptionalValuesReachTheirObjects() {
+    List<JsonNode> objects = RENDERS.get("helm template -f examples/options.yaml");
+    assertThat(objects).noneMatch(o -> o.path("kind").asText().equals("PodDisruptionBudget"));
+    assertThat(RENDERS.get("helm template (required values)"))
+        .anyMatch(o -> o.path("kind").asText().equals("PodDisruptionBudget"));
+    JsonNode pod = only(objects, "Deployment standalone-cinder").at("/spec/template/spec");
+    assertThat(pod.path("securityContext").has("runAsUser")).isFalse();
+    assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+    JsonNode webhook = pod.at("/containers/0");
+    JsonNode provisioner = pod.at("/containers/1");
+    assertThat(webhook.path("image").asText())
+        .isEqualTo("registry.example/standalone-cinder/webhook:0.1.0");
+    assertThat(webhook.path("imagePullPolicy").asText()).isEqualTo("Always");
+    assertThat(provisioner.path("args").toString()).isEqualTo("[\"run\",\"--workers=8\"]");
+    assertThat(webhook.path("env").findValuesAsText("name"))
+        .contains("LOG_FORMAT", "LOG_LEVEL", "HTTPS_PROXY", "NO_PROXY");
+    assertThat(webhook.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+    for (String config :
+        List.of("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")) {
+      JsonNode hooks = only(objects, config + " standalone-cinder").path("webhooks");
+      assertThat(hooks.findValuesAsText("failurePolicy")).as(config).containsOnly("Ignore");
+      for (JsonNode hook : hooks) {
+        if (hook.has("namespaceSelector")) {
+          assertThat(hook.at("/namespaceSelector/matchExpressions/0/values").toString())
+              .as(hook.path("name").asText())
+              .isEqualTo("[\"kube-system\",\"standalone-cinder\",\"platform-system\"]");
+        }
+      }
+    }
+    // Monitoring: the metrics Service selects the Pods, the ServiceMonitor that Service, and the
+    // dashboard is JSON whose every panel queries something.
+    JsonNode service = only(objects, "Service standalone-cinder-metrics");
+    assertThat(service.at("/spec/selector/app.kubernetes.io~1name").asText())
+        .isEqualTo("standalone-cinder");
+    JsonNode monitor = only(objects, "ServiceMonitor standalone-cinder");
+    assertThat(monitor.at("/spec/selector/matchLabels/app.kubernetes.io~1component").asText())
+        .isEqualTo(service.at("/metadata/labels/app.kubernetes.io~1component").asText());
+    assertThat(monitor.at("/spec/endpoints/1/tlsConfig/ca/secret/name").asText())
+        .isEqualTo("standalone-cinder-webhook-ca");
+    assertThat(monitor.at("/metadata/labels/release").asText()).isEqualTo("prometheus");
+    assertThat(only(objects, "PrometheusRule standalone-cinder").at("/spec/groups/0/rules"))
+        .extracting(r -> r.path("alert").asText())
+        .contains("StandaloneCinderNoLeader", "StandaloneCinderCertificateRenewalOverdue");
+    JsonNode dashboard = only(objects, "ConfigMap standalone-cinder-dashboard");
+    assertThat(dashboard.at("/metadata/labels/grafana_dashboard").asText()).isEqualTo("1");
+    JsonNode board;
+    try {
+      board = JSON.readTree(dashboard.at("/data/standalone-cinder.json").asText());
+    } catch (IOException e) {
+      throw new AssertionError("the dashboard is not JSON", e);
+    }
+    assertThat(board.path("panels"))
+        .filteredOn(p -> !p.path("type").asText().equals("row"))
+        .hasSizeGreaterThan(10)
+        .allSatisfy(
+            p ->
+                assertThat(p.path("targets").findValuesAsText("expr"))
+                    .as(p.path("title").asText())
+                    .isNotEmpty()
+                    .allMatch(e -> e.contains("standalone_cinder_")));
+    JsonNode sc = only(objects, "StorageClass cinder-zone-a");
+    assertThat(sc.path("mountOptions").toString()).isEqualTo("[\"discard\"]");
+    assertThat(sc.at("/allowedTopologies/0/matchLabelExpressions/0/values/0").asText())
+        .isEqualTo("zone-a");
+    assertThat(
+            only(objects, "ConfigMap standalone-cinder-settings").at("/data/LOG_FORMAT").asText())
+        .isEqualTo("json");
   }
 
   /** The same objects, once what only Helm or kustomize add is taken away. */

@@ -1,5 +1,7 @@
 package org.standalonecinder.provisioner.cli;
 
+import java.util.Map;
+import org.standalonecinder.api.settings.LogSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -13,10 +15,22 @@ import picocli.CommandLine.Command;
 public final class Main {
 
   public static void main(String[] args) {
-    System.exit(run(args));
+    System.exit(run(System.getenv(), args));
   }
 
   static int run(String... args) {
+    return run(System.getenv(), args);
+  }
+
+  /**
+   * Runs a command, unless the logging variables of {@code env} are ones logback would quietly
+   * misread (exit 2, as for any bad setting).
+   */
+  static int run(Map<String, String> env, String... args) {
+    int refused = LogSettings.refuse(env, "standalone-cinder", System.err);
+    if (refused != 0) {
+      return refused;
+    }
     return new CommandLine(new Main()).execute(args);
   }
 }

@@ -17,6 +17,34 @@ final class ProvisionMetrics {
 
   ProvisionMetrics(MeterRegistry registry) {
     this.registry = registry;
+    // Every series at 0 from the start: a rate over the first failure is then a rate (not a
+    // series that appears from nothing), and dashboards and alerts find each name at once.
+    for (String what : new String[] {"claim", "volume"}) {
+      failures(what, false);
+      failures(what, true);
+    }
+    for (String kind : new String[] {"blank", "clone"}) {
+      for (String result : new String[] {"succeeded", "failed", "refused"}) {
+        provisions(kind, result);
+      }
+    }
+  }
+
+  private Counter failures(String what, boolean gaveUp) {
+    return Counter.builder(gaveUp ? "standalone_cinder_gave_up" : "standalone_cinder_retries")
+        .description(
+            gaveUp
+                ? "items given up (a final failure, or too many attempts)"
+                : "failed attempts that are retried with backoff")
+        .tags("what", what)
+        .register(registry);
+  }
+
+  private Counter provisions(String kind, String result) {
+    return Counter.builder("standalone_cinder_provisions")
+        .description("provisioning attempts by kind and result")
+        .tags("kind", kind, "result", result)
+        .register(registry);
   }
 
   /** The queue's depth, read at each scrape. */
@@ -31,22 +59,11 @@ final class ProvisionMetrics {
    * standalone_cinder_gave_up_total}).
    */
   void failed(String what, boolean gaveUp) {
-    Counter.builder(gaveUp ? "standalone_cinder_gave_up" : "standalone_cinder_retries")
-        .description(
-            gaveUp
-                ? "items given up (a final failure, or too many attempts)"
-                : "failed attempts that are retried with backoff")
-        .tags("what", what)
-        .register(registry)
-        .increment();
+    failures(what, gaveUp).increment();
   }
 
   void provisioned(String kind, String result, long nanos) {
-    Counter.builder("standalone_cinder_provisions")
-        .description("provisioning attempts by kind and result")
-        .tags("kind", kind, "result", result)
-        .register(registry)
-        .increment();
+    provisions(kind, result).increment();
     if ("succeeded".equals(result)) {
       Timer.builder("standalone_cinder_provision_seconds")
           .description("time from the first Cinder call to the PV, successful attempts")

@@ -12,6 +12,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -113,6 +114,28 @@ class ProvisionerAppIT {
               "standalone_cinder_pool_capacity_gib\\{backend=\"file\",kind=\"free\",pool=\"[^\"]+@file#file\",protocol=\"iSCSI\"} -?[0-9][0-9.E]*")
           .containsPattern(
               "standalone_cinder_pool_max_over_subscription_ratio\\{pool=\"[^\"]+@file#file\"} [0-9.]+");
+      // Every provisioner metric the chart's dashboard and alerts ask for is one this serves
+      // (the webhook's: WebhookAppTest).
+      java.util.Set<String> served =
+          java.util.regex.Pattern.compile("(?m)^(standalone_cinder_[a-z0-9_]+)[{ ]")
+              .matcher(m)
+              .results()
+              .map(r -> r.group(1))
+              .collect(java.util.stream.Collectors.toSet());
+      java.util.Set<String> asked = new java.util.TreeSet<>();
+      for (String f :
+          List.of(
+              "../charts/standalone-cinder/files/dashboard.json",
+              "../charts/standalone-cinder/templates/monitoring.yaml")) {
+        java.util.regex.Pattern.compile("standalone_cinder_[a-z0-9_]+")
+            .matcher(java.nio.file.Files.readString(java.nio.file.Path.of(f)))
+            .results()
+            .map(r -> r.group())
+            .filter(n -> !n.startsWith("standalone_cinder_webhook_"))
+            .forEach(asked::add);
+      }
+      assertThat(asked).isNotEmpty();
+      assertThat(served).containsAll(asked);
 
       // Leave nothing in the shared Cinder: the orphan path deletes a claim's volume.
       client.persistentVolumeClaims().inNamespace("apps").withName("app").delete();

@@ -67,4 +67,37 @@ class LogFormatTest {
         .contains("volume=vol-1")
         .endsWith("deleted volume pvc-1 (Cinder volume vol-1)" + System.lineSeparator());
   }
+
+  /** Every LOG_FORMAT the check accepts is an appender the file has, and no other. */
+  @Test
+  void theAcceptedFormatsAreTheAppendersOfTheShippedFile() throws Exception {
+    String xml = java.nio.file.Files.readString(Path.of("src/main/resources/logback.xml"));
+    java.util.Set<String> appenders =
+        java.util.regex.Pattern.compile("<appender name=\"([^\"]+)\"")
+            .matcher(xml)
+            .results()
+            .map(m -> m.group(1))
+            .collect(java.util.stream.Collectors.toSet());
+    assertThat(appenders).isEqualTo(org.standalonecinder.api.settings.LogSettings.FORMATS);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource({
+    "a misspelt format, LOG_FORMAT, jsn, LOG_FORMAT must be text or json",
+    "a misspelt level, LOG_LEVEL, INOF, LOG_LEVEL must be one of"
+  })
+  void aMistypedLogSettingStopsEveryCommandBeforeItRuns(
+      String name, String variable, String value, String message) {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream old = System.err;
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    int exit;
+    try {
+      exit = Main.run(java.util.Map.of(variable, value), "--version");
+    } finally {
+      System.setErr(old);
+    }
+    assertThat(exit).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).startsWith("standalone-cinder: " + message);
+  }
 }

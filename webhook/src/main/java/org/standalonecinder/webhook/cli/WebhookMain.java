@@ -1,5 +1,7 @@
 package org.standalonecinder.webhook.cli;
 
+import java.util.Map;
+import org.standalonecinder.api.settings.LogSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -13,6 +15,18 @@ import picocli.CommandLine.Command;
 public final class WebhookMain {
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new WebhookMain()).execute(args));
+    System.exit(run(System.getenv(), args));
+  }
+
+  /**
+   * Runs a command, unless the logging variables of {@code env} are ones logback would quietly
+   * misread (exit 2, as for any bad setting).
+   */
+  static int run(Map<String, String> env, String... args) {
+    int refused = LogSettings.refuse(env, "standalone-cinder-webhook", System.err);
+    if (refused != 0) {
+      return refused;
+    }
+    return new CommandLine(new WebhookMain()).execute(args);
   }
 }

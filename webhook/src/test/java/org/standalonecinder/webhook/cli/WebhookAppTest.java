@@ -505,6 +505,35 @@ class WebhookAppTest {
         .contains("standalone_cinder_webhook_policy_valid 1.0")
         // The serving certificate of the test's CA lives for days, not seconds.
         .containsPattern("standalone_cinder_webhook_certificate_expiry_seconds [1-9][0-9]{4,}");
+    // Every webhook metric the chart's dashboard and alerts ask for is one this registry serves.
+    assertThat(served(text)).containsAll(chartAsksFor("standalone_cinder_webhook_"));
+  }
+
+  /** The metric names of a Prometheus text page's samples. */
+  static java.util.Set<String> served(String page) {
+    return java.util.regex.Pattern.compile("(?m)^(standalone_cinder_[a-z0-9_]+)[{ ]")
+        .matcher(page)
+        .results()
+        .map(m -> m.group(1))
+        .collect(java.util.stream.Collectors.toSet());
+  }
+
+  /** The metric names with {@code prefix} that the chart's dashboard and alert rules query. */
+  static java.util.Set<String> chartAsksFor(String prefix) throws java.io.IOException {
+    java.util.Set<String> out = new java.util.TreeSet<>();
+    for (String f :
+        List.of(
+            "../charts/standalone-cinder/files/dashboard.json",
+            "../charts/standalone-cinder/templates/monitoring.yaml")) {
+      java.util.regex.Pattern.compile("standalone_cinder_[a-z0-9_]+")
+          .matcher(Files.readString(Path.of(f)))
+          .results()
+          .map(m -> m.group())
+          .filter(n -> n.startsWith(prefix))
+          .forEach(out::add);
+    }
+    assertThat(out).as("the chart queries metrics named %s*", prefix).isNotEmpty();
+    return out;
   }
 
   @Test
