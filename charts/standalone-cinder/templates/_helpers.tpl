@@ -8,6 +8,26 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 {{- end }}
 
+{{/*
+The name of the release's cluster-wide objects (ClusterRoles and their bindings, the webhook
+configurations): the release name when it holds the chart's name (the documented
+`helm install standalone-cinder ...` gives the names manifests/base has), else
+<release>-<name>; fullnameOverride sets it. Objects in the release's namespace keep their fixed
+names: one release per namespace.
+*/}}
+{{- define "standalone-cinder.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := .Values.nameOverride | default .Chart.Name -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end }}
+
 {{/* The cloud.conf Secret the Pod mounts. */}}
 {{- define "standalone-cinder.cloudSecret" -}}
 {{- .Values.cloudConfig.existingSecret | default "standalone-cinder-cloud-config" -}}

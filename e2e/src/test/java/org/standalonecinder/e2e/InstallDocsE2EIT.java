@@ -120,6 +120,10 @@ class InstallDocsE2EIT {
             "Upgrade (kustomize)",
             "Uninstall (kustomize)",
             "4. Install with Helm",
+            "Verify the install",
+            "Change the cloud.conf",
+            "Take the webhook out of the path in an emergency",
+            "Put the webhook back",
             "Upgrade (Helm)",
             "Uninstall (Helm)",
             "Removing the namespace");
@@ -253,6 +257,67 @@ class InstallDocsE2EIT {
                       .v1beta1()
                       .podDisruptionBudget()
                       .inNamespace(ns)
+                      .withName("standalone-cinder")
+                      .get())
+              .isNotNull();
+        },
+        "Verify the install",
+        (k, out) ->
+            assertThat(out.lines().map(String::strip))
+                .contains(
+                    "claims.webhook.standalone-cinder.io storageclasses.webhook.standalone-cinder.io",
+                    "yes",
+                    "no"),
+        "Change the cloud.conf",
+        (k, out) -> {
+          var secret = k.secrets().inNamespace(ns).withName("standalone-cinder-cloud-config").get();
+          assertThat(
+                  new String(
+                      java.util.Base64.getDecoder().decode(secret.getData().get("cloud.conf")),
+                      StandardCharsets.UTF_8))
+              .contains("[BlockStorage]\nrequest-timeout = 60");
+          assertThat(
+                  k.apps()
+                      .deployments()
+                      .inNamespace(ns)
+                      .withName("standalone-cinder")
+                      .get()
+                      .getSpec()
+                      .getTemplate()
+                      .getMetadata()
+                      .getAnnotations())
+              .containsKey("kubectl.kubernetes.io/restartedAt");
+        },
+        "Take the webhook out of the path in an emergency",
+        (k, out) -> {
+          assertThat(
+                  k.admissionRegistration()
+                      .v1()
+                      .mutatingWebhookConfigurations()
+                      .withName("standalone-cinder")
+                      .get())
+              .isNull();
+          assertThat(
+                  k.admissionRegistration()
+                      .v1()
+                      .validatingWebhookConfigurations()
+                      .withName("standalone-cinder")
+                      .get())
+              .isNull();
+        },
+        "Put the webhook back",
+        (k, out) -> {
+          assertThat(
+                  k.admissionRegistration()
+                      .v1()
+                      .mutatingWebhookConfigurations()
+                      .withName("standalone-cinder")
+                      .get())
+              .isNotNull();
+          assertThat(
+                  k.admissionRegistration()
+                      .v1()
+                      .validatingWebhookConfigurations()
                       .withName("standalone-cinder")
                       .get())
               .isNotNull();

@@ -478,6 +478,59 @@ class ManifestsIT {
     assertThat(!changed.equals(checksum(Map.of()))).as(name).isEqualTo(rolls);
   }
 
+  /**
+   * A second release in another namespace: its cluster-wide objects take the release's name (no
+   * collision with the first), the webhook is told the name of its configurations and of its
+   * provisioner, and the provisioner and its classes use the second name.
+   */
+  @Test
+  void aSecondReleaseInAnotherNamespaceCollidesWithNothing() throws IOException {
+    Map<String, String> set = new LinkedHashMap<>(REQUIRED);
+    set.put("provisionerName", "example.org/second-cinder");
+    set.put("storageClasses[0].name", "second");
+    TemplateCommand t = new Helm(CHART).template().withName("second").withNamespace("team-b");
+    for (var e : new TreeMap<>(set).entrySet()) {
+      t = t.set(e.getKey(), e.getValue());
+    }
+    List<JsonNode> second = objects(t.call());
+    List<String> firstNames =
+        RENDERS.get("helm template (required values)").stream()
+            .filter(o -> o.at("/metadata/namespace").isMissingNode())
+            .map(ManifestsIT::key)
+            .toList();
+    List<JsonNode> clusterWide =
+        second.stream().filter(o -> o.at("/metadata/namespace").isMissingNode()).toList();
+    assertThat(clusterWide).extracting(ManifestsIT::key).doesNotContainAnyElementsOf(firstNames);
+    assertThat(clusterWide)
+        .filteredOn(o -> !o.path("kind").asText().equals("StorageClass"))
+        .allSatisfy(
+            o ->
+                assertThat(o.at("/metadata/name").asText()).startsWith("second-standalone-cinder"));
+    assertThat(second)
+        .filteredOn(o -> !o.at("/metadata/namespace").isMissingNode())
+        .allSatisfy(o -> assertThat(o.at("/metadata/namespace").asText()).isEqualTo("team-b"));
+    JsonNode webhook =
+        only(second, "Deployment standalone-cinder").at("/spec/template/spec/containers/0");
+    List<String> args = new ArrayList<>();
+    webhook.path("args").forEach(a -> args.add(a.asText()));
+    assertThat(args)
+        .contains(
+            "--webhook-configuration=second-standalone-cinder",
+            "--provisioner-name=example.org/second-cinder");
+    assertThat(
+            only(second, "ClusterRole second-standalone-cinder-webhook")
+                .at("/rules/4/resourceNames/0")
+                .asText())
+        .isEqualTo("second-standalone-cinder");
+    assertThat(only(second, "StorageClass second").path("provisioner").asText())
+        .isEqualTo("example.org/second-cinder");
+    assertThat(
+            only(second, "ConfigMap standalone-cinder-settings")
+                .at("/data/PROVISIONER_NAME")
+                .asText())
+        .isEqualTo("example.org/second-cinder");
+  }
+
   /** Every object either form makes carries the app.kubernetes.io labels. */
   @ParameterizedTest(name = "{0}")
   @MethodSource("installs")
