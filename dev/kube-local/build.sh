@@ -34,7 +34,8 @@ done
 
 log() { echo "kube-local build: $*" >&2; }
 BINS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
-PACKAGES=(golang-go golang-github-modern-go-reflect2-dev etcd-server dpkg-dev rsync)
+# gcc and libc6-dev: the kubelet is built with cgo (its vendored gonvml); golang-go only recommends gcc.
+PACKAGES=(golang-go golang-github-modern-go-reflect2-dev etcd-server dpkg-dev rsync gcc libc6-dev)
 
 apt_updated=0
 apt_update_once() {
