@@ -28,12 +28,15 @@ final class CloudConfigOption {
     return CloudConfigLoader.load(file(), env);
   }
 
-  /** The cloud.conf these commands read: the flag's, else CLOUD_CONFIG's (blank: none). */
+  /**
+   * The cloud.conf these commands read: the flag's, else the variable of run's own setting row
+   * ({@link SharedSettings#CLOUD_CONFIG}, read with its parser; blank: none).
+   */
   Path file() {
     if (cloudConfig != null) {
       return cloudConfig;
     }
-    String fromEnv = env.get("CLOUD_CONFIG");
-    return fromEnv == null || fromEnv.isBlank() ? null : Path.of(fromEnv.strip());
+    String fromEnv = env.get(SharedSettings.CLOUD_CONFIG.env());
+    return fromEnv == null || fromEnv.isBlank() ? null : SharedSettings.CLOUD_CONFIG.parse(fromEnv);
   }
 }
