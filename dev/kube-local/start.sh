@@ -197,6 +197,8 @@ t_etcd=$(now)
 
 # An audit log of what the project's ServiceAccounts ask (verb, resource, name, the authorizer's
 # decision): the e2e suite checks the manifests' RBAC against the calls the code really makes.
+# The webhook's fuzz run alone writes about 100 MB of it, the size at which the API server would
+# rotate the file by default: --audit-log-maxsize keeps a whole run in one file.
 cat >"$STATE/audit-policy.yaml" <<'POLICY'
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -236,6 +238,7 @@ if ! alive kube-apiserver; then
     --admission-control-config-file "$STATE/admission.yaml" \
     --audit-policy-file "$STATE/audit-policy.yaml" \
     --audit-log-path "$LOGS/audit.log" --audit-log-format json --audit-log-mode blocking \
+    --audit-log-maxsize 2048 \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
     --insecure-port 0 \

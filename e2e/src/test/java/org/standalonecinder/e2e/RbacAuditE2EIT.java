@@ -105,8 +105,22 @@ class RbacAuditE2EIT {
 
   private List<Call> calls(LocalInstall it) throws Exception {
     Path log = Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG"));
+    // The log and any file the API server rotated it into (audit-<time>.log), oldest first.
+    List<Path> files;
+    try (var siblings = Files.list(log.getParent())) {
+      files =
+          siblings
+              .filter(f -> f.getFileName().toString().matches("audit-.*\\.log"))
+              .sorted()
+              .collect(java.util.stream.Collectors.toCollection(ArrayList::new));
+    }
+    files.add(log);
+    List<String> lines = new ArrayList<>();
+    for (Path f : files) {
+      lines.addAll(Files.readAllLines(f));
+    }
     List<Call> calls = new ArrayList<>();
-    for (String line : Files.readAllLines(log)) {
+    for (String line : lines) {
       JsonNode e = JSON.readTree(line);
       JsonNode ref = e.get("objectRef");
       if (ref == null
