@@ -143,6 +143,7 @@ class ManifestsIT {
         "kustomize manifests/match-conditions", objects(kustomize("manifests/match-conditions")));
     RENDERS.put(
         "kustomize manifests/network-policy", objects(kustomize("manifests/network-policy")));
+    RENDERS.put("kustomize manifests/adopt-go", objects(kustomize("manifests/adopt-go")));
     // Helm's own default capabilities name a current Kubernetes: each form is asked for by name.
     Map<String, String> selectors = new LinkedHashMap<>(REQUIRED);
     selectors.put("webhook.matchConditions", "false");
@@ -157,6 +158,11 @@ class ManifestsIT {
         "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name",
         "monitoring");
     RENDERS.put("helm template (network policy)", objects(template(fenced, null)));
+    Map<String, String> adopting = new LinkedHashMap<>(selectors);
+    adopting.put("adoptIdentities[0]", GO_IDENTITIES.get(0));
+    adopting.put("adoptIdentities[1]", GO_IDENTITIES.get(1));
+    RENDERS.put(
+        "helm template (adopting the Go provisioner's PVs)", objects(template(adopting, null)));
     Map<String, String> cm = new LinkedHashMap<>(selectors);
     cm.put("certificates", "cert-manager");
     RENDERS.put("helm template (cert-manager)", objects(template(cm, null)));
@@ -435,7 +441,9 @@ class ManifestsIT {
         "a misspelt nested key | image.webhook.repo=x | repo",
         "a misspelt class field | storageClasses[0].reclaimpolicy=Retain | reclaimpolicy",
         "a setting in lower case | settings.log_format=json | log_format",
-        "a string for a number | workers=many | workers"
+        "a string for a number | workers=many | workers",
+        "adopted identities as a setting | settings.ADOPT_IDENTITIES=x | use adoptIdentities (a list), which also grants",
+        "an adopted identity with a space | adoptIdentities[0]=a b | adoptIdentities"
       })
   void badValuesAreRefusedWithWhatToSet(String name, String setting, String message) {
     Map<String, String> set = new LinkedHashMap<>(REQUIRED);
@@ -529,6 +537,33 @@ class ManifestsIT {
                 .at("/data/PROVISIONER_NAME")
                 .asText())
         .isEqualTo("example.org/second-cinder");
+  }
+
+  /** Two identities the Go provisioner took at two of its starts. */
+  private static final List<String> GO_IDENTITIES =
+      List.of("5d0f8a52-0d6e-11e8-9a3b-0242ac110002", "e1c3b7a0-2f44-11e8-8f1a-0242ac110003");
+
+  /**
+   * Taking over the Go provisioner's PVs: the chart adds the identities to the settings and exactly
+   * the extra right manifests/adopt-go grants, nothing more; without them neither exists.
+   */
+  @Test
+  void adoptingTheGoProvisionersPvsAddsTheSettingAndWhatManifestsAdoptGoHolds() {
+    List<JsonNode> plain = RENDERS.get("helm template (required values)");
+    List<JsonNode> adopting = RENDERS.get("helm template (adopting the Go provisioner's PVs)");
+    List<String> before = plain.stream().map(ManifestsIT::key).toList();
+    List<JsonNode> added = adopting.stream().filter(o -> !before.contains(key(o))).toList();
+    assertSameObjects(RENDERS.get("kustomize manifests/adopt-go"), added);
+    assertThat(
+            only(adopting, "ConfigMap standalone-cinder-settings")
+                .at("/data/ADOPT_IDENTITIES")
+                .asText())
+        .isEqualTo(String.join(",", GO_IDENTITIES));
+    assertThat(
+            only(plain, "ConfigMap standalone-cinder-settings")
+                .at("/data/ADOPT_IDENTITIES")
+                .isMissingNode())
+        .isTrue();
   }
 
   /** Every object either form makes carries the app.kubernetes.io labels. */

@@ -146,12 +146,19 @@ class RbacAuditE2EIT {
     return calls;
   }
 
-  /** The grants of the manifests as kubectl renders them, by ServiceAccount. */
+  /**
+   * The grants of the manifests as kubectl renders them, by ServiceAccount: the installation's and
+   * manifests/adopt-go's, which GoMigrationE2EIT applies for its part of the run.
+   */
   private List<Grant> grants(LocalInstall it) {
     String yaml =
         it.kubectl
-            .ok(null, "kustomize", it.root.resolve("dev/kube-local/manifests").toString())
-            .out();
+                .ok(null, "kustomize", it.root.resolve("dev/kube-local/manifests").toString())
+                .out()
+            + "\n---\n"
+            + it.kubectl
+                .ok(null, "kustomize", it.root.resolve("manifests/adopt-go").toString())
+                .out();
     List<HasMetadata> objects =
         it.admin.load(new ByteArrayInputStream(yaml.getBytes(StandardCharsets.UTF_8))).items();
     List<Grant> grants = new ArrayList<>();

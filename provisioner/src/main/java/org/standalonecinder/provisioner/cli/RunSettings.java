@@ -36,6 +36,14 @@ final class RunSettings {
           .shownDefault("the cluster id")
           .doc("written on every PV; only such PVs are deleted");
 
+  static final Setting<List<String>> ADOPT_IDENTITIES =
+      Setting.list("--adopt-identities")
+          .env("ADOPT_IDENTITIES")
+          .shownDefault("none")
+          .doc(
+              "identities of the Go standalone-cinder (its -id) whose released PVs this one deletes"
+                  + " as that one did: volume, export and CHAP Secret (docs/migration.md)");
+
   static final Setting<String> INITIATOR_NAME =
       Setting.of("--initiator-name", ProvisionerSettings::initiatorName)
           .env("INITIATOR_NAME")
@@ -226,6 +234,7 @@ final class RunSettings {
               INITIATOR_NAME,
               SharedSettings.PROVISIONER_NAME,
               IDENTITY,
+              ADOPT_IDENTITIES,
               NAMESPACE,
               CONNECTOR_IP,
               MULTIPATH,
@@ -299,7 +308,10 @@ final class RunSettings {
                             v.get(CEPH_CSI_DRIVER),
                             v.get(RBD_IMAGE_FEATURES)),
                         SharedSettings.topology(v, cloud),
-                        v.get(ISCSI_CHAP_OPTIONAL)))
+                        v.get(ISCSI_CHAP_OPTIONAL),
+                        v.get(ADOPT_IDENTITIES) == null
+                            ? java.util.Set.of()
+                            : java.util.Set.copyOf(v.get(ADOPT_IDENTITIES))))
             : null;
     ProvisionerApp.Election election =
         Boolean.TRUE.equals(v.get(LEADER_ELECT))

@@ -94,7 +94,12 @@ public final class ClaimController implements AutoCloseable {
         handler(
             c -> new WorkKey.Claim(c.getMetadata().getNamespace(), c.getMetadata().getName()),
             this::claimGone),
-        handler(pv -> new WorkKey.Volume(pv.getMetadata().getName()), provisioner::forget));
+        handler(
+            pv -> new WorkKey.Volume(pv.getMetadata().getName()),
+            pv -> {
+              sync.forget(pv);
+              provisioner.forget(pv);
+            }));
     for (int i = 0; i < workers; i++) {
       Thread t = new Thread(this::work, "provision-worker-" + i);
       t.start();

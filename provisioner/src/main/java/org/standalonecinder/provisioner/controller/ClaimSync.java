@@ -236,6 +236,20 @@ final class ClaimSync {
     if (provisioner.delete(pv) == Provisioner.DeleteOutcome.DELETED) {
       client.persistentVolumes().withName(pv.getMetadata().getName()).delete();
       LOG.info("deleted PersistentVolume {}", pv.getMetadata().getName());
+    } else if (toldNotMine.add(pv.getMetadata().getUid())) {
+      // Once per PV and process: a resync must not add an event for it every few minutes.
+      String why = provisioner.notMine(pv);
+      LOG.warn("PersistentVolume {} {}", pv.getMetadata().getName(), why);
+      events.warning(pv, EventRecorder.VOLUME_NOT_MINE, why);
     }
+  }
+
+  // Released PVs of this provisioner's name that another instance made, told about already.
+  private final java.util.Set<String> toldNotMine =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** The PV is gone: it may be told about again should one of its uid ever come back. */
+  void forget(PersistentVolume pv) {
+    toldNotMine.remove(pv.getMetadata().getUid());
   }
 }

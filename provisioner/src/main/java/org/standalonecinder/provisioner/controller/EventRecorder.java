@@ -26,6 +26,12 @@ public class EventRecorder {
   public static final String VOLUME_FAILED_DELETE = "VolumeFailedDelete";
   public static final String VOLUME_DELETED = "VolumeDeleted";
 
+  /** A released PV of this provisioner's name that another instance made: left alone. */
+  public static final String VOLUME_NOT_MINE = "VolumeNotMine";
+
+  /** Where Events about cluster-scoped objects (PVs) are written. */
+  public static final String CLUSTER_SCOPED_EVENTS = "kube-system";
+
   private static final Logger LOG = LoggerFactory.getLogger(EventRecorder.class);
   private static final int MAX_NOTE = 1024;
   private static final DateTimeFormatter MICRO =
@@ -83,8 +89,11 @@ public class EventRecorder {
 
   private void record(HasMetadata about, String type, String reason, String note) {
     String ns = about.getMetadata().getNamespace();
-    // Events about cluster-scoped objects (PVs) live in "default", as kubectl looks for them.
-    String eventNs = ns == null ? "default" : ns;
+    // Events about cluster-scoped objects (PVs) go to kube-system: an API server before 1.22
+    // refuses an events.k8s.io Event about one anywhere else (422, "involvedObject.namespace ...
+    // does not match event.namespace"), later ones take default too. kubectl describe finds
+    // them in any namespace.
+    String eventNs = ns == null ? CLUSTER_SCOPED_EVENTS : ns;
     String text = note.length() > MAX_NOTE ? note.substring(0, MAX_NOTE - 3) + "..." : note;
     Event e =
         new EventBuilder()

@@ -49,6 +49,14 @@ public interface Provisioner {
    */
   DeleteOutcome delete(PersistentVolume pv);
 
+  /**
+   * Why {@link #delete} left a released PV of this provisioner's name alone ({@link
+   * DeleteOutcome#NOT_MINE}), and what an admin can do about it: told once as a Warning on the PV.
+   */
+  default String notMine(PersistentVolume pv) {
+    return "released, but made by another instance of " + name() + "; its storage is left as it is";
+  }
+
   /** A released PV that is kept (reclaim policy Retain): its storage must outlive it. */
   default void retained(PersistentVolume pv) {}
 

@@ -161,6 +161,29 @@ public final class CinderProvisioner implements Provisioner {
     return outcome;
   }
 
+  @Override
+  public String notMine(PersistentVolume pv) {
+    Map<String, String> ann = pv.getMetadata().getAnnotations();
+    String identity = ann == null ? null : ann.get(Names.ANN_IDENTITY);
+    String volume = ann == null ? null : ann.get(ClaimAnnotations.VOLUME_ID);
+    String left =
+        volume == null
+            ? "it names no Cinder volume, so nothing is deleted"
+            : "its Cinder volume " + volume + " is left as it is";
+    if (identity == null) {
+      return "was released, but has no " + Names.ANN_IDENTITY + " annotation: " + left;
+    }
+    return "was released, but another provisioner instance made it (identity '"
+        + identity
+        + "'; this one is '"
+        + settings.identity()
+        + "'): "
+        + left
+        + ". If that provisioner is gone for good (the Go standalone-cinder took a new identity"
+        + " at each start unless -id was set), take its PVs over: add the identity to"
+        + " ADOPT_IDENTITIES (--adopt-identities; docs/migration.md)";
+  }
+
   /**
    * The volume stays as it is, and must outlive the PV if an admin deletes it; a hand-over that
    * failed when the PV was made is repaired here, once.
@@ -252,7 +275,7 @@ public final class CinderProvisioner implements Provisioner {
 
   private boolean mine(PersistentVolume pv) {
     Map<String, String> ann = pv.getMetadata().getAnnotations();
-    return ann != null && settings.identity().equals(ann.get(Names.ANN_IDENTITY));
+    return ann != null && settings.owns(ann.get(Names.ANN_IDENTITY));
   }
 
   /**

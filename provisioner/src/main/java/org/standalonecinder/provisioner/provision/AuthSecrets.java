@@ -64,6 +64,14 @@ final class AuthSecrets {
     settle(pvName);
   }
 
+  /**
+   * Deletes a PV's own Secret that another provisioner made (the Go provisioner's CHAP Secret in
+   * the claim's namespace); one already gone is fine.
+   */
+  void deleteOwn(SecretReference ref) {
+    secrets.delete(ref.getNamespace(), ref.getName());
+  }
+
   // Shared Secrets: provisionings that put one and whose PV does not exist yet, by Secret.
   // A release never deletes a Secret that is pending, and a PV that exists is seen by the
   // release's look at the API server: together they close the window between a put and the PV's

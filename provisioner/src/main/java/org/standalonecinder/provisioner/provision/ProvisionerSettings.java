@@ -2,6 +2,7 @@ package org.standalonecinder.provisioner.provision;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.provisioner.mapping.RbdForm;
@@ -28,6 +29,9 @@ import org.standalonecinder.provisioner.mapping.RbdOptions;
  * @param topology how the nodes name their zones
  * @param iscsiChapOptional whether an iSCSI export without CHAP may become a PV (a class's {@code
  *     iscsiChap} wins); false by default: any pod that reaches such a portal can read the volume
+ * @param adoptedIdentities identities of the Go standalone-cinder (its {@code -id}, a new random
+ *     one at each of its starts unless set) whose PVs this instance releases as that provisioner
+ *     did ({@link GoProvisionerPvs}); empty by default: PVs of another identity are left alone
  */
 public record ProvisionerSettings(
     String provisionerName,
@@ -42,37 +46,8 @@ public record ProvisionerSettings(
     List<String> wwnns,
     RbdDefaults rbd,
     Placement.Topology topology,
-    boolean iscsiChapOptional) {
-
-  /** CHAP required of iSCSI exports. */
-  public ProvisionerSettings(
-      String provisionerName,
-      String identity,
-      String clusterId,
-      String initiatorName,
-      String connectorHost,
-      String connectorIp,
-      String secretNamespace,
-      boolean multipath,
-      List<String> wwpns,
-      List<String> wwnns,
-      RbdDefaults rbd,
-      Placement.Topology topology) {
-    this(
-        provisionerName,
-        identity,
-        clusterId,
-        initiatorName,
-        connectorHost,
-        connectorIp,
-        secretNamespace,
-        multipath,
-        wwpns,
-        wwnns,
-        rbd,
-        topology,
-        false);
-  }
+    boolean iscsiChapOptional,
+    Set<String> adoptedIdentities) {
 
   /**
    * The provisioner-wide RBD choices; a StorageClass may override the form, the cluster id and the
@@ -145,34 +120,6 @@ public record ProvisionerSettings(
     }
   }
 
-  /** With the default topology. */
-  public ProvisionerSettings(
-      String provisionerName,
-      String identity,
-      String clusterId,
-      String initiatorName,
-      String connectorHost,
-      String connectorIp,
-      String secretNamespace,
-      boolean multipath,
-      List<String> wwpns,
-      List<String> wwnns,
-      RbdDefaults rbd) {
-    this(
-        provisionerName,
-        identity,
-        clusterId,
-        initiatorName,
-        connectorHost,
-        connectorIp,
-        secretNamespace,
-        multipath,
-        wwpns,
-        wwnns,
-        rbd,
-        Placement.Topology.DEFAULT);
-  }
-
   /** The same, with these RBD defaults. */
   public ProvisionerSettings withRbd(RbdDefaults r) {
     return new ProvisionerSettings(
@@ -188,7 +135,8 @@ public record ProvisionerSettings(
         wwnns,
         r,
         topology,
-        iscsiChapOptional);
+        iscsiChapOptional,
+        adoptedIdentities);
   }
 
   /** The same, with this topology. */
@@ -206,7 +154,8 @@ public record ProvisionerSettings(
         wwnns,
         rbd,
         t,
-        iscsiChapOptional);
+        iscsiChapOptional,
+        adoptedIdentities);
   }
 
   /** The same, with iSCSI exports without CHAP allowed (or not). */
@@ -224,10 +173,46 @@ public record ProvisionerSettings(
         wwnns,
         rbd,
         topology,
-        optional);
+        optional,
+        adoptedIdentities);
   }
 
-  /** Without Fibre Channel. */
+  /** The same, releasing the PVs of these Go provisioner identities as that provisioner did. */
+  public ProvisionerSettings withAdoptedIdentities(Set<String> ids) {
+    return new ProvisionerSettings(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        wwpns,
+        wwnns,
+        rbd,
+        topology,
+        iscsiChapOptional,
+        ids);
+  }
+
+  /**
+   * Whether a PV with this identity annotation is this instance's to release: its own or adopted.
+   */
+  public boolean owns(String pvIdentity) {
+    return pvIdentity != null
+        && (identity.equals(pvIdentity) || adoptedIdentities.contains(pvIdentity));
+  }
+
+  /** Whether a PV with this identity annotation was made by an adopted Go provisioner. */
+  public boolean adopted(String pvIdentity) {
+    return pvIdentity != null && adoptedIdentities.contains(pvIdentity);
+  }
+
+  /**
+   * The essentials; no Fibre Channel, no RBD defaults, the default topology, CHAP required, no
+   * adopted identities (each has a {@code with} method).
+   */
   public ProvisionerSettings(
       String provisionerName,
       String identity,
@@ -248,7 +233,29 @@ public record ProvisionerSettings(
         multipath,
         List.of(),
         List.of(),
-        RbdDefaults.NONE);
+        RbdDefaults.NONE,
+        Placement.Topology.DEFAULT,
+        false,
+        Set.of());
+  }
+
+  /** The same, with the nodes' Fibre Channel port and node names. */
+  public ProvisionerSettings withFibreChannel(List<String> ports, List<String> nodes) {
+    return new ProvisionerSettings(
+        provisionerName,
+        identity,
+        clusterId,
+        initiatorName,
+        connectorHost,
+        connectorIp,
+        secretNamespace,
+        multipath,
+        ports,
+        nodes,
+        rbd,
+        topology,
+        iscsiChapOptional,
+        adoptedIdentities);
   }
 
   public static final String DEFAULT_NAME = "openstack.org/standalone-cinder";
@@ -266,6 +273,15 @@ public record ProvisionerSettings(
     Objects.requireNonNull(connectorHost, "connectorHost");
     Objects.requireNonNull(connectorIp, "connectorIp");
     Objects.requireNonNull(secretNamespace, "secretNamespace");
+    adoptedIdentities = adoptedIdentities == null ? Set.of() : Set.copyOf(adoptedIdentities);
+    if (adoptedIdentities.contains(identity)) {
+      // Its own PVs would then be released as the Go provisioner's, with that one's connector.
+      throw new IllegalArgumentException(
+          "adopted identity '"
+              + identity
+              + "' is this provisioner's own identity; adopt only the identities of the Go"
+              + " provisioner's PVs");
+    }
     initiatorName = initiatorName(initiatorName);
   }
 

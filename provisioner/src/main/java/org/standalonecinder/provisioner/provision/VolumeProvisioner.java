@@ -223,9 +223,10 @@ public final class VolumeProvisioner {
    */
   public DeleteOutcome delete(PersistentVolume pv) {
     Map<String, String> ann = pv.getMetadata().getAnnotations();
-    if (ann == null || !settings.identity().equals(ann.get(Names.ANN_IDENTITY))) {
+    if (ann == null || !settings.owns(ann.get(Names.ANN_IDENTITY))) {
       return DeleteOutcome.NOT_MINE;
     }
+    boolean goEra = settings.adopted(ann.get(Names.ANN_IDENTITY));
     String volumeId = ann.get(ClaimAnnotations.VOLUME_ID);
     if (volumeId != null) {
       MDC.put("volume", volumeId);
@@ -235,6 +236,9 @@ public final class VolumeProvisioner {
       if (volume != null) {
         if (Names.RESERVED.equals(ann.get(Names.ANN_ATTACHMENT))) {
           exports.withdrawReservation(volumeId, settings.connector());
+        } else if (goEra && GoProvisionerPvs.RESERVED_STATUS.equals(volume.status())) {
+          // Still as the Go provisioner left it (a repeat after os-unreserve finds it available).
+          exports.withdrawReservation(volumeId, GoProvisionerPvs.CONNECTOR);
         }
         // The PV's attachment, and strays of retried attempts whose answers were lost: any of
         // them would block the delete.
@@ -247,7 +251,11 @@ public final class VolumeProvisioner {
     } catch (RuntimeException e) {
       throw Failures.of(e);
     }
-    auth.release(pv);
+    if (goEra) {
+      GoProvisionerPvs.chapSecret(pv).ifPresent(ref -> auth.deleteOwn(ref));
+    } else {
+      auth.release(pv);
+    }
     return DeleteOutcome.DELETED;
   }
 

@@ -402,6 +402,14 @@ public final class FakeCinderClient implements CinderClient {
   public synchronized void terminateConnection(String volumeId, Connector connector) {
     call("terminateConnection", volumeId);
     existing(volumeId);
+    terminatedWith.add(connector);
+  }
+
+  private final List<Connector> terminatedWith = new ArrayList<>();
+
+  /** The connectors of every terminateConnection, in order. */
+  public synchronized List<Connector> terminatedWith() {
+    return List.copyOf(terminatedWith);
   }
 
   @Override

@@ -157,17 +157,15 @@ class FcMapperTest {
       String name, List<String> wwpns, List<String> wwnns, Map<String, Object> expected) {
     ProvisionerSettings s =
         new ProvisionerSettings(
-            ProvisionerSettings.DEFAULT_NAME,
-            "c",
-            "c",
-            "iqn.2026-11.org.x:k8s",
-            "h",
-            "10.0.0.1",
-            "ns",
-            false,
-            wwpns,
-            wwnns,
-            ProvisionerSettings.RbdDefaults.NONE);
+                ProvisionerSettings.DEFAULT_NAME,
+                "c",
+                "c",
+                "iqn.2026-11.org.x:k8s",
+                "h",
+                "10.0.0.1",
+                "ns",
+                false)
+            .withFibreChannel(wwpns, wwnns);
     Map<String, Object> api =
         new Connector(
                 s.initiatorName(), s.connectorHost(), s.connectorIp(), false, s.wwpns(), s.wwnns())

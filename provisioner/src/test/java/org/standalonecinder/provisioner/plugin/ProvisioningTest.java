@@ -180,6 +180,47 @@ class ProvisioningTest {
     assertThat(client.secrets().inNamespace("standalone-cinder").list().getItems()).hasSize(1);
   }
 
+  /**
+   * A PV of this provisioner's name that another instance made (the Go provisioner's, whose
+   * identity changed at each start): released, it is left alone, and the admin is told once what it
+   * is and how to take it over, not at every resync.
+   */
+  @Test
+  void aReleasedPvOfAnotherIdentityIsLeftAloneAndToldOnce() {
+    PersistentVolume pv =
+        new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+            .withNewMetadata()
+            .withName("pvc-go")
+            .addToAnnotations(ClaimAnnotations.PROVISIONED_BY, ProvisionerSettings.DEFAULT_NAME)
+            .addToAnnotations(Names.ANN_IDENTITY, "go-identity-1")
+            .addToAnnotations(ClaimAnnotations.VOLUME_ID, "vol-go")
+            .endMetadata()
+            .withNewSpec()
+            .withPersistentVolumeReclaimPolicy("Delete")
+            .withNewHostPath("/nowhere", null)
+            .endSpec()
+            .build();
+    client.persistentVolumes().resource(pv).create();
+    release(client.persistentVolumes().withName("pvc-go").get());
+    await("the warning", () -> !eventsOf("pvc-go").isEmpty());
+    // Looked at again (any change of the PV, or a resync): nothing more is said.
+    PersistentVolume again = client.persistentVolumes().withName("pvc-go").get();
+    again.getMetadata().setLabels(Map.of("looked-at", "again"));
+    client.persistentVolumes().resource(again).update();
+    processed.await(
+        Processed.volumeKey("pvc-go"), p -> p != null && p.getMetadata().getLabels() != null);
+
+    assertThat(eventsOf("pvc-go"))
+        .singleElement()
+        .asString()
+        .startsWith("VolumeNotMine: was released, but another provisioner instance made it")
+        .contains("identity 'go-identity-1'", "this one is 'cluster-a'")
+        .contains("Cinder volume vol-go is left as it is")
+        .contains("ADOPT_IDENTITIES");
+    assertThat(client.persistentVolumes().withName("pvc-go").get()).isNotNull();
+    assertThat(cinder.log()).noneMatch(l -> l.contains("vol-go"));
+  }
+
   @Test
   void waitForFirstConsumerWaitsForTheSelectedNode() throws Exception {
     storageClass(

@@ -829,4 +829,198 @@ class VolumeProvisionerTest {
         .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.NOT_MINE);
     assertThat(cinder.log()).isEmpty();
   }
+
+  // ------------------------------------------------------------------ the Go provisioner's PVs
+
+  private static final String GO_ID = "5d0f8a52-0d6e-11e8-9a3b-0242ac110002";
+  private static final String GO_SECRET = PV + "-secret";
+
+  /** A PV as the Go standalone-cinder wrote it: its annotations, its claim, its CHAP Secret ref. */
+  private static PersistentVolume goPv(java.util.function.UnaryOperator<PersistentVolume> edit) {
+    PersistentVolume pv =
+        new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+            .withNewMetadata()
+            .withName(PV)
+            .addToAnnotations("pv.kubernetes.io/provisioned-by", ProvisionerSettings.DEFAULT_NAME)
+            .addToAnnotations(Names.ANN_IDENTITY, GO_ID)
+            .addToAnnotations("cinderVolumeId", "vol-go")
+            .endMetadata()
+            .withNewSpec()
+            .withNewClaimRef()
+            .withNamespace("apps")
+            .withName("data")
+            .withUid(UID)
+            .endClaimRef()
+            .withNewIscsi()
+            .withTargetPortal("192.0.2.10:3260")
+            .withIqn("iqn.2010-10.org.openstack:volume-vol-go")
+            .withLun(0)
+            .withChapAuthSession(true)
+            .withNewSecretRef()
+            .withName(GO_SECRET)
+            .endSecretRef()
+            .endIscsi()
+            .withPersistentVolumeReclaimPolicy("Delete")
+            .endSpec()
+            .build();
+    return edit.apply(pv);
+  }
+
+  private void seedGo(String status) {
+    cinder.seed(
+        new Volume(
+            "vol-go",
+            PV,
+            status,
+            1,
+            "nova",
+            "__DEFAULT__",
+            Map.of(),
+            null,
+            null,
+            false,
+            List.of()));
+  }
+
+  private void seedGoSecrets() {
+    // The Go provisioner's Secret in the claim's namespace, and one of the same name in this
+    // provisioner's namespace, which is not the PV's and must stay.
+    for (String ns : List.of("apps", "standalone-cinder")) {
+      secrets.put(
+          new io.fabric8.kubernetes.api.model.SecretBuilder()
+              .withNewMetadata()
+              .withName(GO_SECRET)
+              .withNamespace(ns)
+              .endMetadata()
+              .withType("kubernetes.io/iscsi-chap")
+              .build());
+    }
+    cinder.clearLog();
+  }
+
+  // The steps of a Go-era PV's release, as the fake Cinder and Secret store log them.
+  private static final List<String> LOOKED_UP = List.of("getVolume vol-go");
+  private static final List<String> WITHDRAWN =
+      List.of("getVolume vol-go", "terminateConnection vol-go", "unreserve vol-go");
+  private static final List<String> DELETED =
+      List.of("listAttachments vol-go", "deleteVolume vol-go", "awaitVolumeDeleted vol-go");
+  private static final List<String> SECRET_DELETED = List.of("deleteSecret " + GO_SECRET);
+
+  @SafeVarargs
+  private static List<String> calls(List<String>... steps) {
+    return Stream.of(steps).flatMap(List::stream).toList();
+  }
+
+  static Stream<Arguments> goProvisionerPvs() {
+    java.util.function.UnaryOperator<PersistentVolume> asWritten = pv -> pv;
+    return Stream.of(
+        Arguments.of(
+            "iSCSI with CHAP, reserved as the Go provisioner left it: its export withdrawn with its"
+                + " connector, the volume and its Secret in the claim's namespace deleted",
+            "attaching",
+            asWritten,
+            calls(WITHDRAWN, DELETED, SECRET_DELETED),
+            List.of("standalone-cinder/" + GO_SECRET)),
+        Arguments.of(
+            "a repeat after os-unreserve went through: the volume and the Secret",
+            "available",
+            asWritten,
+            calls(LOOKED_UP, DELETED, SECRET_DELETED),
+            List.of("standalone-cinder/" + GO_SECRET)),
+        Arguments.of(
+            "a PV edited to name another Secret: that Secret is not the Go provisioner's, it stays",
+            "attaching",
+            (java.util.function.UnaryOperator<PersistentVolume>)
+                pv -> {
+                  pv.getSpec().getIscsi().getSecretRef().setName("db-password");
+                  return pv;
+                },
+            calls(WITHDRAWN, DELETED),
+            List.of("apps/" + GO_SECRET, "standalone-cinder/" + GO_SECRET)),
+        Arguments.of(
+            "a Secret reference into another namespace: not the claim's, it stays",
+            "available",
+            (java.util.function.UnaryOperator<PersistentVolume>)
+                pv -> {
+                  pv.getSpec().getIscsi().getSecretRef().setNamespace("kube-system");
+                  return pv;
+                },
+            calls(LOOKED_UP, DELETED),
+            List.of("apps/" + GO_SECRET, "standalone-cinder/" + GO_SECRET)),
+        Arguments.of(
+            "RBD, naming the admin's <class>-cephx-secret: the volume only",
+            "attaching",
+            (java.util.function.UnaryOperator<PersistentVolume>)
+                pv -> {
+                  pv.getSpec().setIscsi(null);
+                  pv.getSpec()
+                      .setRbd(
+                          new io.fabric8.kubernetes.api.model.RBDPersistentVolumeSourceBuilder()
+                              .withMonitors("192.0.2.20:6789")
+                              .withPool("volumes")
+                              .withImage("volume-vol-go")
+                              .withUser("cinder")
+                              .withNewSecretRef()
+                              .withName("cinder-cephx-secret")
+                              .endSecretRef()
+                              .build());
+                  return pv;
+                },
+            calls(WITHDRAWN, DELETED),
+            List.of("apps/" + GO_SECRET, "standalone-cinder/" + GO_SECRET)),
+        Arguments.of(
+            "the volume deleted in Cinder already: the Secret still goes",
+            null,
+            asWritten,
+            calls(LOOKED_UP, SECRET_DELETED),
+            List.of("standalone-cinder/" + GO_SECRET)));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("goProvisionerPvs")
+  void aPvOfAnAdoptedGoIdentityIsReleasedAsTheGoProvisionerDid(
+      String name,
+      String volumeStatus,
+      java.util.function.UnaryOperator<PersistentVolume> edit,
+      List<String> calls,
+      List<String> secretsLeft) {
+    VolumeProvisioner adopting =
+        new VolumeProvisioner(
+            cinder,
+            secrets,
+            VolumeMappers.standard(),
+            Fixtures.settings().withAdoptedIdentities(java.util.Set.of(GO_ID)),
+            Backoff.DEFAULT);
+    if (volumeStatus != null) {
+      seedGo(volumeStatus);
+    }
+    seedGoSecrets();
+
+    assertThat(adopting.delete(goPv(edit)))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
+
+    assertThat(cinder.log()).containsExactlyElementsOf(calls);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(cinder.terminatedWith())
+        .allSatisfy(c -> assertThat(c).isEqualTo(GoProvisionerPvs.CONNECTOR));
+    assertThat(secrets.secrets.keySet()).containsExactlyInAnyOrderElementsOf(secretsLeft);
+  }
+
+  @Test
+  void aPvOfAGoIdentityThatIsNotAdoptedIsNotTouched() {
+    seedGo("attaching");
+    seedGoSecrets();
+    assertThat(provisioner.delete(goPv(pv -> pv)))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.NOT_MINE);
+    assertThat(cinder.log()).isEmpty();
+    assertThat(secrets.secrets).hasSize(2);
+  }
+
+  @Test
+  void adoptingItsOwnIdentityIsRefused() {
+    assertThatThrownBy(
+            () -> Fixtures.settings().withAdoptedIdentities(java.util.Set.of(GO_ID, "cluster-a")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'cluster-a' is this provisioner's own identity");
+  }
 }
