@@ -172,12 +172,22 @@ class ImageLayoutIT {
 
   /** The stage's entry point and these arguments, with its paths under the layout. */
   private static ProcessBuilder command(Stage s, Path root, List<String> args) {
+    ProcessBuilder pb = inLayout(s, root, s.entrypoint);
+    pb.command().addAll(args);
+    return pb;
+  }
+
+  /**
+   * A command as the image has it, run in the stage's container (its environment, its paths under
+   * the layout), this machine's Java standing in for the image's {@code java}.
+   */
+  private static ProcessBuilder inLayout(Stage s, Path root, List<String> argv) {
     List<String> cmd = new ArrayList<>();
-    for (String a : s.entrypoint) {
+    for (String a : argv) {
       cmd.add(a.startsWith("/") ? root + a : a);
     }
+    assertThat(java.nio.file.Path.of(cmd.get(0)).getFileName()).hasToString("java");
     cmd.set(0, ProcessHandle.current().info().command().orElseThrow());
-    cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
     pb.environment().clear();
     s.env.forEach((k, v) -> pb.environment().put(k, v.replace("@/", "@" + root + "/")));
@@ -205,7 +215,11 @@ class ImageLayoutIT {
             .redirectOutput(log.toFile())
             .start();
     try {
-      Waits.await("the webhook from the layout", () -> readyz(ca, port), Duration.ofSeconds(60));
+      try {
+        Waits.await("the webhook from the layout", () -> readyz(ca, port), Duration.ofSeconds(60));
+      } catch (IllegalStateException e) {
+        throw new AssertionError(e.getMessage() + "; its output:\n" + Files.readString(log), e);
+      }
       String out = Files.readString(log);
       assertThat(out)
           .as("the JVM options file was read")
@@ -227,7 +241,9 @@ class ImageLayoutIT {
     Map<String, String> cinder =
         LocalInstall.env(
             Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")));
-    Path conf = root.resolve("cloud.conf");
+    // Where the Deployment mounts the cloud.conf Secret and points CLOUD_CONFIG.
+    Path conf = root.resolve("etc/standalone-cinder/cloud.conf");
+    Files.createDirectories(conf.getParent());
     Files.writeString(
         conf,
         "[Global]\ncinder-endpoint = "
@@ -235,10 +251,10 @@ class ImageLayoutIT {
             + "\ntenant-id = "
             + cinder.get("CINDER_PROJECT_ID")
             + "\nusername = standalone-cinder\n");
-    // As docs/operations.md and the chart's NOTES.txt run it in the Pod: no flag, the file from
-    // CLOUD_CONFIG as the Deployment sets it.
-    ProcessBuilder check = command(s, root, List.of("cinder", "check"));
-    check.environment().put("CLOUD_CONFIG", conf.toString());
+    // As install.md, operations.md and the chart's NOTES.txt have an admin run it in the Pod
+    // (kubectl exec ... --): no flag, the file from CLOUD_CONFIG as the Deployment sets it.
+    ProcessBuilder check = inLayout(s, root, inPodCheck());
+    check.environment().put("CLOUD_CONFIG", root + DEPLOYMENT_CLOUD_CONFIG);
     Process p = check.redirectErrorStream(true).start();
     String out;
     try (InputStream in = p.getInputStream()) {
@@ -247,6 +263,33 @@ class ImageLayoutIT {
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as(out).isZero();
     assertThat(out).contains("Picked up JDK_JAVA_OPTIONS: @" + root + "/app/jvm.options");
+  }
+
+  /** CLOUD_CONFIG as manifests/base's Deployment (and the chart's) sets it. */
+  private static final String DEPLOYMENT_CLOUD_CONFIG = "/etc/standalone-cinder/cloud.conf";
+
+  /**
+   * The command an admin runs in the provisioner's container, as install.md, operations.md and the
+   * chart's NOTES.txt print it after {@code kubectl exec ... --}: one form in all three.
+   */
+  static List<String> inPodCheck() throws IOException {
+    java.util.regex.Pattern exec =
+        java.util.regex.Pattern.compile(
+            "exec deployment/standalone-cinder -c provisioner -- \\\\\n\\s*(.+)");
+    java.util.Set<String> forms = new java.util.TreeSet<>();
+    for (String f :
+        List.of(
+            "docs/install.md",
+            "docs/operations.md",
+            "charts/standalone-cinder/templates/NOTES.txt")) {
+      java.util.regex.Matcher m = exec.matcher(Files.readString(ROOT.resolve(f)));
+      assertThat(m.find()).as(f + " shows the in-Pod check").isTrue();
+      forms.add(m.group(1).trim());
+    }
+    assertThat(forms).as("one form everywhere").hasSize(1);
+    assertThat(Files.readString(ROOT.resolve("manifests/base/deployment.yaml")))
+        .contains("- name: CLOUD_CONFIG\n              value: " + DEPLOYMENT_CLOUD_CONFIG);
+    return List.of(forms.iterator().next().split(" +"));
   }
 
   private static boolean readyz(Path ca, int port) {
