@@ -13,6 +13,7 @@ import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
+import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.provision.Names;
 
 /**
@@ -82,6 +83,34 @@ class ClaimLifecycleE2EIT {
                 .toList()
                 .containsAll(List.of("Provisioning", "ProvisioningSucceeded")),
         Duration.ofSeconds(10));
+
+    // What the claim cost the API server, from its audit log: one call per thing made or told.
+    String pvName = pv.getMetadata().getName();
+    List<String> calls =
+        AuditLog.calls(it).stream()
+            .filter(
+                c ->
+                    c.user()
+                        .equals("system:serviceaccount:" + LocalInstall.NS + ":" + LocalInstall.NS))
+            .filter(
+                c ->
+                    ns.equals(c.namespace())
+                        || pvName.equals(c.name())
+                        || IscsiMapper.secretName(pvName).equals(c.name())
+                        || LocalInstall.CEPHX_SECRET.equals(c.name()))
+            .filter(c -> !c.verb().equals("watch") && !c.verb().equals("list"))
+            .map(c -> c.verb() + " " + c.resource())
+            .toList();
+    System.out.printf("API calls of the provisioner for one claim: %d %s%n", calls.size(), calls);
+    assertThat(calls)
+        .containsExactlyInAnyOrder(
+            // that no PV of this claim exists yet: the cache may lag behind a PV made a moment ago
+            "get persistentvolumes",
+            "create events",
+            "create secrets",
+            "create persistentvolumes",
+            "patch persistentvolumeclaims",
+            "create events");
 
     IscsiProbe.Target node = it.claims.node(pv);
     IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");

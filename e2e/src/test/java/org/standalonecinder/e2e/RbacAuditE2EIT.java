@@ -2,8 +2,6 @@ package org.standalonecinder.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
@@ -13,9 +11,6 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.Subject;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,8 +31,6 @@ import org.standalonecinder.demo.LocalInstall;
 @Order(Integer.MAX_VALUE)
 class RbacAuditE2EIT {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   /**
    * Rules the suite cannot reach without fault injection, each with why it exists. Anything here is
    * granted on trust: keep it short.
@@ -51,27 +44,6 @@ class RbacAuditE2EIT {
           "a claim that reaches the provisioner before its class reached the cache (a class and"
               + " claim applied together; ProvisioningTest)");
 
-  /** One call as the audit log has it. */
-  record Call(
-      String user,
-      String verb,
-      String group,
-      String resource,
-      String namespace,
-      String name,
-      boolean allowed,
-      Instant at) {
-
-    String describe() {
-      return verb
-          + " "
-          + (group.isEmpty() ? "" : group + "/")
-          + resource
-          + (namespace == null ? "" : " in " + namespace)
-          + (name == null ? "" : " named " + name);
-    }
-  }
-
   /** One grant of a rule: a verb on a resource of a group, maybe by name, maybe in a namespace. */
   record Grant(
       String account,
@@ -81,7 +53,7 @@ class RbacAuditE2EIT {
       List<String> names,
       String namespace) {
 
-    boolean covers(Call c) {
+    boolean covers(AuditLog.Call c) {
       return c.allowed()
           && c.user().equals("system:serviceaccount:" + LocalInstall.NS + ":" + account)
           && c.group().equals(group)
@@ -101,49 +73,6 @@ class RbacAuditE2EIT {
           + (names.isEmpty() ? "" : " " + names)
           + (namespace == null ? "" : " in " + namespace);
     }
-  }
-
-  private List<Call> calls(LocalInstall it) throws Exception {
-    Path log = Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG"));
-    // The log and any file the API server rotated it into (audit-<time>.log), oldest first.
-    List<Path> files;
-    try (var siblings = Files.list(log.getParent())) {
-      files =
-          siblings
-              .filter(f -> f.getFileName().toString().matches("audit-.*\\.log"))
-              .sorted()
-              .collect(java.util.stream.Collectors.toCollection(ArrayList::new));
-    }
-    files.add(log);
-    List<String> lines = new ArrayList<>();
-    for (Path f : files) {
-      lines.addAll(Files.readAllLines(f));
-    }
-    List<Call> calls = new ArrayList<>();
-    for (String line : lines) {
-      JsonNode e = JSON.readTree(line);
-      JsonNode ref = e.get("objectRef");
-      if (ref == null
-          || !"ResponseComplete".equals(e.path("stage").asText())
-          || Instant.parse(e.path("requestReceivedTimestamp").asText()).isBefore(it.startedAt)) {
-        continue;
-      }
-      String resource = ref.path("resource").asText();
-      if (ref.hasNonNull("subresource")) {
-        resource += "/" + ref.get("subresource").asText();
-      }
-      calls.add(
-          new Call(
-              e.path("user").path("username").asText(),
-              e.path("verb").asText(),
-              ref.path("apiGroup").asText(""),
-              resource,
-              ref.hasNonNull("namespace") ? ref.get("namespace").asText() : null,
-              ref.hasNonNull("name") ? ref.get("name").asText() : null,
-              "allow".equals(e.path("annotations").path("authorization.k8s.io/decision").asText()),
-              Instant.parse(e.path("requestReceivedTimestamp").asText())));
-    }
-    return calls;
   }
 
   /**
@@ -228,12 +157,12 @@ class RbacAuditE2EIT {
     for (String process : List.of("webhook", "provisioner")) {
       it.processes.stop(process);
     }
-    List<Call> calls = calls(it);
+    List<AuditLog.Call> calls = AuditLog.calls(it);
     List<Grant> grants = grants(it);
     assertThat(calls).as("the audit log has this run's calls").isNotEmpty();
     TreeSet<String> refused = new TreeSet<>();
     int whileRestarting = 0;
-    for (Call c : calls) {
+    for (AuditLog.Call c : calls) {
       if (c.allowed()) {
         continue;
       }

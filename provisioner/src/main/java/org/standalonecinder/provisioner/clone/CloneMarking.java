@@ -102,10 +102,12 @@ public final class CloneMarking {
     ObjectNode annotations = patch.putObject("metadata").putObject("annotations");
     ann.forEach(annotations::put);
     try {
+      // On the claim as the cache has it: fabric8 reads a claim named only by its name from the
+      // API server before it patches (a GET per claim for nothing: the patch names no version).
       client
           .persistentVolumeClaims()
           .inNamespace(claim.getMetadata().getNamespace())
-          .withName(claim.getMetadata().getName())
+          .resource(claim)
           .patch(
               io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
                   io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),

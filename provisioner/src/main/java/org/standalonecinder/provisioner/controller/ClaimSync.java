@@ -199,7 +199,7 @@ final class ClaimSync {
       client
           .persistentVolumeClaims()
           .inNamespace(claim.getMetadata().getNamespace())
-          .withName(claim.getMetadata().getName())
+          .resource(claim) // named only, fabric8 would read the claim first
           .patch(PatchContext.of(PatchType.JSON), patch.toString());
     } catch (KubernetesClientException e) {
       if (e.getCode() != 422) {

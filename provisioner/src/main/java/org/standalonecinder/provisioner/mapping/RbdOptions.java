@@ -9,10 +9,27 @@ package org.standalonecinder.provisioner.mapping;
  * @param csiDriver the ceph-csi RBD driver's name, {@code rbd.csi.ceph.com} unless deployed under
  *     another (Rook: {@code <namespace>.rbd.csi.ceph.com})
  * @param imageFeatures the image features ceph-csi maps with (the {@code imageFeatures} attribute)
- * @param cephx the credentials nodes map images with
+ * @param cephxLookup the credentials nodes map images with, looked up when an RBD export first
+ *     needs them (an iSCSI or FC export never does, so its claim costs no read of the admin's
+ *     Secret)
  */
 public record RbdOptions(
-    RbdForm form, String clusterId, String csiDriver, String imageFeatures, Cephx cephx) {
+    RbdForm form,
+    String clusterId,
+    String csiDriver,
+    String imageFeatures,
+    java.util.function.Supplier<Cephx> cephxLookup) {
+
+  /** With the credentials known already. */
+  public RbdOptions(
+      RbdForm form, String clusterId, String csiDriver, String imageFeatures, Cephx cephx) {
+    this(form, clusterId, csiDriver, imageFeatures, () -> cephx);
+  }
+
+  /** The credentials nodes map images with. */
+  public Cephx cephx() {
+    return cephxLookup.get();
+  }
 
   public static final String DEFAULT_CSI_DRIVER = "rbd.csi.ceph.com";
   public static final String DEFAULT_IMAGE_FEATURES = "layering";

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.provision;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.util.List;
@@ -22,10 +23,25 @@ public final class KubernetesSecretStore implements SecretStore {
   @Override
   public void put(Secret secret) {
     var ops = client.secrets().inNamespace(secret.getMetadata().getNamespace());
-    var existing = ops.withName(secret.getMetadata().getName()).get();
-    if (existing == null) {
+    // Created without a look first: a provisioning's Secret is new but for a retried attempt,
+    // so the common case costs one call and the 409 tells of the other.
+    try {
       ops.resource(secret).create();
       return;
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        throw e;
+      }
+    }
+    var existing = ops.withName(secret.getMetadata().getName()).get();
+    if (existing == null) {
+      // Deleted between the two calls: the next attempt creates it.
+      throw new IllegalStateException(
+          "Secret "
+              + secret.getMetadata().getNamespace()
+              + "/"
+              + secret.getMetadata().getName()
+              + " existed and is gone; trying again");
     }
     Map<String, String> labels = existing.getMetadata().getLabels();
     if (labels == null || !Names.MANAGED_BY.equals(labels.get(Names.LABEL_MANAGED_BY))) {

@@ -27,30 +27,53 @@ final class RbdChoices {
   }
 
   /**
-   * The RBD choices for a claim of this class, its cephx key read before any Cinder call. A class
-   * that names Ceph (any of rbdForm, cephClusterID, cephxSecret) expects RBD: its configuration
-   * problems stop the claim here, with nothing made in Cinder. For other classes they are only
-   * reported if Cinder exports over RBD (and then the export and the volume are undone).
+   * The RBD choices for a claim of this class. A class that names Ceph (any of rbdForm,
+   * cephClusterID, cephxSecret) expects RBD: its cephx key is read now, and its configuration
+   * problems stop the claim here, with nothing made in Cinder. For other classes the key is read
+   * only if Cinder exports over RBD, and its problems are reported then (and the export and the
+   * volume are undone); an iSCSI or FC claim never reads it.
    */
   RbdOptions of(ClassParameters p) {
     ProvisionerSettings.RbdDefaults d = settings.rbd();
     RbdForm form = p.rbdForm() != null ? RbdForm.parse(p.rbdForm()) : d.form();
     String clusterId = p.cephClusterId() != null ? p.cephClusterId() : d.clusterId();
     String secretName = p.cephxSecret() != null ? p.cephxSecret() : d.cephxSecret();
+    if (!p.namesCeph()) {
+      return new RbdOptions(
+          form,
+          clusterId,
+          d.csiDriver(),
+          d.imageFeatures(),
+          secretName == null
+              ? () -> Cephx.none(settings.secretNamespace())
+              : once(() -> cephx(secretName)));
+    }
     Cephx cephx = secretName == null ? Cephx.none(settings.secretNamespace()) : cephx(secretName);
-    if (p.namesCeph()) {
-      if (!cephx.usable() && cephx.problem() != null) {
-        throw new ProvisioningException(cephx.problem(), false, null);
-      }
-      if (form == RbdForm.CSI && clusterId == null) {
-        throw new ProvisioningException(
-            "StorageClass asks for ceph-csi volumes but names no cephClusterID, and the"
-                + " provisioner has no --ceph-cluster-id",
-            false,
-            null);
-      }
+    if (!cephx.usable() && cephx.problem() != null) {
+      throw new ProvisioningException(cephx.problem(), false, null);
+    }
+    if (form == RbdForm.CSI && clusterId == null) {
+      throw new ProvisioningException(
+          "StorageClass asks for ceph-csi volumes but names no cephClusterID, and the"
+              + " provisioner has no --ceph-cluster-id",
+          false,
+          null);
     }
     return new RbdOptions(form, clusterId, d.csiDriver(), d.imageFeatures(), cephx);
+  }
+
+  private static <T> java.util.function.Supplier<T> once(java.util.function.Supplier<T> s) {
+    return new java.util.function.Supplier<>() {
+      private T value;
+
+      @Override
+      public synchronized T get() {
+        if (value == null) {
+          value = s.get();
+        }
+        return value;
+      }
+    };
   }
 
   /** Reads the admin's cephx Secret; what is wrong with it becomes the reason, never the key. */
