@@ -22,7 +22,8 @@ rm -rf "$STAGE" && mkdir -p "$TREE/bin" "$TREE/lib" "$STAGE/usr/bin" "$STAGE/DEB
 
 # The modules: jdeps --print-module-deps of the jar (java.base ... jdk.unsupported), and what it
 # cannot see: the EC ciphers TLS to Keystone and Cinder negotiate (a service provider), and the
-# XML parser logback's configuration is read with. The CLI commands run from this runtime in
+# XML parser (logging is set up in code, but a logback.xml an admin puts on the class path is read
+# with it). The CLI commands run from this runtime in
 # HostPackageIT, so a module that goes missing fails there.
 MODULES=java.base,java.compiler,java.desktop,java.logging,java.naming,java.net.http,java.scripting,java.sql,java.xml,jdk.crypto.ec,jdk.management,jdk.unsupported
 jlink --add-modules "$MODULES" --strip-debug --no-man-pages --no-header-files --compress=2 \

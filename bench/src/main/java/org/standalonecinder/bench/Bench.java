@@ -69,6 +69,13 @@ public final class Bench implements Callable<Integer> {
   boolean skipProvisioner;
 
   @Option(
+      names = "--profile",
+      description =
+          "record the webhook's CPU with Java Flight Recorder during its load runs, keep the"
+              + " recordings here and print where its samples fall")
+  Path profile;
+
+  @Option(
       names = "--real-claims",
       defaultValue = "20",
       description = "claims (and baseline volumes) against the real Cinder")
@@ -120,7 +127,8 @@ public final class Bench implements Callable<Integer> {
           seconds,
           connections,
           rounds,
-          flood);
+          flood,
+          profile);
     } else {
       System.err.println("no webhook jar at " + webhookJar + ": its rows are left out");
     }

@@ -237,7 +237,8 @@ final class WebhookBench {
       int seconds,
       int connections,
       int rounds,
-      int flood)
+      int flood,
+      Path profile)
       throws Exception {
     Path dir = Files.createTempDirectory("bench-webhook");
     Path benchJar =
@@ -312,6 +313,14 @@ final class WebhookBench {
       // Both JVMs start from a class-data-sharing archive, as the image's JVM does.
       minimalCmd.addAll(1, trainCds("vertx-minimal", minimalCmd, minimalPort, "/", dir));
       webhookCmd.addAll(1, trainCds("webhook", webhookCmd, webhookPort, "/validate", dir));
+      if (profile != null) {
+        // After the archive's training: a recording per process (the JVM names each file in
+        // the folder), written when it exits.
+        Files.createDirectories(profile);
+        webhookCmd.add(
+            1,
+            "-XX:StartFlightRecording=settings=default,filename=" + profile.toAbsolutePath() + "/");
+      }
       System.err.println("webhook: " + String.join(" ", webhookCmd));
       List<Server> servers =
           List.of(
@@ -336,6 +345,9 @@ final class WebhookBench {
                       seconds,
                       connections));
         }
+      }
+      if (profile != null) {
+        Profile.print(profile);
       }
       Figures nginx = median(runs.get("nginx"));
       Figures minimal = median(runs.get("vertx-minimal"));

@@ -7,15 +7,15 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The two logging variables both programs read through their logback.xml: {@code LOG_FORMAT} names
- * an appender there and {@code LOG_LEVEL} the root level. Logback itself takes a misspelt appender
- * name as "no appender" and an unknown level as DEBUG, so a typo in a Deployment would give a
- * container that logs nothing, or everything; the programs check both before they start and refuse
- * with what to write instead.
+ * The two logging variables both programs read ({@link LogConfigurator}): {@code LOG_FORMAT} picks
+ * the appender and {@code LOG_LEVEL} the root level. Read as they are, a misspelt format or level
+ * would quietly become the default, so a typo in a Deployment would give a container that logs
+ * otherwise than its admin asked; the programs check both before they start and refuse with what to
+ * write instead.
  */
 public final class LogSettings {
 
-  /** The appenders of the shipped logback.xml files. */
+  /** The appenders {@link LogConfigurator} makes. */
   public static final Set<String> FORMATS = Set.of("text", "json");
 
   /** The levels logback knows (it reads them in any case). */

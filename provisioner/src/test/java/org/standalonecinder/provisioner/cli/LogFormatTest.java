@@ -3,35 +3,32 @@ package org.standalonecinder.provisioner.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.joran.JoranConfigurator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.slf4j.MDC;
+import org.standalonecinder.api.settings.LogConfigurator;
+import org.standalonecinder.api.settings.LogSettings;
 
 /**
- * The shipped logback.xml: {@code LOG_FORMAT=json} writes one JSON object per line with the item's
- * claim, PV and volume; the default text line carries them too.
+ * The logging both programs set up ({@code LogConfigurator}): {@code LOG_FORMAT=json} writes one
+ * JSON object per line with the item's claim, PV and volume; the default text line carries them
+ * too.
  */
 class LogFormatTest {
 
   private static String log(String format) throws Exception {
     LoggerContext ctx = new LoggerContext();
     ctx.setMDCAdapter(MDC.getMDCAdapter());
-    if (format != null) {
-      ctx.putProperty("LOG_FORMAT", format);
-    }
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     PrintStream old = System.err;
     System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
     try {
-      JoranConfigurator c = new JoranConfigurator();
-      c.setContext(ctx);
-      c.doConfigure(Path.of("src/main/resources/logback.xml").toFile());
+      LogConfigurator.configure(
+          ctx, format == null ? java.util.Map.of() : java.util.Map.of("LOG_FORMAT", format));
       MDC.put("claim", "apps/data");
       MDC.put("volume", "vol-1");
       ctx.getLogger("org.standalonecinder.provisioner.controller.ClaimController")
@@ -68,17 +65,27 @@ class LogFormatTest {
         .endsWith("deleted volume pvc-1 (Cinder volume vol-1)" + System.lineSeparator());
   }
 
-  /** Every LOG_FORMAT the check accepts is an appender the file has, and no other. */
-  @Test
-  void theAcceptedFormatsAreTheAppendersOfTheShippedFile() throws Exception {
-    String xml = java.nio.file.Files.readString(Path.of("src/main/resources/logback.xml"));
-    java.util.Set<String> appenders =
-        java.util.regex.Pattern.compile("<appender name=\"([^\"]+)\"")
-            .matcher(xml)
-            .results()
-            .map(m -> m.group(1))
-            .collect(java.util.stream.Collectors.toSet());
-    assertThat(appenders).isEqualTo(org.standalonecinder.api.settings.LogSettings.FORMATS);
+  /**
+   * Every LOG_FORMAT the start-up check accepts is an appender of the configuration; what it
+   * refuses would have fallen back to text (never to no appender at all).
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource({
+    "text, text, text",
+    "json, json, json",
+    "a misspelling (refused at start), jsn, text",
+    "unset, '', text"
+  })
+  void theAcceptedFormatsAreTheConfigurationsAppenders(
+      String name, String format, String appender) {
+    LoggerContext ctx = new LoggerContext();
+    LogConfigurator.configure(ctx, java.util.Map.of("LOG_FORMAT", format));
+    var root = ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    assertThat(root.getAppender(appender)).isNotNull();
+    if (LogSettings.FORMATS.contains(format)) {
+      assertThat(appender).isEqualTo(format);
+    }
+    ctx.stop();
   }
 
   @org.junit.jupiter.params.ParameterizedTest(name = "{0}")

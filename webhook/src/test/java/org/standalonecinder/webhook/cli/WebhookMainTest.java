@@ -5,16 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
-import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.standalonecinder.api.settings.LogSettings;
 
 class WebhookMainTest {
 
@@ -43,18 +37,5 @@ class WebhookMainTest {
   void withGoodLogSettingsTheCommandRuns() {
     assertThat(WebhookMain.run(Map.of("LOG_FORMAT", "json", "LOG_LEVEL", "warn"), "--version"))
         .isZero();
-  }
-
-  /** Every LOG_FORMAT the check accepts is an appender the shipped file has, and no other. */
-  @Test
-  void theAcceptedFormatsAreTheAppendersOfTheShippedFile() throws Exception {
-    String xml = Files.readString(Path.of("src/main/resources/logback.xml"));
-    Set<String> appenders =
-        Pattern.compile("<appender name=\"([^\"]+)\"")
-            .matcher(xml)
-            .results()
-            .map(m -> m.group(1))
-            .collect(Collectors.toSet());
-    assertThat(appenders).isEqualTo(LogSettings.FORMATS);
   }
 }
