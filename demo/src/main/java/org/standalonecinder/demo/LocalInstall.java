@@ -273,6 +273,9 @@ public final class LocalInstall implements AutoCloseable {
     return f;
   }
 
+  /** The webhook's idle deadline here ({@code --idle-seconds}). */
+  public static final int WEBHOOK_IDLE_SECONDS = 15;
+
   /** The provisioners' Lease duration here: a standby takes over this long after a crash. */
   public static final int LEASE_SECONDS = 6;
 

@@ -102,6 +102,7 @@ final class WebhookDemo implements AutoCloseable {
                 null,
                 null,
                 null,
+                null,
                 null));
     return new WebhookDemo(
         app,

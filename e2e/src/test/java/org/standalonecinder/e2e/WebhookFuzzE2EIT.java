@@ -54,8 +54,8 @@ class WebhookFuzzE2EIT {
   /** The Pod's memory limit (manifests/base); the process runs with MaxRAM of the same. */
   static final long LIMIT_BYTES = 256L * 1024 * 1024;
 
-  /** The server's idle deadline is 60 s; a slow client must be gone well before this. */
-  static final Duration SLOW_CUT_BY = Duration.ofSeconds(80);
+  /** A slow client must be gone well before this: the installation's idle deadline and 20 s. */
+  static final Duration SLOW_CUT_BY = Duration.ofSeconds(LocalInstall.WEBHOOK_IDLE_SECONDS + 20);
 
   private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
   private final List<String> failures = Collections.synchronizedList(new ArrayList<>());

@@ -166,6 +166,13 @@ final class ServeSettings {
           .byDefault("64")
           .doc("of those, from one client address; an API server keeps one HTTP/2 connection");
 
+  static final Setting<Integer> IDLE_SECONDS =
+      Setting.integer("--idle-seconds", 5, 3600)
+          .byDefault("60")
+          .doc(
+              "a connection with no request in flight (idle, or still sending a request's headers)"
+                  + " is closed after this; a request has 30 s from its headers to its answer");
+
   static final SettingsTable TABLE =
       new SettingsTable(
           List.of(
@@ -192,7 +199,8 @@ final class ServeSettings {
               CLIENT_CA,
               CLIENT_NAME,
               MAX_CONNECTIONS,
-              MAX_CLIENT_CONNECTIONS));
+              MAX_CLIENT_CONNECTIONS,
+              IDLE_SECONDS));
 
   /** A duration with a unit ({@code 365d}, {@code 12h}, {@code 30m}, {@code 90s}), 30 s or more. */
   static Duration caValidity(String text) {
@@ -306,6 +314,8 @@ final class ServeSettings {
         v.get(CA_VALIDITY),
         v.get(TLS_ENGINE),
         callers,
-        limits);
+        limits,
+        new WebhookServer.ClientLimits(
+            Duration.ofSeconds(v.get(IDLE_SECONDS)), WebhookServer.ClientLimits.DEFAULT.request()));
   }
 }

@@ -99,7 +99,8 @@ public final class WebhookApp implements AutoCloseable {
       Duration caValidity,
       WebhookServer.TlsEngine tlsEngine,
       WebhookServer.Callers callers,
-      WebhookServer.ConnectionLimits connections) {
+      WebhookServer.ConnectionLimits connections,
+      WebhookServer.ClientLimits clientLimits) {
 
     /** How long a CA made for the Secret lives unless said otherwise; rotated at 2/3. */
     public static final Duration CA_VALIDITY = Duration.ofDays(365);
@@ -109,6 +110,7 @@ public final class WebhookApp implements AutoCloseable {
       extraNames = extraNames == null ? List.of() : List.copyOf(extraNames);
       caValidity = caValidity == null ? CA_VALIDITY : caValidity;
       tlsEngine = tlsEngine == null ? WebhookServer.TlsEngine.AUTO : tlsEngine;
+      clientLimits = clientLimits == null ? WebhookServer.ClientLimits.DEFAULT : clientLimits;
       connections = connections == null ? WebhookServer.ConnectionLimits.DEFAULT : connections;
     }
 
@@ -223,7 +225,13 @@ public final class WebhookApp implements AutoCloseable {
           .register(registry);
       WebhookServer server =
           new WebhookServer(
-              vertx, certificates, policy, () -> true, registry::scrape, o.tlsEngine());
+              vertx,
+              certificates,
+              policy,
+              () -> true,
+              registry::scrape,
+              o.tlsEngine(),
+              o.clientLimits());
       if (o.callers() != null) {
         server.requireCallers(o.callers());
       }

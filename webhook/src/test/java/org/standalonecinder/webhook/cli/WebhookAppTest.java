@@ -172,6 +172,7 @@ class WebhookAppTest {
             null,
             null,
             null,
+            null,
             null));
   }
 
@@ -694,6 +695,7 @@ class WebhookAppTest {
                 OURS,
                 "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
                 Duration.ofSeconds(30),
+                null,
                 null,
                 null,
                 null,
