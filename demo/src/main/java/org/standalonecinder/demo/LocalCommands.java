@@ -95,9 +95,6 @@ final class LocalCommands {
         "--resolver",
         "http://127.0.0.1:" + resolverPort,
         "--resolver-token-file",
-        token.toString(),
-        // Slow and idle clients are cut sooner than the default 60 s: the fuzz suite waits for it.
-        "--idle-seconds",
-        String.valueOf(LocalInstall.WEBHOOK_IDLE_SECONDS));
+        token.toString());
   }
 }
