@@ -38,7 +38,9 @@ import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
  * in the claim's namespace and the PV.
  */
 @ExtendWith(Installed.class)
-@Order(10)
+// Before KubeFaultsE2EIT: its API server outages may cost the provisioner its Lease, and a
+// provisioner that loses it stops (a Pod's would be restarted; nothing restarts it here).
+@Order(7)
 class GoMigrationE2EIT {
 
   /** What the Go provisioner sent Cinder for every export (its volumeservice package). */
