@@ -31,6 +31,7 @@ import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
 
 /**
@@ -54,8 +55,14 @@ class WebhookFuzzE2EIT {
   /** The Pod's memory limit (manifests/base); the process runs with MaxRAM of the same. */
   static final long LIMIT_BYTES = 256L * 1024 * 1024;
 
-  /** A slow client must be gone well before this: the installation's idle deadline and 20 s. */
-  static final Duration SLOW_CUT_BY = Duration.ofSeconds(LocalInstall.WEBHOOK_IDLE_SECONDS + 20);
+  /** A slow client must be gone well before this: the installation's headers deadline and 20 s. */
+  static final Duration SLOW_CUT_BY = Duration.ofSeconds(LocalInstall.WEBHOOK_HEADERS_SECONDS + 20);
+
+  /**
+   * The API server drops a connection it has not used for 90 s (client-go's transport); the webhook
+   * must keep it that long, through the whole hostile run, and never close it first.
+   */
+  static final Duration API_SERVER_IDLE = Duration.ofSeconds(90);
 
   private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
   private final List<String> failures = Collections.synchronizedList(new ArrayList<>());
@@ -67,6 +74,13 @@ class WebhookFuzzE2EIT {
     long pid = it.processes.pid("webhook");
     AtomicLong maxRss = new AtomicLong(rss(pid));
     Thread sampler = sampleMemory(pid, maxRss);
+    // A review from the API server first: its connection then idles through the run.
+    it.kubectl.ok(
+        Claims.yaml(it.namespace("e2e-fuzz"), "before", "e2e-fuzz-no-such-class", ""),
+        "create",
+        "-f",
+        "-");
+    ApiServerConnections apiServer = ApiServerConnections.now(LocalInstall.WEBHOOK_PORT);
     SlowClients slow = new SlowClients(tls, SLOW);
     slow.start();
 
@@ -126,8 +140,14 @@ class WebhookFuzzE2EIT {
     sampler.join();
     boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
     int healthz = healthz(h2);
+    List<ApiServerConnections.Closed> closed =
+        apiServer.awaitClosed(API_SERVER_IDLE.plusSeconds(40));
 
-    String report = report(fuzzMillis, orderChecks.sum(), slowResult, maxRss.get(), alive, healthz);
+    String report =
+        report(fuzzMillis, orderChecks.sum(), slowResult, maxRss.get(), alive, healthz)
+            + "  the API server's connections: "
+            + closed
+            + "\n";
     System.out.println(report);
     Path out = Path.of("target/reliability/webhook-fuzz.txt");
     Files.createDirectories(out.getParent());
@@ -139,6 +159,16 @@ class WebhookFuzzE2EIT {
     assertThat(slowResult.stillOpen()).as("slow clients never cut off").isZero();
     assertThat(maxRss.get()).as("the webhook's peak RSS").isLessThan(LIMIT_BYTES);
     assertThat(orderChecks.sum()).isPositive();
+    assertThat(apiServer.ports()).as("the API server's connections after its review").isNotEmpty();
+    // Between the API server's 90 s and the webhook's idle deadline (120 s): the API server
+    // dropped it; had the webhook closed first, it would have gone before 90 s.
+    assertThat(closed)
+        .as("each closed by the API server once unused for 90 s, not by the webhook before")
+        .allSatisfy(
+            c ->
+                assertThat(c.afterMillis())
+                    .isBetween(
+                        API_SERVER_IDLE.toMillis() - 5_000, API_SERVER_IDLE.toMillis() + 25_000));
   }
 
   // ---- one request ----

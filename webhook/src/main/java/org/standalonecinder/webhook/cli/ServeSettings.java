@@ -167,11 +167,32 @@ final class ServeSettings {
           .doc("of those, from one client address; an API server keeps one HTTP/2 connection");
 
   static final Setting<Integer> IDLE_SECONDS =
-      Setting.integer("--idle-seconds", 5, 3600)
-          .byDefault("60")
+      Setting.integer("--idle-seconds", 1, 3600)
+          .byDefault("120")
+          .then(
+              n -> {
+                if (n <= WebhookServer.ClientLimits.API_SERVER_IDLE.toSeconds()) {
+                  throw new IllegalArgumentException(
+                      "must be more than "
+                          + WebhookServer.ClientLimits.API_SERVER_IDLE.toSeconds()
+                          + ", was "
+                          + n
+                          + ": the API server keeps an unused connection that long, and a review it"
+                          + " sends as the webhook closes the connection fails (the claim write"
+                          + " with it)");
+                }
+                return n;
+              })
           .doc(
-              "a connection with no request in flight (idle, or still sending a request's headers)"
-                  + " is closed after this; a request has 30 s from its headers to its answer");
+              "a connection with nothing in flight is closed after this; more than the 90 s the API"
+                  + " server keeps one it does not use, so that the API server closes it first");
+
+  static final Setting<Integer> HEADERS_SECONDS =
+      Setting.integer("--headers-seconds", 1, 600)
+          .byDefault("10")
+          .doc(
+              "an HTTP/1.1 request's headers must be complete this long after its first byte;"
+                  + " a request then has 30 s from its headers to its answer");
 
   static final SettingsTable TABLE =
       new SettingsTable(
@@ -200,7 +221,8 @@ final class ServeSettings {
               CLIENT_NAME,
               MAX_CONNECTIONS,
               MAX_CLIENT_CONNECTIONS,
-              IDLE_SECONDS));
+              IDLE_SECONDS,
+              HEADERS_SECONDS));
 
   /** A duration with a unit ({@code 365d}, {@code 12h}, {@code 30m}, {@code 90s}), 30 s or more. */
   static Duration caValidity(String text) {
@@ -316,6 +338,8 @@ final class ServeSettings {
         callers,
         limits,
         new WebhookServer.ClientLimits(
-            Duration.ofSeconds(v.get(IDLE_SECONDS)), WebhookServer.ClientLimits.DEFAULT.request()));
+            Duration.ofSeconds(v.get(IDLE_SECONDS)),
+            Duration.ofSeconds(v.get(HEADERS_SECONDS)),
+            WebhookServer.ClientLimits.DEFAULT.request()));
   }
 }

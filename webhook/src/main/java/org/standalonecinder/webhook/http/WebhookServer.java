@@ -82,17 +82,23 @@ public final class WebhookServer {
   public static final int MAX_STREAMS = 256;
 
   /**
-   * How long clients may hold the server: a connection with no request in flight (idle, or still
-   * sending headers), and a request from its headers to its answer (a trickling body). See {@link
-   * ClientDeadlines}.
+   * How long clients may hold the server. See {@link ClientDeadlines}.
    *
-   * @param idle a connection without a request in flight is closed after this
-   * @param request a request not answered after this is cut off
+   * @param idle a connection with nothing in flight is closed after this; longer than the API
+   *     server keeps an unused connection (90 s), so that it is always the one to close it
+   * @param headers an HTTP/1.1 request's headers must be complete this long after its first byte
+   * @param request a request not answered this long after its headers is cut off
    */
-  public record ClientLimits(Duration idle, Duration request) {
-    /** 60 s idle (longer than a review's worst case), 30 s a request (the API server's maximum). */
+  public record ClientLimits(Duration idle, Duration headers, Duration request) {
+    /**
+     * 120 s idle, 10 s for headers (an API server sends them in one write), 30 s a request (the API
+     * server's longest wait for a webhook).
+     */
     public static final ClientLimits DEFAULT =
-        new ClientLimits(Duration.ofSeconds(60), Duration.ofSeconds(30));
+        new ClientLimits(Duration.ofSeconds(120), Duration.ofSeconds(10), Duration.ofSeconds(30));
+
+    /** How long client-go's transport keeps a connection it does not use (Go's default). */
+    public static final Duration API_SERVER_IDLE = Duration.ofSeconds(90);
   }
 
   /**
@@ -265,7 +271,7 @@ public final class WebhookServer {
 
   public Future<HttpServer> listen(String host, int port) {
     Router router = Router.router(vertx);
-    ClientDeadlines deadlines = new ClientDeadlines(vertx, limits.idle(), limits.request());
+    ClientDeadlines deadlines = new ClientDeadlines(vertx, limits);
     router.route().handler(deadlines);
     router.get("/healthz").handler(ctx -> ctx.response().end("ok\n"));
     router

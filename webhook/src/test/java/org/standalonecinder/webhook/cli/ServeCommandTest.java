@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
+import org.standalonecinder.webhook.http.WebhookServer;
 import picocli.CommandLine;
 
 /** {@code serve}'s options: what each choice means, and every refusal (all reported at once). */
@@ -53,7 +55,9 @@ class ServeCommandTest {
         "a resolver that is no http URL | --resolver https://127.0.0.1:8090 | --resolver: 'https://127.0.0.1:8090' must be an http:// URL of the loopback sidecar",
         "a resolver deadline past the API server's | --resolver-timeout-ms 9000 | --resolver-timeout-ms: must be between 100 and 8000, was 9000",
         "a TLS engine that is none | --tls-engine boring | --tls-engine: 'boring' is not one of auto, openssl, jdk",
-        "more connections a client than in all | --max-connections 10 --max-client-connections 20 | --max-connections, --max-client-connections: connection limits must be at least 1"
+        "more connections a client than in all | --max-connections 10 --max-client-connections 20 | --max-connections, --max-client-connections: connection limits must be at least 1",
+        "an idle deadline the API server outlasts | --idle-seconds 60 | --idle-seconds: must be more than 90, was 60: the API server keeps an unused connection that long",
+        "a headers deadline of zero | --headers-seconds 0 | --headers-seconds: must be between 1 and 600, was 0"
       })
   void refusals(String name, String args, String problem) {
     // The one problem, from its start: another rule's complaint would fail the row.
@@ -66,6 +70,20 @@ class ServeCommandTest {
   @Test
   void everyProblemIsReportedAtOnce() {
     assertThat(parse("--local --port -1 --refresh-seconds 0").problems()).hasSize(3);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "defaults | '' | PT2M | PT10S",
+        "both given | --idle-seconds 91 --headers-seconds 3 | PT1M31S | PT3S",
+      })
+  void clientDeadlines(String name, String args, Duration idle, Duration headers) {
+    WebhookServer.ClientLimits limits = parse(args).options().clientLimits();
+    assertThat(limits.idle()).isEqualTo(idle);
+    assertThat(limits.headers()).isEqualTo(headers);
+    assertThat(limits.request()).isEqualTo(Duration.ofSeconds(30));
   }
 
   @Test

@@ -328,67 +328,69 @@ class WebhookServerTest {
     assertThat(r.body()).contains(reason);
   }
 
-  /** What a slow client sends, and how long the server takes to cut it off. */
+  /** The deadlines of the server that {@link #slowAndIdleClientsAreCutOff} runs: all different. */
+  static final WebhookServer.ClientLimits STRICT =
+      new WebhookServer.ClientLimits(
+          Duration.ofMillis(2000), Duration.ofMillis(400), Duration.ofMillis(800));
+
+  /**
+   * What a slow client sends at once and then a byte every 100 ms, and between which times the
+   * server cuts it off: each window holds one deadline of {@link #STRICT} and no other.
+   */
   static Stream<Arguments> slowClients() {
     String headers =
         "POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n";
+    String review = review("admission.k8s.io/v1", "u", "x");
     return Stream.of(
-        // The idle deadline (400 ms here): headers a byte at a time never finish a request.
-        Arguments.of("headers a byte at a time", headers + "X-Pad: " + "a".repeat(200), 100),
-        // The request deadline (800 ms here): a body that trickles in.
+        // The headers deadline (400 ms), though a byte comes every 100 ms.
+        Arguments.of(
+            "headers a byte at a time", "", headers + "X-Pad: " + "a".repeat(200), 300, 1500),
+        // The request deadline (800 ms from the headers): a body that trickles in.
         Arguments.of(
             "a body a byte at a time",
-            headers + "Content-Length: 1000\r\n\r\n{\"pad\":\"" + "a".repeat(200),
-            100),
-        Arguments.of("a connection that says nothing", "", 0),
+            headers + "Content-Length: 1000\r\n\r\n",
+            "{\"pad\":\"" + "a".repeat(200),
+            700,
+            1800),
+        // The idle deadline (2 s), not the headers': nothing was sent.
+        Arguments.of("a connection that says nothing", "", "", 1900, 6000),
         Arguments.of(
             "a kept-alive connection that says nothing after its answer",
-            headers
-                + "Content-Length: "
-                + review("admission.k8s.io/v1", "u", "x").length()
-                + "\r\n\r\n"
-                + review("admission.k8s.io/v1", "u", "x"),
-            0));
+            headers + "Content-Length: " + review.length() + "\r\n\r\n" + review,
+            "",
+            1900,
+            6000));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("slowClients")
-  void slowAndIdleClientsAreCutOff(String name, String send, long byteEveryMillis)
+  void slowAndIdleClientsAreCutOff(
+      String name, String atOnce, String trickled, long cutAfterMillis, long cutBeforeMillis)
       throws Exception {
     WebhookServer strict =
-        new WebhookServer(
-            vertx,
-            certs,
-            CONTROLLER,
-            () -> true,
-            null,
-            engine(),
-            new WebhookServer.ClientLimits(Duration.ofMillis(400), Duration.ofMillis(800)));
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine(), STRICT);
     strict.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
     try (javax.net.ssl.SSLSocket socket =
         (javax.net.ssl.SSLSocket)
             trust.getSocketFactory().createSocket("127.0.0.1", strict.port())) {
-      socket.setSoTimeout(5000);
+      socket.setSoTimeout(8000);
       socket.startHandshake();
       long start = System.nanoTime();
       java.io.OutputStream out = socket.getOutputStream();
       boolean cut = false;
-      if (byteEveryMillis == 0) {
-        out.write(send.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
-        out.flush();
-      } else {
-        try {
-          for (byte b : send.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)) {
-            out.write(b);
-            out.flush();
-            Thread.sleep(byteEveryMillis);
-          }
-        } catch (java.io.IOException e) {
-          cut = true;
+      out.write(atOnce.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+      out.flush();
+      try {
+        for (byte b : trickled.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1)) {
+          out.write(b);
+          out.flush();
+          Thread.sleep(100);
         }
+      } catch (java.io.IOException e) {
+        cut = true;
       }
       // Whatever answer came, the server then closes: the read ends (or fails) well before the
-      // sender would have finished (20 s and more) or the socket's own 5 s timeout.
+      // sender would have finished (20 s and more) or the socket's own 8 s timeout.
       try {
         java.io.InputStream in = socket.getInputStream();
         while (in.read() >= 0) {
@@ -402,7 +404,56 @@ class WebhookServerTest {
       }
       long millis = (System.nanoTime() - start) / 1_000_000;
       assertThat(cut).as("cut off").isTrue();
-      assertThat(millis).isBetween(300L, 4000L);
+      assertThat(millis).isBetween(cutAfterMillis, cutBeforeMillis);
+    } finally {
+      strict.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
+
+  /**
+   * The API server reuses a connection it has not used for up to 90 s: a connection idle past the
+   * headers deadline (and anything short of the idle deadline) still takes the next review.
+   */
+  @Test
+  void aKeptAliveConnectionIdlePastTheHeadersDeadlineServesTheNextReview() throws Exception {
+    WebhookServer strict =
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine(), STRICT);
+    strict.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    try (javax.net.ssl.SSLSocket socket =
+        (javax.net.ssl.SSLSocket)
+            trust.getSocketFactory().createSocket("127.0.0.1", strict.port())) {
+      socket.setSoTimeout(5000);
+      var in =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  socket.getInputStream(), java.nio.charset.StandardCharsets.ISO_8859_1));
+      for (String uid : List.of("first", "second")) {
+        String review = review("admission.k8s.io/v1", uid, "x");
+        socket
+            .getOutputStream()
+            .write(
+                ("POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+                        + "\r\nContent-Length: "
+                        + review.length()
+                        + "\r\n\r\n"
+                        + review)
+                    .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        socket.getOutputStream().flush();
+        assertThat(in.readLine()).as("status of " + uid).isEqualTo("HTTP/1.1 200 OK");
+        long length = 0;
+        for (String h = in.readLine(); !h.isEmpty(); h = in.readLine()) {
+          if (h.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+            length = Long.parseLong(h.substring(15).trim());
+          }
+        }
+        char[] body = new char[(int) length];
+        for (int read = 0; read < length; ) {
+          read += in.read(body, read, body.length - read);
+        }
+        assertThat(new String(body)).contains("\"uid\":\"" + uid + "\"");
+        // Three times the headers deadline, under the idle deadline.
+        Thread.sleep(3 * STRICT.headers().toMillis());
+      }
     } finally {
       strict.close().toCompletionStage().toCompletableFuture().get();
     }
