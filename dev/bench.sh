@@ -2,10 +2,12 @@
 # dev/bench.sh - the benchmark (docs/benchmarks.md): builds the jars, starts the local Cinder
 # (reusing one that runs), and prints one table in which every figure stands beside a baseline
 # measured in the same run. Extra arguments go to the bench (e.g. --claims 500 --rounds 5).
-# Env: BENCH_NO_CINDER=1 skips the real-Cinder rows (and starting Cinder).
+# Env: BENCH_NO_CINDER=1 skips the real-Cinder rows (and starting Cinder); BENCH_NO_KUBE=1 the
+# real-API-server rows (and starting dev/kube-local: built from Debian's source the first time).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
+KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 "$ROOT/dev/ensure-jdk.sh"
 # The webhook's baselines and load: wrk, nginx (Debian's), openssl s_time; taskset pins them.
 missing=""
@@ -35,6 +37,15 @@ if [ "${BENCH_NO_CINDER:-0}" != 1 ]; then
   fi
   args+=(--cinder-env "$STATE/cinder-local.env")
 fi
-trap '[ "$started" = 1 ] && "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true' EXIT
+kube_started=0
+if [ "${BENCH_NO_KUBE:-0}" != 1 ]; then
+  if ! "$ROOT/dev/kube-local/start.sh" --running; then
+    "$ROOT/dev/kube-local/start.sh" >/dev/null
+    kube_started=1
+  fi
+  args+=(--kube-env "$KUBE_STATE/kube-local.env")
+fi
+trap '[ "$started" = 1 ] && "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true
+      [ "$kube_started" = 1 ] && "$ROOT/dev/kube-local/stop.sh" >/dev/null || true' EXIT
 echo "machine: $(nproc) cores, $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(java -version 2>&1 | head -1)"
 java -jar bench/target/standalone-cinder-bench.jar "${args[@]}" "$@"

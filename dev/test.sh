@@ -27,6 +27,13 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
+# ss (iproute2) for how long each of the API server's connections to the webhook has been idle
+# (e2e's WebhookFuzzE2EIT).
+if ! command -v ss >/dev/null 2>&1; then
+  echo "dev/test.sh: installing iproute2"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 >/dev/null
+fi
+
 KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 export KUBE_LOCAL_STATE="$KUBE_STATE"
 NODE_STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"

@@ -76,6 +76,13 @@ public final class Bench implements Callable<Integer> {
   Path profile;
 
   @Option(
+      names = "--kube-env",
+      description =
+          "dev/kube-local's env file: also measure the burst against the real API server (etcd,"
+              + " the controller manager's binder)")
+  Path kubeEnv;
+
+  @Option(
       names = "--real-claims",
       defaultValue = "20",
       description = "claims (and baseline volumes) against the real Cinder")
@@ -167,6 +174,13 @@ public final class Bench implements Callable<Integer> {
         "≥ 200/s");
     table.add("  claim → PV p50", Table.ms(Stats.median(p50)), "", Double.NaN, "≤ 50 ms");
     table.add("  claim → PV p99", Table.ms(Stats.median(p99)), "", Double.NaN, "");
+    if (kubeEnv != null) {
+      if (!Files.isRegularFile(kubeEnv)) {
+        System.err.println("no such env file: " + kubeEnv + " (start dev/kube-local first)");
+        return 2;
+      }
+      realApiServerRows(table, kubeconfigOf(kubeEnv));
+    }
     // Unloaded: one claim at a time, so the latency is the provisioner's, not the queue's.
     List<Double> one = ProvisionerBench.sequentialClaimsMs(new FakeCinderClient(), 100);
     table.add(
@@ -207,5 +221,55 @@ public final class Bench implements Callable<Integer> {
     }
     table.render().forEach(System.out::println);
     return 0;
+  }
+
+  /**
+   * The burst again, on the real API server: each round makes as many PVs alone first (the
+   * baseline), then the claims; each round's namespace, class and PVs are removed after it.
+   */
+  private void realApiServerRows(Table table, Path kubeconfig) throws Exception {
+    List<Double> rates = new ArrayList<>();
+    List<Double> floors = new ArrayList<>();
+    List<Double> p50 = new ArrayList<>();
+    List<Double> p99 = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      try (ProvisionerBench.Target target = ProvisionerBench.real(kubeconfig)) {
+        floors.add(ProvisionerBench.apiPvCreatesPerSecond(target, claims, workers));
+        ProvisionerBench.Run run =
+            ProvisionerBench.burst(target, new FakeCinderClient(), claims, workers);
+        rates.add(run.claimsPerSecond());
+        p50.add(Stats.percentile(run.latenciesMs(), 50));
+        p99.add(Stats.percentile(run.latenciesMs(), 99));
+      }
+      System.err.printf(
+          Locale.ROOT,
+          "real API server, round %d: %.0f claims/s, alone %.0f PV creates/s, p50 %.1f ms, p99"
+              + " %.1f ms%n",
+          r + 1,
+          rates.get(r),
+          floors.get(r),
+          p50.get(r),
+          p99.get(r));
+    }
+    double rate = Stats.median(rates);
+    double floor = Stats.median(floors);
+    table.add(
+        "provisioner, " + claims + " claims at once, real API server (etcd): claims/s",
+        Table.perSecond(rate),
+        "the API server alone: " + Table.perSecond(floor) + " PV creates",
+        rate / floor,
+        "");
+    table.add("  claim → PV p50", Table.ms(Stats.median(p50)), "", Double.NaN, "");
+    table.add("  claim → PV p99", Table.ms(Stats.median(p99)), "", Double.NaN, "");
+  }
+
+  /** The admin kubeconfig that dev/kube-local's env file names. */
+  private static Path kubeconfigOf(Path env) throws java.io.IOException {
+    for (String line : Files.readAllLines(env)) {
+      if (line.startsWith("KUBE_LOCAL_KUBECONFIG=")) {
+        return Path.of(line.substring("KUBE_LOCAL_KUBECONFIG=".length()).trim());
+      }
+    }
+    throw new IllegalArgumentException(env + " names no KUBE_LOCAL_KUBECONFIG");
   }
 }

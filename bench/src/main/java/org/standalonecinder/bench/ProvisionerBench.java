@@ -56,6 +56,114 @@ final class ProvisionerBench {
   /** claims/s and claim→PV latencies (ms) of one run. */
   record Run(double claimsPerSecond, List<Double> latenciesMs) {}
 
+  /**
+   * Where one run's claims and PVs go: a fresh fabric8 mock, or the real API server
+   * (dev/kube-local, with etcd and the controller manager's binder), where the run has a namespace,
+   * a class and a provisioner name of its own and removes what it made when closed.
+   */
+  interface Target extends AutoCloseable {
+    KubernetesClient client();
+
+    String namespace();
+
+    String className();
+
+    String provisionerName();
+
+    @Override
+    void close();
+  }
+
+  /** A fresh mock API server. */
+  static Target mock() {
+    KubernetesMockServer server = apiServer();
+    return new Target() {
+      @Override
+      public KubernetesClient client() {
+        return server.createClient();
+      }
+
+      @Override
+      public String namespace() {
+        return "bench";
+      }
+
+      @Override
+      public String className() {
+        return CLASS;
+      }
+
+      @Override
+      public String provisionerName() {
+        return ProvisionerSettings.DEFAULT_NAME;
+      }
+
+      @Override
+      public void close() {
+        destroy(server);
+      }
+    };
+  }
+
+  /** The real API server of {@code kubeconfig}; what the run makes is removed when it closes. */
+  static Target real(java.nio.file.Path kubeconfig) {
+    String run = "bench-" + Long.toString(System.currentTimeMillis(), 36);
+    io.fabric8.kubernetes.client.Config config;
+    try {
+      config =
+          io.fabric8.kubernetes.client.Config.fromKubeconfig(
+              java.nio.file.Files.readString(kubeconfig));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    KubernetesClient admin =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(config).build();
+    admin
+        .namespaces()
+        .resource(
+            new io.fabric8.kubernetes.api.model.NamespaceBuilder()
+                .withNewMetadata()
+                .withName(run)
+                .endMetadata()
+                .build())
+        .create();
+    return new Target() {
+      @Override
+      public KubernetesClient client() {
+        return new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(config)
+            .build();
+      }
+
+      @Override
+      public String namespace() {
+        return run;
+      }
+
+      @Override
+      public String className() {
+        return run;
+      }
+
+      @Override
+      public String provisionerName() {
+        return run + ".standalonecinder.org";
+      }
+
+      @Override
+      public void close() {
+        // The claims go with the namespace; the PVs (the provisioner's and the baseline's) carry
+        // the run's class.
+        admin.namespaces().withName(run).delete();
+        admin.persistentVolumes().list().getItems().stream()
+            .filter(pv -> run.equals(pv.getSpec().getStorageClassName()))
+            .forEach(pv -> admin.persistentVolumes().resource(pv).withGracePeriod(0).delete());
+        admin.storage().v1().storageClasses().withName(run).delete();
+        admin.close();
+      }
+    };
+  }
+
   static KubernetesMockServer apiServer() {
     KubernetesMockServer server =
         new KubernetesMockServer(
@@ -78,8 +186,12 @@ final class ProvisionerBench {
   }
 
   static ProvisionerSettings settings(String cluster) {
+    return settings(ProvisionerSettings.DEFAULT_NAME, cluster);
+  }
+
+  static ProvisionerSettings settings(String provisionerName, String cluster) {
     return new ProvisionerSettings(
-        ProvisionerSettings.DEFAULT_NAME,
+        provisionerName,
         cluster,
         cluster,
         "iqn.2026-11.org.standalonecinder:" + cluster,
@@ -110,6 +222,10 @@ final class ProvisionerBench {
   }
 
   static void createClass(KubernetesClient client) {
+    createClass(client, CLASS, ProvisionerSettings.DEFAULT_NAME);
+  }
+
+  static void createClass(KubernetesClient client, String name, String provisioner) {
     client
         .storage()
         .v1()
@@ -117,21 +233,28 @@ final class ProvisionerBench {
         .resource(
             new StorageClassBuilder()
                 .withNewMetadata()
-                .withName(CLASS)
+                .withName(name)
                 .endMetadata()
-                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                .withProvisioner(provisioner)
                 .withReclaimPolicy("Delete")
                 .build())
         .create();
   }
 
   static PersistentVolumeClaim claim(String name) {
+    return claim(name, "bench", CLASS, ProvisionerSettings.DEFAULT_NAME);
+  }
+
+  /**
+   * A claim as the API server has it once the binder saw its class (the mock has no binder, and the
+   * real one would add the same annotation a moment later).
+   */
+  static PersistentVolumeClaim claim(
+      String name, String namespace, String className, String provisioner) {
     PersistentVolumeClaim c = Fixtures.claimOf(null, name, "1Gi", "Filesystem");
-    c.getMetadata().setNamespace("bench");
-    c.getMetadata()
-        .setAnnotations(
-            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
-    c.getSpec().setStorageClassName(CLASS);
+    c.getMetadata().setNamespace(namespace);
+    c.getMetadata().setAnnotations(Map.of(ClaimAnnotations.STORAGE_PROVISIONER, provisioner));
+    c.getSpec().setStorageClassName(className);
     return c;
   }
 
@@ -156,13 +279,18 @@ final class ProvisionerBench {
    * per claim, a PV create, from as many threads as the provisioner has workers.
    */
   static double apiPvCreatesPerSecond(int n, int threads) throws Exception {
-    KubernetesMockServer server = apiServer();
-    try (KubernetesClient client = server.createClient()) {
+    try (Target target = mock()) {
+      return apiPvCreatesPerSecond(target, n, threads);
+    }
+  }
+
+  static double apiPvCreatesPerSecond(Target target, int n, int threads) throws Exception {
+    try (KubernetesClient client = target.client()) {
       ExecutorService pool = Executors.newFixedThreadPool(threads);
       long t0 = System.nanoTime();
       List<Future<?>> done = new ArrayList<>();
       for (int i = 0; i < n; i++) {
-        String name = "pv-" + i;
+        String name = target.namespace() + "-pv-" + i;
         done.add(
             pool.submit(
                 () ->
@@ -174,6 +302,7 @@ final class ProvisionerBench {
                                 .withName(name)
                                 .endMetadata()
                                 .withNewSpec()
+                                .withStorageClassName(target.className())
                                 .withCapacity(Map.of("storage", new Quantity("1Gi")))
                                 .withAccessModes("ReadWriteOnce")
                                 .withNewIscsi()
@@ -191,23 +320,30 @@ final class ProvisionerBench {
       double secs = (System.nanoTime() - t0) / 1e9;
       pool.shutdown();
       return n / secs;
-    } finally {
-      destroy(server);
     }
   }
 
   /** {@code n} claims at once through a provisioner of {@code workers} workers. */
   static Run burst(CinderClient cinder, int n, int workers) {
-    KubernetesMockServer server = apiServer();
+    try (Target target = mock()) {
+      return burst(target, cinder, n, workers);
+    }
+  }
+
+  static Run burst(Target target, CinderClient cinder, int n, int workers) {
     Map<String, Long> asked = new ConcurrentHashMap<>();
     Map<String, Long> arrived = new ConcurrentHashMap<>();
-    try (KubernetesClient client = server.createClient();
-        KubernetesClient watcher = server.createClient()) {
+    try (KubernetesClient client = target.client();
+        KubernetesClient watcher = target.client()) {
       ClaimController c =
-          controller(client, cinder, settings("bench-" + System.nanoTime()), workers);
+          controller(
+              client,
+              cinder,
+              settings(target.provisionerName(), "bench-" + System.nanoTime()),
+              workers);
       c.start();
       await("caches synced", c::synced, Duration.ofSeconds(30));
-      createClass(client);
+      createClass(client, target.className(), target.provisionerName());
       SharedIndexInformer<PersistentVolume> pvs =
           watcher
               .persistentVolumes()
@@ -228,7 +364,13 @@ final class ProvisionerBench {
       for (int i = 0; i < n; i++) {
         long before = System.nanoTime();
         PersistentVolumeClaim made =
-            client.persistentVolumeClaims().inNamespace("bench").resource(claim("c" + i)).create();
+            client
+                .persistentVolumeClaims()
+                .inNamespace(target.namespace())
+                .resource(
+                    claim(
+                        "c" + i, target.namespace(), target.className(), target.provisionerName()))
+                .create();
         asked.put(Names.pvName(made.getMetadata().getUid()), before);
       }
       await("every PV", () -> arrived.keySet().containsAll(asked.keySet()), Duration.ofMinutes(10));
@@ -238,8 +380,6 @@ final class ProvisionerBench {
       pvs.close();
       c.close();
       return new Run(n / ((last - t0) / 1e9), lat);
-    } finally {
-      destroy(server);
     }
   }
 

@@ -339,6 +339,19 @@ public final class LocalInstall implements AutoCloseable {
     } catch (RuntimeException e) {
       System.err.println("cannot delete the test namespaces: " + e.getMessage());
     }
+    // A webhook configuration left behind would have the API server call a webhook that is gone:
+    // with failurePolicy Fail, every claim write of the cluster would be refused after the run.
+    var r =
+        kubectl.run(
+            null,
+            "delete",
+            "mutatingwebhookconfigurations,validatingwebhookconfigurations",
+            "-l",
+            "app.kubernetes.io/part-of=standalone-cinder",
+            "--ignore-not-found");
+    if (!r.ok()) {
+      System.err.println("cannot delete the webhook configurations: " + r.err());
+    }
     processes.stopAll();
     cinder.close();
     admin.close();

@@ -3,8 +3,10 @@ package org.standalonecinder.webhook.admission;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 
 /**
- * Decides one admission request. Implementations carry no transport: they may block (API lookups),
- * so the HTTP layer calls them on a worker, never on an event loop.
+ * Decides one admission request. Implementations carry no transport. They may block (API lookups)
+ * only through calls that throw {@link WouldBlock} on an event loop: the HTTP layer asks there
+ * first, and again on a worker when that is thrown, so a review that needs no lookup never waits
+ * for a worker. A decision must not depend on which of the two made it.
  */
 public interface AdmissionController {
 

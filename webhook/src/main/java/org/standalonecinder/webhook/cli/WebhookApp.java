@@ -35,7 +35,9 @@ import org.standalonecinder.webhook.http.Shedding;
 import org.standalonecinder.webhook.http.WebhookServer;
 import org.standalonecinder.webhook.policy.CloneCheck;
 import org.standalonecinder.webhook.policy.CloneTokenKeyStore;
+import org.standalonecinder.webhook.policy.ClusterView;
 import org.standalonecinder.webhook.policy.KubernetesClusterView;
+import org.standalonecinder.webhook.policy.OffLoopOnly;
 import org.standalonecinder.webhook.policy.PolicyChain;
 import org.standalonecinder.webhook.policy.ReloadingPolicy;
 import org.standalonecinder.webhook.policy.ResolverCloneCheck;
@@ -176,12 +178,17 @@ public final class WebhookApp implements AutoCloseable {
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       new JvmMemoryMetrics().bindTo(registry);
       new ProcessorMetrics().bindTo(registry);
-      KubernetesClusterView cluster = new KubernetesClusterView(client);
+      // Reviews are decided on the event loop until a lookup is needed (see WouldBlock).
+      ClusterView cluster =
+          OffLoopOnly.clusterView(new KubernetesClusterView(client), WebhookServer::mayBlock);
       ResolverCloneCheck resolver =
           o.resolver() == null
               ? null
               : new ResolverCloneCheck(o.resolver(), o.resolverTokenFile(), o.resolverDeadline());
-      CloneCheck check = resolver == null ? CloneCheck.NONE : resolver;
+      CloneCheck check =
+          resolver == null
+              ? CloneCheck.NONE
+              : OffLoopOnly.cloneCheck(resolver, WebhookServer::mayBlock);
       // Readiness does not follow the resolver: a replica whose provisioner is down still judges
       // every claim that is no clone, and denies clones with the reason (clone-check-unavailable).
       // Were it unready, a crash-looping provisioner would stop every claim write of the cluster.

@@ -20,11 +20,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.WouldBlock;
 
 /**
  * AdmissionReview JSON in, AdmissionReview JSON out, for v1 and v1beta1 (answered in the version
  * asked). Bad input gets a plain HTTP error with the reason: 415 for another content type, 400 for
- * JSON that is not an AdmissionReview with a request uid. The decision runs on a worker.
+ * JSON that is not an AdmissionReview with a request uid. The decision is made on the event loop
+ * when it needs no lookup, else on a worker.
  */
 final class AdmissionHandler implements Handler<RoutingContext> {
 
@@ -105,27 +107,40 @@ final class AdmissionHandler implements Handler<RoutingContext> {
       fail(ctx, 400, "the AdmissionReview has no request.uid");
       return;
     }
+    // Decided here when no lookup is needed (most reviews); the lookups refuse to block an event
+    // loop (WouldBlock), and then the review is decided again on a worker.
+    Decision here;
+    try {
+      here = controller.review(request, mutating);
+    } catch (WouldBlock e) {
+      here = null;
+    } catch (RuntimeException e) {
+      failed(ctx, apiVersion, uid, e);
+      return;
+    }
+    if (here != null) {
+      answer(ctx, apiVersion, uid, here);
+      return;
+    }
     vertx
         .<Decision>executeBlocking(() -> controller.review(request, mutating), false)
-        .onSuccess(
-            d ->
-                ctx.response()
-                    .putHeader("Content-Type", "application/json")
-                    .end(answer(apiVersion, uid, d)))
-        .onFailure(
-            e -> {
-              LOG.warn("admission of {} failed: {}", uid, e.toString());
-              // The review still gets an answer, so the API server applies its failurePolicy
-              // with our reason rather than a transport error.
-              ctx.response()
-                  .putHeader("Content-Type", "application/json")
-                  .end(
-                      answer(
-                          apiVersion,
-                          uid,
-                          Decision.deny(
-                              500, "internal-error", "internal error: " + e.getMessage())));
-            });
+        .onSuccess(d -> answer(ctx, apiVersion, uid, d))
+        .onFailure(e -> failed(ctx, apiVersion, uid, e));
+  }
+
+  private static void answer(RoutingContext ctx, String apiVersion, String uid, Decision d) {
+    ctx.response().putHeader("Content-Type", "application/json").end(answer(apiVersion, uid, d));
+  }
+
+  private static void failed(RoutingContext ctx, String apiVersion, String uid, Throwable e) {
+    LOG.warn("admission of {} failed: {}", uid, e.toString());
+    // The review still gets an answer, so the API server applies its failurePolicy with our
+    // reason rather than a transport error.
+    answer(
+        ctx,
+        apiVersion,
+        uid,
+        Decision.deny(500, "internal-error", "internal error: " + e.getMessage()));
   }
 
   /**

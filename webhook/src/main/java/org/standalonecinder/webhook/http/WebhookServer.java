@@ -395,6 +395,14 @@ public final class WebhookServer {
     }
   }
 
+  /**
+   * Whether the calling thread may block: not on an event loop. The policy's lookups ask this (see
+   * {@link org.standalonecinder.webhook.admission.WouldBlock}).
+   */
+  public static boolean mayBlock() {
+    return !io.vertx.core.Context.isOnEventLoopThread();
+  }
+
   public int port() {
     return server.actualPort();
   }

@@ -40,6 +40,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.certs.CertificateAuthority;
@@ -216,6 +217,77 @@ class WebhookServerTest {
                 Base64.getDecoder().decode(res.at("/response/patch").asText()),
                 StandardCharsets.UTF_8))
         .contains("\"path\":\"/metadata/labels\"");
+  }
+
+  /**
+   * Where each review is decided: on the event loop when it needs no lookup, and once more on a
+   * worker when a lookup refuses the event loop; the lookup itself only ever runs on the worker.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a review that needs no lookup, plain, eventloop, false",
+    "a review that looks something up, needs-lookup, eventloop worker, true",
+  })
+  void aReviewIsDecidedOnTheEventLoopUnlessItMustLookSomethingUp(
+      String name, String claim, String decidedOn, boolean lookedUp) throws Exception {
+    List<String> decisions = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<String> lookups = java.util.Collections.synchronizedList(new ArrayList<>());
+    org.standalonecinder.webhook.policy.ClusterView lookup =
+        org.standalonecinder.webhook.policy.OffLoopOnly.clusterView(
+            new org.standalonecinder.webhook.policy.ClusterView() {
+              @Override
+              public java.util.Optional<io.fabric8.kubernetes.api.model.storage.StorageClass>
+                  storageClass(String n) {
+                lookups.add(Thread.currentThread().getName());
+                return java.util.Optional.empty();
+              }
+
+              @Override
+              public java.util.Optional<io.fabric8.kubernetes.api.model.PersistentVolumeClaim>
+                  claim(String ns, String n) {
+                throw new UnsupportedOperationException();
+              }
+
+              @Override
+              public java.util.Map<String, String> namespaceLabels(String ns) {
+                throw new UnsupportedOperationException();
+              }
+
+              @Override
+              public boolean canCreatePods(
+                  io.fabric8.kubernetes.api.model.authentication.UserInfo u, String ns) {
+                throw new UnsupportedOperationException();
+              }
+            },
+            WebhookServer::mayBlock);
+    AdmissionController where =
+        (request, mutating) -> {
+          decisions.add(
+              Thread.currentThread().getName().contains("eventloop") ? "eventloop" : "worker");
+          if (request.getName().equals("needs-lookup")) {
+            lookup.storageClass("fast");
+          }
+          return Decision.allow();
+        };
+    WebhookServer s = new WebhookServer(vertx, certs, where, () -> true, null, engine());
+    s.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    try {
+      HttpResponse<String> r =
+          client(HttpClient.Version.HTTP_2)
+              .send(
+                  HttpRequest.newBuilder(URI.create("https://localhost:" + s.port() + "/validate"))
+                      .header("Content-Type", "application/json")
+                      .POST(
+                          HttpRequest.BodyPublishers.ofString(
+                              review("admission.k8s.io/v1", "u-where", claim)))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(JSON.readTree(r.body()).at("/response/allowed").asBoolean()).isTrue();
+      assertThat(decisions).containsExactly(decidedOn.split(" "));
+      assertThat(lookups).hasSize(lookedUp ? 1 : 0).allMatch(t -> t.contains("worker"));
+    } finally {
+      s.close().toCompletionStage().toCompletableFuture().get();
+    }
   }
 
   @Test
