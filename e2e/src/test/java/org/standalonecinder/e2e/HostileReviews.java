@@ -232,6 +232,43 @@ final class HostileReviews {
     if (random.nextBoolean()) {
       meta.put("creationTimestamp", "2026-11-23T10:00:00Z");
     }
+    // What the API server adds to claims it has stored (on updates, in oldObject), and what
+    // kubectl and controllers add: every field of the metadata a reader could meet.
+    if (random.nextInt(3) == 0) {
+      meta.put("uid", "0b6c3f2e-1111-4e5a-9c1d-" + Long.toHexString(random.nextLong()));
+      meta.put("resourceVersion", Integer.toString(random.nextInt(100000)));
+      meta.put("generation", random.nextInt(5));
+      meta.put("selfLink", "/api/v1/namespaces/" + ns + "/persistentvolumeclaims/" + name);
+      meta.putArray("finalizers").add("kubernetes.io/pvc-protection");
+    }
+    if (random.nextInt(3) == 0) {
+      meta.putObject("labels").put("app.kubernetes.io/name", "postgres").put("tier", "db");
+    }
+    if (random.nextInt(4) == 0) {
+      meta.put("generateName", "data-");
+      ObjectNode owner = meta.putArray("ownerReferences").addObject();
+      owner.put("apiVersion", "apps/v1").put("kind", "StatefulSet").put("name", "db");
+      owner.put("uid", "5f0a3d1e-2b4c").put("controller", true).put("blockOwnerDeletion", true);
+    }
+    if (random.nextInt(6) == 0) {
+      meta.put("deletionTimestamp", "2026-11-23T11:00:00Z");
+      meta.put("deletionGracePeriodSeconds", 0);
+    }
+    if (random.nextInt(3) == 0) {
+      ObjectNode managed = meta.putArray("managedFields").addObject();
+      managed.put("manager", "kubectl-client-side-apply").put("operation", "Update");
+      managed.put("apiVersion", "v1").put("time", "2026-11-23T10:00:00Z");
+      managed.put("fieldsType", "FieldsV1");
+      managed
+          .putObject("fieldsV1")
+          .putObject("f:spec")
+          .putObject("f:resources")
+          .putObject("f:requests")
+          .putObject("f:storage");
+    }
+    if (random.nextInt(10) == 0) {
+      meta.put("clusterName", "unknown to the model");
+    }
     ObjectNode annotations = meta.putObject("annotations");
     if (random.nextInt(3) > 0) {
       annotations.put("k8s.io/CloneRequest", pick(CLONE_REQUESTS));
@@ -266,6 +303,25 @@ final class HostileReviews {
       if (random.nextBoolean()) {
         ref.put("namespace", "fuzz-b");
       }
+    }
+    if (random.nextInt(4) == 0) {
+      spec.put("volumeName", "pvc-" + Long.toHexString(random.nextLong()));
+      spec.putObject("resources").putObject("limits").put("storage", pick(SIZES));
+    }
+    if (random.nextInt(6) == 0) {
+      spec.putObject("selector").putObject("matchLabels").put("zone", "a");
+    }
+    if (random.nextInt(10) == 0) {
+      spec.put("volumeAttributesClassName", "gold");
+    }
+    if (random.nextInt(3) == 0) {
+      ObjectNode status = pvc.putObject("status");
+      status.put("phase", pick(List.of("Pending", "Bound", "Lost")));
+      status.putArray("accessModes").add("ReadWriteOnce");
+      status.putObject("capacity").put("storage", pick(SIZES));
+    }
+    if (random.nextInt(10) == 0) {
+      pvc.put("extra", "unknown to the model");
     }
     return pvc;
   }

@@ -1,11 +1,8 @@
 package org.standalonecinder.webhook.http;
 
-import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.exc.StreamReadException;
 import com.fasterxml.jackson.databind.DatabindException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -31,34 +28,9 @@ import org.standalonecinder.webhook.admission.WouldBlock;
 final class AdmissionHandler implements Handler<RoutingContext> {
 
   /** How deep a review's JSON may nest (documented in docs/webhook.md). */
-  static final int MAX_NESTING = 64;
+  static final int MAX_NESTING = ReviewReader.MAX_NESTING;
 
   private static final Logger LOG = LoggerFactory.getLogger(AdmissionHandler.class);
-
-  /**
-   * Reads reviews without the objects' managedFields: no rule reads them, and they are a third of
-   * what kubectl sends.
-   */
-  private static final ObjectMapper JSON =
-      new ObjectMapper(
-              com.fasterxml.jackson.core.JsonFactory.builder()
-                  // A claim or a class nests about ten deep; deeper is an attack on the parser.
-                  .streamReadConstraints(
-                      com.fasterxml.jackson.core.StreamReadConstraints.builder()
-                          .maxNestingDepth(MAX_NESTING)
-                          .build())
-                  // A key given twice means what each reader chooses (Jackson and Go keep the
-                  // last, others the first): a review that reads two ways is refused, not judged.
-                  .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-                  .build())
-          .addMixIn(ObjectMeta.class, WithoutManagedFields.class);
-
-  /** What an AdmissionReview of v1 or v1beta1 holds for us; the rest is skipped. */
-  @JsonIgnoreProperties(ignoreUnknown = true)
-  record Envelope(String apiVersion, String kind, AdmissionRequest request) {}
-
-  @JsonIgnoreProperties({"managedFields"})
-  private abstract static class WithoutManagedFields {}
 
   private static String rootMessage(Exception e) {
     return e instanceof DatabindException d ? d.getOriginalMessage() : e.getMessage();
@@ -81,11 +53,9 @@ final class AdmissionHandler implements Handler<RoutingContext> {
       fail(ctx, 415, "expected Content-Type application/json, got " + type);
       return;
     }
-    Envelope review;
+    ReviewReader.Envelope review;
     try {
-      // One pass from bytes to the typed request: a tree first and a conversion after cost about
-      // half of a review's CPU.
-      review = JSON.readValue(ctx.body().buffer().getBytes(), Envelope.class);
+      review = ReviewReader.read(ctx.body().buffer().getBytes());
     } catch (StreamReadException e) {
       fail(ctx, 400, "the body is not JSON: " + e.getOriginalMessage());
       return;
@@ -149,7 +119,7 @@ final class AdmissionHandler implements Handler<RoutingContext> {
    */
   static Buffer answer(String apiVersion, String uid, Decision d) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(d.jsonPatch() == null ? 160 : 512);
-    try (JsonGenerator g = JSON.getFactory().createGenerator(out)) {
+    try (JsonGenerator g = ReviewReader.JSON.getFactory().createGenerator(out)) {
       g.writeStartObject();
       g.writeStringField("apiVersion", apiVersion);
       g.writeStringField("kind", "AdmissionReview");

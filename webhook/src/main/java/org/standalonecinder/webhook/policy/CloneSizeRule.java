@@ -43,7 +43,18 @@ final class CloneSizeRule implements ClaimRule {
     if (held == null || wanted == null) {
       return;
     }
-    int cmp = Quantity.getAmountInBytes(held).compareTo(Quantity.getAmountInBytes(wanted));
+    java.math.BigDecimal wantedBytes = bytes(wanted);
+    if (wantedBytes == null) {
+      // The API server refuses such a claim itself, before admission; only a forged review gets
+      // here, and it gets a reason rather than an internal error.
+      f.deny(NAME, "spec.resources.requests.storage (" + wanted + ") is not a quantity");
+      return;
+    }
+    java.math.BigDecimal heldBytes = bytes(held);
+    if (heldBytes == null) {
+      return;
+    }
+    int cmp = heldBytes.compareTo(wantedBytes);
     if (cmp > 0) {
       if (r.settings.undersized() == Undersized.RAISE && r.mutating) {
         f.replace(NAME, "/spec/resources/requests/storage", held.toString());
@@ -78,6 +89,15 @@ final class CloneSizeRule implements ClaimRule {
               + " ("
               + held
               + "): the cloned filesystem keeps the source's size until it is grown");
+    }
+  }
+
+  /** The quantity in bytes; null when it is no quantity. */
+  private static java.math.BigDecimal bytes(Quantity q) {
+    try {
+      return Quantity.getAmountInBytes(q);
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      return null;
     }
   }
 }

@@ -46,6 +46,10 @@ class CloneSizeRuleTest extends ClaimRuleTable {
                         + " clone cannot be smaller than its source")
                 .fired(CloneSizeRule.NAME, DefaultNamespaceRule.NAME),
             deny(
+                "a request that is no quantity is denied with the reason, not an internal error",
+                target(clone("apps/src"), "clone", "abc", null),
+                "spec.resources.requests.storage (abc) is not a quantity"),
+            deny(
                 "a native clone smaller than its source is denied",
                 nativeClone("src", "clone", "1Gi"),
                 "source claim apps/src holds 2Gi, more than this claim requests (1Gi); request at least 2Gi"))
