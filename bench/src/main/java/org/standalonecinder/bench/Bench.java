@@ -108,10 +108,7 @@ public final class Bench implements Callable<Integer> {
 
   /** The local Cinder's noauth API, from its env file, as a cloud.conf would name it. */
   static CloudConfig noauth(Path envFile) throws Exception {
-    java.util.Properties env = new java.util.Properties();
-    try (var in = Files.newBufferedReader(envFile)) {
-      env.load(in);
-    }
+    java.util.Properties env = env(envFile);
     Path conf = Files.createTempFile("bench-cloud", ".conf");
     Files.writeString(
         conf,
@@ -143,43 +140,21 @@ public final class Bench implements Callable<Integer> {
       table.render().forEach(System.out::println);
       return 0;
     }
-    List<Double> rates = new ArrayList<>();
-    List<Double> floors = new ArrayList<>();
-    List<Double> p50 = new ArrayList<>();
-    List<Double> p99 = new ArrayList<>();
     // A first, untimed round warms the JIT: the figures are of a running provisioner.
     ProvisionerBench.burst(new FakeCinderClient(), Math.min(claims, 200), workers);
-    for (int r = 0; r < rounds; r++) {
-      floors.add(ProvisionerBench.apiPvCreatesPerSecond(claims, workers));
-      ProvisionerBench.Run run = ProvisionerBench.burst(new FakeCinderClient(), claims, workers);
-      rates.add(run.claimsPerSecond());
-      p50.add(Stats.percentile(run.latenciesMs(), 50));
-      p99.add(Stats.percentile(run.latenciesMs(), 99));
-      System.err.printf(
-          Locale.ROOT,
-          "round %d: %.0f claims/s, API floor %.0f PV creates/s, p50 %.1f ms, p99 %.1f ms%n",
-          r + 1,
-          rates.get(r),
-          floors.get(r),
-          p50.get(r),
-          p99.get(r));
-    }
-    double rate = Stats.median(rates);
-    double floor = Stats.median(floors);
-    table.add(
-        "provisioner, " + claims + " claims at once, instant Cinder: claims/s",
-        Table.perSecond(rate),
-        "mock API server alone: " + Table.perSecond(floor) + " PV creates",
-        rate / floor,
-        "≥ 200/s");
-    table.add("  claim → PV p50", Table.ms(Stats.median(p50)), "", Double.NaN, "≤ 50 ms");
-    table.add("  claim → PV p99", Table.ms(Stats.median(p99)), "", Double.NaN, "");
+    burstRows(table, "instant Cinder", "mock API server", "≥ 200/s", ProvisionerBench::mock);
     if (kubeEnv != null) {
       if (!Files.isRegularFile(kubeEnv)) {
         System.err.println("no such env file: " + kubeEnv + " (start dev/kube-local first)");
         return 2;
       }
-      realApiServerRows(table, kubeconfigOf(kubeEnv));
+      Path kubeconfig = Path.of(env(kubeEnv).getProperty("KUBE_LOCAL_KUBECONFIG"));
+      burstRows(
+          table,
+          "real API server (etcd)",
+          "the API server",
+          "",
+          () -> ProvisionerBench.real(kubeconfig));
     }
     // Unloaded: one claim at a time, so the latency is the provisioner's, not the queue's.
     List<Double> one = ProvisionerBench.sequentialClaimsMs(new FakeCinderClient(), 100);
@@ -224,27 +199,36 @@ public final class Bench implements Callable<Integer> {
   }
 
   /**
-   * The burst again, on the real API server: each round makes as many PVs alone first (the
-   * baseline), then the claims; each round's namespace, class and PVs are removed after it.
+   * The burst's rows: each round makes as many PVs alone first (the baseline), then the claims
+   * through the provisioner with an instant Cinder, each on a fresh target (its own mock, or its
+   * own namespace, class and provisioner name on the real API server, removed after it).
    */
-  private void realApiServerRows(Table table, Path kubeconfig) throws Exception {
+  private void burstRows(
+      Table table,
+      String where,
+      String alone,
+      String target,
+      java.util.function.Supplier<ProvisionerBench.Target> fresh)
+      throws Exception {
     List<Double> rates = new ArrayList<>();
     List<Double> floors = new ArrayList<>();
     List<Double> p50 = new ArrayList<>();
     List<Double> p99 = new ArrayList<>();
     for (int r = 0; r < rounds; r++) {
-      try (ProvisionerBench.Target target = ProvisionerBench.real(kubeconfig)) {
-        floors.add(ProvisionerBench.apiPvCreatesPerSecond(target, claims, workers));
+      try (ProvisionerBench.Target t = fresh.get()) {
+        floors.add(ProvisionerBench.apiPvCreatesPerSecond(t, claims, workers));
+      }
+      try (ProvisionerBench.Target t = fresh.get()) {
         ProvisionerBench.Run run =
-            ProvisionerBench.burst(target, new FakeCinderClient(), claims, workers);
+            ProvisionerBench.burst(t, new FakeCinderClient(), claims, workers);
         rates.add(run.claimsPerSecond());
         p50.add(Stats.percentile(run.latenciesMs(), 50));
         p99.add(Stats.percentile(run.latenciesMs(), 99));
       }
       System.err.printf(
           Locale.ROOT,
-          "real API server, round %d: %.0f claims/s, alone %.0f PV creates/s, p50 %.1f ms, p99"
-              + " %.1f ms%n",
+          "%s, round %d: %.0f claims/s, alone %.0f PV creates/s, p50 %.1f ms, p99 %.1f ms%n",
+          where,
           r + 1,
           rates.get(r),
           floors.get(r),
@@ -254,22 +238,26 @@ public final class Bench implements Callable<Integer> {
     double rate = Stats.median(rates);
     double floor = Stats.median(floors);
     table.add(
-        "provisioner, " + claims + " claims at once, real API server (etcd): claims/s",
+        "provisioner, " + claims + " claims at once, " + where + ": claims/s",
         Table.perSecond(rate),
-        "the API server alone: " + Table.perSecond(floor) + " PV creates",
+        alone + " alone: " + Table.perSecond(floor) + " PV creates",
         rate / floor,
-        "");
-    table.add("  claim → PV p50", Table.ms(Stats.median(p50)), "", Double.NaN, "");
+        target);
+    table.add(
+        "  claim → PV p50",
+        Table.ms(Stats.median(p50)),
+        "",
+        Double.NaN,
+        target.isEmpty() ? "" : "≤ 50 ms");
     table.add("  claim → PV p99", Table.ms(Stats.median(p99)), "", Double.NaN, "");
   }
 
-  /** The admin kubeconfig that dev/kube-local's env file names. */
-  private static Path kubeconfigOf(Path env) throws java.io.IOException {
-    for (String line : Files.readAllLines(env)) {
-      if (line.startsWith("KUBE_LOCAL_KUBECONFIG=")) {
-        return Path.of(line.substring("KUBE_LOCAL_KUBECONFIG=".length()).trim());
-      }
+  /** A dev/ env file (KEY=value lines). */
+  private static java.util.Properties env(Path envFile) throws java.io.IOException {
+    java.util.Properties env = new java.util.Properties();
+    try (var in = Files.newBufferedReader(envFile)) {
+      env.load(in);
     }
-    throw new IllegalArgumentException(env + " names no KUBE_LOCAL_KUBECONFIG");
+    return env;
   }
 }

@@ -275,15 +275,9 @@ final class ProvisionerBench {
   }
 
   /**
-   * The baseline: what the mock API server alone does for the provisioner's one indispensable write
-   * per claim, a PV create, from as many threads as the provisioner has workers.
+   * The baseline: what the API server alone does for the provisioner's one indispensable write per
+   * claim, a PV create, from as many threads as the provisioner has workers.
    */
-  static double apiPvCreatesPerSecond(int n, int threads) throws Exception {
-    try (Target target = mock()) {
-      return apiPvCreatesPerSecond(target, n, threads);
-    }
-  }
-
   static double apiPvCreatesPerSecond(Target target, int n, int threads) throws Exception {
     try (KubernetesClient client = target.client()) {
       ExecutorService pool = Executors.newFixedThreadPool(threads);

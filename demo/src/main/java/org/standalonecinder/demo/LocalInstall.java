@@ -278,7 +278,8 @@ public final class LocalInstall implements AutoCloseable {
    * headers holds a connection. The idle deadline stays at its default too, longer than the API
    * server keeps an unused connection (a shorter one made it lose a review: EOF).
    */
-  public static final int WEBHOOK_HEADERS_SECONDS = 10;
+  public static final java.time.Duration WEBHOOK_HEADERS_DEADLINE =
+      org.standalonecinder.webhook.http.WebhookServer.ClientLimits.DEFAULT.headers();
 
   /** The provisioners' Lease duration here: a standby takes over this long after a crash. */
   public static final int LEASE_SECONDS = 6;

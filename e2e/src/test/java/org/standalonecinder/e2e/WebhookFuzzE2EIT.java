@@ -56,13 +56,14 @@ class WebhookFuzzE2EIT {
   static final long LIMIT_BYTES = 256L * 1024 * 1024;
 
   /** A slow client must be gone well before this: the installation's headers deadline and 20 s. */
-  static final Duration SLOW_CUT_BY = Duration.ofSeconds(LocalInstall.WEBHOOK_HEADERS_SECONDS + 20);
+  static final Duration SLOW_CUT_BY = LocalInstall.WEBHOOK_HEADERS_DEADLINE.plusSeconds(20);
 
   /**
    * The API server drops a connection it has not used for 90 s (client-go's transport); the webhook
    * must keep it that long, through the whole hostile run, and never close it first.
    */
-  static final Duration API_SERVER_IDLE = Duration.ofSeconds(90);
+  static final Duration API_SERVER_IDLE =
+      org.standalonecinder.webhook.http.WebhookServer.ClientLimits.API_SERVER_IDLE;
 
   private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
   private final List<String> failures = Collections.synchronizedList(new ArrayList<>());

@@ -269,8 +269,7 @@ class WebhookServerTest {
           }
           return Decision.allow();
         };
-    WebhookServer s = new WebhookServer(vertx, certs, where, () -> true, null, engine());
-    s.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    WebhookServer s = listening(where, WebhookServer.ClientLimits.DEFAULT);
     try {
       HttpResponse<String> r =
           client(HttpClient.Version.HTTP_2)
@@ -400,6 +399,19 @@ class WebhookServerTest {
     assertThat(r.body()).contains(reason);
   }
 
+  /** A server of its own, with these deadlines; the test closes it. */
+  private WebhookServer listening(AdmissionController controller, WebhookServer.ClientLimits limits)
+      throws Exception {
+    WebhookServer s =
+        new WebhookServer(vertx, certs, controller, () -> true, null, engine(), limits);
+    s.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    return s;
+  }
+
+  private javax.net.ssl.SSLSocket tlsTo(int port) throws java.io.IOException {
+    return (javax.net.ssl.SSLSocket) trust.getSocketFactory().createSocket("127.0.0.1", port);
+  }
+
   /** The deadlines of the server that {@link #slowAndIdleClientsAreCutOff} runs: all different. */
   static final WebhookServer.ClientLimits STRICT =
       new WebhookServer.ClientLimits(
@@ -439,12 +451,8 @@ class WebhookServerTest {
   void slowAndIdleClientsAreCutOff(
       String name, String atOnce, String trickled, long cutAfterMillis, long cutBeforeMillis)
       throws Exception {
-    WebhookServer strict =
-        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine(), STRICT);
-    strict.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
-    try (javax.net.ssl.SSLSocket socket =
-        (javax.net.ssl.SSLSocket)
-            trust.getSocketFactory().createSocket("127.0.0.1", strict.port())) {
+    WebhookServer strict = listening(CONTROLLER, STRICT);
+    try (javax.net.ssl.SSLSocket socket = tlsTo(strict.port())) {
       socket.setSoTimeout(8000);
       socket.startHandshake();
       long start = System.nanoTime();
@@ -488,12 +496,8 @@ class WebhookServerTest {
    */
   @Test
   void aKeptAliveConnectionIdlePastTheHeadersDeadlineServesTheNextReview() throws Exception {
-    WebhookServer strict =
-        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine(), STRICT);
-    strict.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
-    try (javax.net.ssl.SSLSocket socket =
-        (javax.net.ssl.SSLSocket)
-            trust.getSocketFactory().createSocket("127.0.0.1", strict.port())) {
+    WebhookServer strict = listening(CONTROLLER, STRICT);
+    try (javax.net.ssl.SSLSocket socket = tlsTo(strict.port())) {
       socket.setSoTimeout(5000);
       var in =
           new java.io.BufferedReader(

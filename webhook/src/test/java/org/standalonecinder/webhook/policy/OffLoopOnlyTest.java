@@ -59,6 +59,12 @@ class OffLoopOnlyTest {
 
   record Guarded(ClusterView cluster, CloneCheck check) {}
 
+  private Guarded guarded(boolean mayBlock) {
+    return new Guarded(
+        OffLoopOnly.clusterView(cluster, () -> mayBlock),
+        OffLoopOnly.cloneCheck(check, () -> mayBlock));
+  }
+
   static Stream<Arguments> calls() {
     return Stream.of(
         Arguments.of(
@@ -78,10 +84,7 @@ class OffLoopOnlyTest {
   @ParameterizedTest(name = "{0} on an event loop")
   @MethodSource("calls")
   void refusedWhereTheThreadMayNotBlock(String call, Function<Guarded, Object> make) {
-    Guarded g =
-        new Guarded(
-            OffLoopOnly.clusterView(cluster, () -> false),
-            OffLoopOnly.cloneCheck(check, () -> false));
+    Guarded g = guarded(false);
     assertThatThrownBy(() -> make.apply(g)).isSameAs(WouldBlock.INSTANCE);
     assertThat(calls).as("nothing asked").isEmpty();
   }
@@ -89,10 +92,7 @@ class OffLoopOnlyTest {
   @ParameterizedTest(name = "{0} on a worker")
   @MethodSource("calls")
   void madeWhereItMay(String call, Function<Guarded, Object> make) {
-    Guarded g =
-        new Guarded(
-            OffLoopOnly.clusterView(cluster, () -> true),
-            OffLoopOnly.cloneCheck(check, () -> true));
+    Guarded g = guarded(true);
     make.apply(g);
     assertThat(calls).containsExactly(call);
   }
