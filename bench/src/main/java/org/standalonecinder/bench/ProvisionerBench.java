@@ -50,6 +50,8 @@ import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 final class ProvisionerBench {
 
   static final String CLASS = "bench";
+  static final String CLONES = "bench-clones";
+  static final String SOURCE = "source";
 
   private ProvisionerBench() {}
 
@@ -226,6 +228,11 @@ final class ProvisionerBench {
   }
 
   static void createClass(KubernetesClient client, String name, String provisioner) {
+    createClass(client, name, provisioner, Map.of());
+  }
+
+  static void createClass(
+      KubernetesClient client, String name, String provisioner, Map<String, String> parameters) {
     client
         .storage()
         .v1()
@@ -236,6 +243,7 @@ final class ProvisionerBench {
                 .withName(name)
                 .endMetadata()
                 .withProvisioner(provisioner)
+                .withParameters(parameters)
                 .withReclaimPolicy("Delete")
                 .build())
         .create();
@@ -256,6 +264,34 @@ final class ProvisionerBench {
     c.getMetadata().setAnnotations(Map.of(ClaimAnnotations.STORAGE_PROVISIONER, provisioner));
     c.getSpec().setStorageClassName(className);
     return c;
+  }
+
+  /**
+   * The clones' source, provisioned and bound as Kubernetes' binder would bind it (the mock has no
+   * binder): a clone's source must be a bound claim of this provisioner.
+   */
+  private static void boundSource(KubernetesClient client) {
+    PersistentVolumeClaim made =
+        client.persistentVolumeClaims().inNamespace("bench").resource(claim(SOURCE)).create();
+    String pvName = Names.pvName(made.getMetadata().getUid());
+    await(
+        "the source's PV",
+        () -> client.persistentVolumes().withName(pvName).get() != null,
+        Duration.ofMinutes(2));
+    var merge =
+        io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+            io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE);
+    var source = client.persistentVolumeClaims().inNamespace("bench").withName(SOURCE);
+    source.patch(merge, "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
+    source
+        .subresource("status")
+        .patch(
+            merge,
+            "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
+                + "\"capacity\":{\"storage\":\"1Gi\"}}}");
+    PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
+    client.persistentVolumes().resource(pv).updateStatus();
   }
 
   /** Waits for a condition, or fails naming it. */
@@ -401,6 +437,20 @@ final class ProvisionerBench {
 
   /** One claim at a time through the provisioner, each released (and its volume deleted) after. */
   static List<Double> sequentialClaimsMs(CinderClient cinder, int k) {
+    return sequentialMs(cinder, k, false);
+  }
+
+  /**
+   * As {@link #sequentialClaimsMs}, each claim a clone ({@code k8s.io/CloneRequest}, a class with
+   * smartclone) of one bound source in its namespace: the provisioner's own part of a clone (the
+   * request read, the source resolved and checked, protected while Cinder copies it, the claim
+   * marked {@code k8s.io/CloneOf}) beside a plain claim's.
+   */
+  static List<Double> sequentialClonesMs(CinderClient cinder, int k) {
+    return sequentialMs(cinder, k, true);
+  }
+
+  private static List<Double> sequentialMs(CinderClient cinder, int k, boolean clones) {
     KubernetesMockServer server = apiServer();
     List<Double> out = new ArrayList<>();
     try (KubernetesClient client = server.createClient()) {
@@ -408,10 +458,26 @@ final class ProvisionerBench {
       c.start();
       await("caches synced", c::synced, Duration.ofSeconds(30));
       createClass(client);
+      if (clones) {
+        createClass(client, CLONES, ProvisionerSettings.DEFAULT_NAME, Map.of("smartclone", "true"));
+        boundSource(client);
+      }
       for (int i = 0; i < k; i++) {
+        PersistentVolumeClaim claim = claim("s" + i);
+        if (clones) {
+          claim.getSpec().setStorageClassName(CLONES);
+          claim
+              .getMetadata()
+              .setAnnotations(
+                  Map.of(
+                      ClaimAnnotations.STORAGE_PROVISIONER,
+                      ProvisionerSettings.DEFAULT_NAME,
+                      ClaimAnnotations.CLONE_REQUEST,
+                      SOURCE));
+        }
         long t0 = System.nanoTime();
         PersistentVolumeClaim made =
-            client.persistentVolumeClaims().inNamespace("bench").resource(claim("s" + i)).create();
+            client.persistentVolumeClaims().inNamespace("bench").resource(claim).create();
         String pvName = Names.pvName(made.getMetadata().getUid());
         await(
             "PV of claim " + i,

@@ -74,17 +74,25 @@ class ClaimLifecycleE2EIT {
         .containsEntry(Names.META_CLUSTER, it.clusterId)
         .containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
 
-    // Events as the API server validates them (fabric8's mock takes any name).
-    Waits.await(
-        "the provisioner's events",
+    // Events as the API server validates them (fabric8's mock takes any name): one for the
+    // outcome, and "Provisioning" before it only if the provisioning lasted (a slow Cinder).
+    java.util.function.Supplier<List<String>> events =
         () ->
             it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
                 .filter(e -> "data".equals(e.getRegarding().getName()))
                 .filter(e -> "openstack.org/standalone-cinder".equals(e.getReportingController()))
                 .map(e -> e.getReason())
-                .toList()
-                .containsAll(List.of("Provisioning", "ProvisioningSucceeded")),
+                .toList();
+    Waits.await(
+        "the provisioner's events",
+        () -> events.get().contains("ProvisioningSucceeded"),
         Duration.ofSeconds(10));
+    boolean told = events.get().contains("Provisioning");
+    assertThat(events.get())
+        .containsExactlyInAnyOrderElementsOf(
+            told
+                ? List.of("Provisioning", "ProvisioningSucceeded")
+                : List.of("ProvisioningSucceeded"));
 
     // What the claim cost the API server, from its audit log: one call per thing made or told.
     String pvName = pv.getMetadata().getName();
@@ -104,16 +112,20 @@ class ClaimLifecycleE2EIT {
             .filter(c -> !c.verb().equals("watch") && !c.verb().equals("list"))
             .map(c -> c.verb() + " " + c.resource())
             .toList();
-    System.out.printf("API calls of the provisioner for one claim: %d %s%n", calls.size(), calls);
-    assertThat(calls)
-        .containsExactlyInAnyOrder(
-            // that no PV of this claim exists yet: the cache may lag behind a PV made a moment ago
-            "get persistentvolumes",
-            "create events",
-            "create secrets",
-            "create persistentvolumes",
-            "patch persistentvolumeclaims",
-            "create events");
+    System.out.printf(
+        "API calls of the provisioner for one claim: %d %s (Provisioning told: %s)%n",
+        calls.size(), calls, told);
+    List<String> expected =
+        new java.util.ArrayList<>(
+            List.of(
+                "create secrets",
+                "create persistentvolumes",
+                "patch persistentvolumeclaims",
+                "create events"));
+    if (told) {
+      expected.add("create events");
+    }
+    assertThat(calls).containsExactlyInAnyOrderElementsOf(expected);
 
     IscsiProbe.Target node = it.claims.node(pv);
     IscsiProbe.Result rw = node.io("write -P 0x5a 0 1M", "read -P 0x5a 0 1M");

@@ -39,7 +39,7 @@ public final class CloneMarking {
    * source.
    *
    * @throws ProvisioningException when a clone cannot be marked (retried; a plain claim's failure
-   *     is only logged, its PV has the id too)
+   *     is only logged, its PV has the id too); a claim that is gone needs no mark
    */
   public void mark(PersistentVolumeClaim claim, PersistentVolume pv) {
     Map<String, String> pvAnn = pv.getMetadata().getAnnotations();
@@ -113,6 +113,13 @@ public final class CloneMarking {
                   io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
               patch.toString());
     } catch (KubernetesClientException e) {
+      if (e.getCode() == 404) {
+        // The claim is gone (deleted right after its PV was made): nothing to mark. A retry would
+        // run on the cache's copy of the claim, which may not show the delete yet, and could
+        // provision it again once its PV had been released and deleted.
+        LOG.debug("claim {} is gone before it was marked", claim.getMetadata().getName());
+        return;
+      }
       if (cloneOf != null) {
         // CloneOf is how users (and CDI) see that the clone is done: fail, so it is retried.
         throw new ProvisioningException(

@@ -47,6 +47,7 @@ public final class ClaimController implements AutoCloseable {
   private final Map<WorkKey, Integer> failures = new ConcurrentHashMap<>();
   private final ProvisionMetrics metrics;
   private final ClaimSync sync;
+  private final ScheduledExecutorService notices;
 
   /**
    * UIDs of claims gone before their PV existed, by claim. Handed to the provisioner under the
@@ -83,7 +84,14 @@ public final class ClaimController implements AutoCloseable {
     this.workers = workers;
     this.resync = resync;
     this.metrics = new ProvisionMetrics(registry);
-    this.sync = new ClaimSync(client, cache, provisioner, events, metrics);
+    this.notices =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "provisioning-notices");
+              t.setDaemon(true);
+              return t;
+            });
+    this.sync = new ClaimSync(client, cache, provisioner, events, metrics, notices);
     metrics.queue(queue::size);
   }
 
@@ -360,6 +368,7 @@ public final class ClaimController implements AutoCloseable {
       sweeper.shutdownNow();
     }
     queue.shutDown();
+    notices.shutdownNow();
     cache.close();
     for (Thread t : threads) {
       try {

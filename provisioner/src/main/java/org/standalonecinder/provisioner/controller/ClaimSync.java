@@ -10,7 +10,12 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimAnnotations;
@@ -32,18 +37,27 @@ final class ClaimSync {
   private final Provisioner provisioner;
   private final EventRecorder events;
   private final ProvisionMetrics metrics;
+  private final ScheduledExecutorService notices;
 
+  /** How long a provisioning runs before its claim is told that it is under way. */
+  static final Duration TELL_AFTER = Duration.ofSeconds(2);
+
+  /**
+   * @param notices where the {@code Provisioning} events of provisionings that last are told from
+   */
   ClaimSync(
       KubernetesClient client,
       ClusterCache cache,
       Provisioner provisioner,
       EventRecorder events,
-      ProvisionMetrics metrics) {
+      ProvisionMetrics metrics,
+      ScheduledExecutorService notices) {
     this.client = client;
     this.cache = cache;
     this.provisioner = provisioner;
     this.events = events;
     this.metrics = metrics;
+    this.notices = notices;
   }
 
   /** Whether Kubernetes named this provisioner for the claim. */
@@ -90,8 +104,10 @@ final class ClaimSync {
       return false; // the scheduler picks a node first
     }
     String pvName = ProvisionRequest.pvName(claim.getMetadata().getUid());
-    // The cache may not have seen a PV made a moment ago; provisioning twice would undo the first.
-    if (cache.volumeNow(pvName) != null) {
+    // A PV made a moment ago may not be in the cache yet: that is caught where it matters, when
+    // Cinder has the claim's volume already (the provisioner asks the API server then), so the
+    // common claim, whose volume does not exist yet, costs no read here.
+    if (cache.volume(pvName) != null) {
       provisioner.provisioned(claim);
       return false; // the binder takes it from here
     }
@@ -105,29 +121,18 @@ final class ClaimSync {
     String kind = provisioner.kind(claim);
     long started = System.nanoTime();
     String outcome = null;
+    Notice notice = new Notice(claim);
     try {
-      ProvisionRequest request =
-          new ProvisionRequest(
-              claim,
-              sc,
-              pvName,
-              nodeLabels,
-              detail ->
-                  events.normal(
-                      claim,
-                      EventRecorder.PROVISIONING,
-                      "External provisioner is provisioning volume for claim "
-                          + claim.getMetadata().getNamespace()
-                          + "/"
-                          + claim.getMetadata().getName()
-                          + detail));
+      ProvisionRequest request = new ProvisionRequest(claim, sc, pvName, nodeLabels, notice::later);
       ProvisionResult result = provisioner.provision(request);
       switch (result.state()) {
         case FINISHED -> {
+          notice.cancel();
           save(request, result);
           outcome = "succeeded";
         }
         case IN_BACKGROUND -> {
+          notice.now(); // the work outlasts this sync
           LOG.debug("in background: {}", result.detail());
           return true;
         }
@@ -141,9 +146,68 @@ final class ClaimSync {
       outcome = "failed";
       throw e;
     } finally {
+      notice.cancel();
       if (outcome != null) {
         metrics.provisioned(kind, outcome, System.nanoTime() - started);
       }
+    }
+  }
+
+  /**
+   * The claim's {@code Provisioning} event, told only when the work lasts: a claim provisioned
+   * within {@link #TELL_AFTER} gets one event, for its outcome (an event is a write to the API
+   * server, and under a burst the writes bound the rate). A slow Cinder, or a clone of a large
+   * volume, still shows within seconds that the provisioner is at it, and with what source.
+   */
+  private final class Notice {
+    private final PersistentVolumeClaim claim;
+    private String detail;
+    private ScheduledFuture<?> pending;
+
+    Notice(PersistentVolumeClaim claim) {
+      this.claim = claim;
+    }
+
+    synchronized void later(String detail) {
+      this.detail = detail;
+      if (pending == null) {
+        try {
+          pending = notices.schedule(this::tell, TELL_AFTER.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
+          // the controller is closing: the provisioning's outcome is told as ever
+        }
+      }
+    }
+
+    synchronized void now() {
+      if (pending != null && pending.cancel(false)) {
+        try {
+          notices.execute(this::tell);
+        } catch (RejectedExecutionException closing) {
+          // as above
+        }
+      }
+    }
+
+    synchronized void cancel() {
+      if (pending != null) {
+        pending.cancel(false);
+      }
+    }
+
+    private void tell() {
+      String d;
+      synchronized (this) {
+        d = detail;
+      }
+      events.normal(
+          claim,
+          EventRecorder.PROVISIONING,
+          "External provisioner is provisioning volume for claim "
+              + claim.getMetadata().getNamespace()
+              + "/"
+              + claim.getMetadata().getName()
+              + d);
     }
   }
 

@@ -105,8 +105,19 @@ public final class CinderProvisioner implements Provisioner {
           source == null
               ? ""
               : " as a clone of " + source.claim() + " (Cinder volume " + source.volumeId() + ")");
-      PersistentVolume pv =
-          volumes.provision(claim, request.storageClass(), source, request.nodeLabels());
+      PersistentVolume pv;
+      try {
+        pv =
+            volumes.provision(
+                claim,
+                request.storageClass(),
+                source,
+                request.nodeLabels(),
+                name -> cache.volumeNow(name) != null);
+      } catch (VolumeProvisioner.AlreadyProvisioned made) {
+        // The loop's cache had not seen the PV yet: the binder takes it from here.
+        return ProvisionResult.noChange(made.getMessage());
+      }
       // Cinder's clone is complete (the volume is available and exported): the source may go.
       cloneOf.ifPresent(src -> protection.unprotect(src, uid));
       protectedSource = false;

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import org.slf4j.MDC;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Backoff;
@@ -121,6 +122,25 @@ public final class VolumeProvisioner {
       StorageClass storageClass,
       CloneSource source,
       Map<String, String> nodeLabels) {
+    return provision(claim, storageClass, source, nodeLabels, pvName -> false);
+  }
+
+  /**
+   * As {@link #provision(PersistentVolumeClaim, StorageClass, CloneSource, Map)}, for a caller
+   * whose view of the PVs may lag behind the API server (an informer's cache): when Cinder has the
+   * claim's volume already, {@code pvExists} is asked before anything is done to it, since a volume
+   * a PV holds must not be detached, exported again or rolled back. A claim whose volume does not
+   * exist yet, the common case, costs no such question.
+   *
+   * @param pvExists whether the named PV exists in the API server now
+   * @throws AlreadyProvisioned when it does: nothing was done
+   */
+  public PersistentVolume provision(
+      PersistentVolumeClaim claim,
+      StorageClass storageClass,
+      CloneSource source,
+      Map<String, String> nodeLabels,
+      Predicate<String> pvExists) {
     ClaimRequest req = ClaimRequest.of(claim, storageClass);
     Map<String, String> claimAnnotations = claim.getMetadata().getAnnotations();
     Placement placement =
@@ -139,7 +159,8 @@ public final class VolumeProvisioner {
     Rollback rollback = new Rollback();
     try {
       MDC.put("pv", pvName);
-      Volume volume = volumes.findOrCreate(req, claim, pvName, source, placement, rollback);
+      Volume volume =
+          volumes.findOrCreate(req, claim, pvName, source, placement, rollback, pvExists);
       MDC.put("volume", volume.id());
       if (req.multiNode() && !volume.multiattach()) {
         throw ProvisioningException.invalid(
@@ -191,9 +212,18 @@ public final class VolumeProvisioner {
         pv.getMetadata().getAnnotations().put(Names.ANN_CLONE_OF, source.claim().toString());
       }
       return pv;
+    } catch (AlreadyProvisioned e) {
+      throw e; // asked before anything was done
     } catch (RuntimeException e) {
       rollback.run(e);
       throw Failures.of(e);
+    }
+  }
+
+  /** The claim's PV exists already: its volume is the PV's, and nothing was done to it. */
+  public static final class AlreadyProvisioned extends RuntimeException {
+    public AlreadyProvisioned(String pvName) {
+      super("PersistentVolume " + pvName + " exists already", null, false, false);
     }
   }
 

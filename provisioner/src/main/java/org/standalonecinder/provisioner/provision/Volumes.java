@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.Attachment;
@@ -70,6 +71,9 @@ final class Volumes {
   /**
    * The claim's volume, available: the one an earlier attempt made (checked, recovered), or a new
    * one; its delete is pushed on {@code rollback}.
+   *
+   * @throws VolumeProvisioner.AlreadyProvisioned when Cinder has the claim's volume and {@code
+   *     pvExists} says its PV exists: nothing is done to a volume a PV holds
    */
   Volume findOrCreate(
       ClaimRequest req,
@@ -77,7 +81,8 @@ final class Volumes {
       String pvName,
       CloneSource source,
       Placement placement,
-      Rollback rollback) {
+      Rollback rollback,
+      Predicate<String> pvExists) {
     String uid = claim.getMetadata().getUid();
     List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
     Volume volume;
@@ -93,6 +98,9 @@ final class Volumes {
           true,
           null);
     } else if (found.size() == 1) {
+      if (pvExists.test(pvName)) {
+        throw new VolumeProvisioner.AlreadyProvisioned(pvName);
+      }
       volume = found.get(0);
       if (volume.sizeGib() != req.sizeGib()) {
         throw ProvisioningException.invalid(

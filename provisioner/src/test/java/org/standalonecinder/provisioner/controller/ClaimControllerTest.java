@@ -105,9 +105,19 @@ class ClaimControllerTest {
   static Stream<Arguments> answers() {
     return Stream.of(
             new Row(
-                "finished: the loop creates the PV, tells the provisioner and the claim",
+                "finished: the loop creates the PV, tells the provisioner and the claim, once",
                 r -> {
                   r.starting(" (detail)");
+                  return ProvisionResult.finished(pvFor(r), " (made)");
+                },
+                true,
+                false,
+                List.of("ProvisioningSucceeded: Successfully provisioned volume PV (made)")),
+            new Row(
+                "finished after it lasted: told it was under way, then the outcome",
+                r -> {
+                  r.starting(" (detail)");
+                  lasts();
                   return ProvisionResult.finished(pvFor(r), " (made)");
                 },
                 true,
@@ -116,6 +126,18 @@ class ClaimControllerTest {
                     "Provisioning: External provisioner is provisioning volume for claim apps/data"
                         + " (detail)",
                     "ProvisioningSucceeded: Successfully provisioned volume PV (made)")),
+            new Row(
+                "failed after it lasted: told it was under way, then the failure",
+                r -> {
+                  r.starting("");
+                  lasts();
+                  throw ProvisioningException.invalid("bad parameter");
+                },
+                false,
+                false,
+                List.of(
+                    "Provisioning: External provisioner is provisioning volume for claim apps/data",
+                    "ProvisioningFailed: bad parameter")),
             new Row(
                 "in background: looked at again, no failure told",
                 r -> ProvisionResult.inBackground("copying"),
@@ -163,6 +185,16 @@ class ClaimControllerTest {
                 false,
                 List.of("VolumeResizeFailed: cannot grow")))
         .map(Arguments::of);
+  }
+
+  /** A provisioning that outlasts the moment after which the claim is told it is under way. */
+  private static void lasts() {
+    try {
+      Thread.sleep(ClaimSync.TELL_AFTER.toMillis() + 500);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   @BeforeEach

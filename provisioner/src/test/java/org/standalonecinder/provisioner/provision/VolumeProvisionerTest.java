@@ -499,6 +499,49 @@ class VolumeProvisionerTest {
     }
   }
 
+  /**
+   * The loop's cache may lag behind a PV made a moment ago (by this replica or the last leader):
+   * the API server is asked whether the claim's PV exists only when Cinder has the claim's volume
+   * already, and a volume a PV holds is neither detached, exported again nor rolled back.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "Cinder has no volume of the claim: the API server is not asked,     , false, 0, vol-1",
+    "Cinder has it and no PV holds it: reused as before,                 available, false, 1, vol-old",
+    "Cinder has it and its PV exists (the cache lagged): nothing is done, in-use, true, 1, ",
+  })
+  void theApiServerIsAskedForThePvOnlyWhenCinderHasTheVolume(
+      String name, String status, boolean pvExists, int asked, String provisioned) {
+    if (status != null) {
+      seedOld(status, status.equals("in-use") ? List.of("att-pv") : List.of());
+    }
+    List<String> questions = new java.util.ArrayList<>();
+    java.util.function.Supplier<PersistentVolume> provision =
+        () ->
+            provisioner.provision(
+                claim("1Gi"),
+                storageClass(Map.of()),
+                null,
+                Map.of(),
+                pv -> {
+                  questions.add(pv);
+                  return pvExists;
+                });
+    if (provisioned != null) {
+      assertThat(provision.get().getMetadata().getAnnotations())
+          .containsEntry(ClaimAnnotations.VOLUME_ID, provisioned);
+    } else {
+      assertThatThrownBy(provision::get)
+          .isInstanceOf(VolumeProvisioner.AlreadyProvisioned.class)
+          .hasMessage("PersistentVolume " + PV + " exists already");
+      assertThat(cinder.log()).containsExactly(FIND);
+      assertThat(cinder.volumes().get("vol-old").status()).isEqualTo("in-use");
+      assertThat(cinder.volumes().get("vol-old").attachmentIds()).containsExactly("att-pv");
+      assertThat(secrets.secrets).isEmpty();
+    }
+    assertThat(questions).hasSize(asked).allMatch(PV::equals);
+  }
+
   @Test
   void aVolumeNeverScheduledIsReplacedByTheNextAttempt() {
     seedOld("creating", List.of());
