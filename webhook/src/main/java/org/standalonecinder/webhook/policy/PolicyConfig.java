@@ -4,12 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.standalonecinder.api.settings.YamlText;
 import org.standalonecinder.webhook.policy.CinderCheckRule.CheckUnavailable;
 import org.standalonecinder.webhook.policy.CloneSizeRule.Undersized;
 import org.standalonecinder.webhook.policy.CrossNamespaceRule.CrossNamespace;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * The admin's policy file (a ConfigMap in a cluster), typed. Every key is optional; with no file at
@@ -93,8 +91,8 @@ public record PolicyConfig(
   public static PolicyConfig parse(String yaml) {
     Object root;
     try {
-      root = new Yaml(new SafeConstructor(new LoaderOptions())).load(yaml);
-    } catch (RuntimeException e) {
+      root = YamlText.load(yaml);
+    } catch (YamlText.InvalidYamlException e) {
       throw new IllegalArgumentException("the policy is not valid YAML: " + e.getMessage(), e);
     }
     if (root == null) {

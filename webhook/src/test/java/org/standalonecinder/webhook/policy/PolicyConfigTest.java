@@ -61,7 +61,8 @@ class PolicyConfigTest {
         "In without values | 'exemptNamespaces: {matchExpressions: [{key: a, operator: In}]}' | operator In needs values",
         "not a map | '- a' | must be a map of settings",
         "not YAML | 'a: [b' | not valid YAML",
-        "two problems at once | 'mode: x\ncrossNamespace: y' | mode 'x'"
+        "two problems at once | 'mode: x\ncrossNamespace: y' | mode 'x'",
+        "a key given twice: which one was meant is not guessed | 'mode: audit\nmode: enforce' | found duplicate key mode"
       })
   void rejections(String name, String yaml, String message) {
     assertThatThrownBy(() -> PolicyConfig.parse(yaml.replace("\\n", "\n")))

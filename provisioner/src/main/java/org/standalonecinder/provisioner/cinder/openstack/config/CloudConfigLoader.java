@@ -2,6 +2,7 @@ package org.standalonecinder.provisioner.cinder.openstack.config;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,9 +16,7 @@ import java.util.Set;
 import org.apache.commons.configuration2.INIConfiguration;
 import org.apache.commons.configuration2.SubnodeConfiguration;
 import org.apache.commons.configuration2.ex.ConfigurationException;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
-import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.standalonecinder.api.settings.YamlText;
 
 /**
  * Reads the cloud configuration from its three sources and merges them key by key.
@@ -193,10 +192,10 @@ public final class CloudConfigLoader {
   static Map<ConfigKey, Setting> fromCloudsYaml(Path file, String cloud) {
     Object root;
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-      root = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
-    } catch (IOException e) {
+      root = YamlText.load(r);
+    } catch (IOException | UncheckedIOException e) {
       throw new ConfigException("cannot read " + file + ": " + e.getMessage(), e);
-    } catch (RuntimeException e) {
+    } catch (YamlText.InvalidYamlException e) {
       throw new ConfigException(file + " is not valid YAML: " + e.getMessage(), e);
     }
     if (!(root instanceof Map<?, ?> top) || !(top.get("clouds") instanceof Map<?, ?> clouds)) {

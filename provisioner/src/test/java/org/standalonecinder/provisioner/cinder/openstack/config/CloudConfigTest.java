@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.cinder.Microversion;
@@ -527,6 +528,32 @@ class CloudConfigTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("unknown key")
         .hasMessageContaining("clouds.broken.auth.colour");
+  }
+
+  /**
+   * A clouds.yaml that cannot be read as meant is refused, saying where, and the error never
+   * carries the file's text: YAML errors quote the line they stop at, which may hold a password.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "not YAML | 'clouds:\n  c:\n    auth: {password: s3cret-pass, [' | is not valid YAML",
+        "a key given twice: which was meant is not guessed | 'clouds:\n  c:\n    auth:\n      password: s3cret-pass\n      password: s3cret-pass2' | duplicate key password",
+        "a tab where YAML wants spaces | 'clouds:\n  c:\n\tauth: {password: s3cret-pass}' | is not valid YAML",
+        "no clouds map | 'password: s3cret-pass' | has no 'clouds:' map",
+      })
+  void aCloudsYamlThatCannotBeReadIsRefusedWithoutItsText(String name, String yaml, String said)
+      throws IOException {
+    Path f =
+        Files.writeString(
+            dir.resolve("clouds.yaml"), yaml.replace("\\n", "\n").replace("\\t", "\t"));
+    assertThatThrownBy(() -> CloudConfigLoader.fromCloudsYaml(f, "c"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(f.toString())
+        .hasMessageContaining(said)
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("s3cret"))
+        .satisfies(e -> assertThat(String.valueOf(e.getCause())).doesNotContain("s3cret"));
   }
 
   @Test
