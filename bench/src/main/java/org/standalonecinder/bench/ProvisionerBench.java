@@ -270,9 +270,13 @@ final class ProvisionerBench {
    * The clones' source, provisioned and bound as Kubernetes' binder would bind it (the mock has no
    * binder): a clone's source must be a bound claim of this provisioner.
    */
-  private static void boundSource(KubernetesClient client) {
+  static void boundSource(KubernetesClient client, String namespace) {
     PersistentVolumeClaim made =
-        client.persistentVolumeClaims().inNamespace("bench").resource(claim(SOURCE)).create();
+        client
+            .persistentVolumeClaims()
+            .inNamespace(namespace)
+            .resource(claim(SOURCE, namespace, CLASS, ProvisionerSettings.DEFAULT_NAME))
+            .create();
     String pvName = Names.pvName(made.getMetadata().getUid());
     await(
         "the source's PV",
@@ -281,7 +285,7 @@ final class ProvisionerBench {
     var merge =
         io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
             io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE);
-    var source = client.persistentVolumeClaims().inNamespace("bench").withName(SOURCE);
+    var source = client.persistentVolumeClaims().inNamespace(namespace).withName(SOURCE);
     source.patch(merge, "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
     source
         .subresource("status")
@@ -460,7 +464,7 @@ final class ProvisionerBench {
       createClass(client);
       if (clones) {
         createClass(client, CLONES, ProvisionerSettings.DEFAULT_NAME, Map.of("smartclone", "true"));
-        boundSource(client);
+        boundSource(client, "bench");
       }
       for (int i = 0; i < k; i++) {
         PersistentVolumeClaim claim = claim("s" + i);

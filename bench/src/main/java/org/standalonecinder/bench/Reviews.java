@@ -49,6 +49,30 @@ final class Reviews {
         claim);
   }
 
+  /**
+   * The same claim as {@link #pvcReview}, asking to clone {@code apps/src} (a class with
+   * smartclone): on {@code /validate} the webhook looks the source up and asks the provisioner's
+   * resolver whether Cinder can clone it.
+   */
+  static String cloneReview() {
+    String pvc = pvcReview();
+    String clone =
+        pvc.replace(
+                "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"10Gi\"}},\"storageClassName\":\"bench\"",
+                "\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"10Gi\"}},\"storageClassName\":\""
+                    + ProvisionerBench.CLONES
+                    + "\"")
+            .replace(
+                "\"annotations\":{\"kubectl",
+                "\"annotations\":{\"k8s.io/CloneRequest\":\""
+                    + ProvisionerBench.SOURCE
+                    + "\",\"kubectl");
+    if (clone.equals(pvc) || !clone.contains(ProvisionerBench.CLONES)) {
+      throw new IllegalStateException("the clone review did not come out of the PVC review");
+    }
+    return clone;
+  }
+
   static String storageClassReview() {
     String sc =
         """

@@ -2,6 +2,7 @@ package org.standalonecinder.bench;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,6 +17,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import javax.net.ssl.SSLContext;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.clone.CloneResolver;
+import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
+import org.standalonecinder.provisioner.clone.ResolverServer;
+import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
  * The webhook under wrk (one thread, 50 connections, TLS 1.3, HTTP/1.1 as kube-apiserver sends
@@ -37,7 +44,8 @@ final class WebhookBench {
       Tools.Load pvc,
       Tools.Load storageClass,
       double handshakes,
-      double rssMib) {}
+      double rssMib,
+      Tools.Load cloneReview) {}
 
   /**
    * The options of a JVM options file: one per line, {@code #} comments and blank lines left out.
@@ -65,7 +73,10 @@ final class WebhookBench {
         medianLoad(rounds.stream().map(Figures::pvc).toList()),
         medianLoad(rounds.stream().map(Figures::storageClass).toList()),
         m.apply(Figures::handshakes),
-        m.apply(Figures::rssMib));
+        m.apply(Figures::rssMib),
+        rounds.get(0).cloneReview() == null
+            ? null
+            : medianLoad(rounds.stream().map(Figures::cloneReview).toList()));
   }
 
   private static Tools.Load medianLoad(List<Tools.Load> loads) {
@@ -111,7 +122,8 @@ final class WebhookBench {
   }
 
   /** A server under test: how to start it and where to send the reviews. */
-  record Server(String name, List<String> cmd, int port, String path, String readyPath) {}
+  record Server(
+      String name, List<String> cmd, int port, String path, String readyPath, Path cloneBody) {}
 
   /** Starts a server, waits until it answers, loads it, measures it, stops it. */
   static Figures measure(
@@ -120,6 +132,7 @@ final class WebhookBench {
       int port,
       String path,
       String readyPath,
+      Path cloneBody,
       Path dir,
       int seconds,
       int connections)
@@ -179,6 +192,23 @@ final class WebhookBench {
       double rss = Tools.rssMib(p.pid());
       Tools.Load sc = Tools.wrk(url, dir.resolve("sc.json"), connections, seconds, dir);
       rss = Math.max(rss, Tools.rssMib(p.pid()));
+      Tools.Load clone = null;
+      if (cloneBody != null) {
+        // A denied clone is a 200 as well: only an admitted one measures the resolver's path.
+        String said =
+            http.send(
+                    HttpRequest.newBuilder(URI.create(url))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofFile(cloneBody))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .body();
+        if (!said.contains("\"allowed\":true")) {
+          throw new IllegalStateException(name + " did not admit the clone review: " + said);
+        }
+        // After the RSS: the servers it is compared with never see this load.
+        clone = Tools.wrk(url, cloneBody, connections, seconds, dir);
+      }
       double hs = Tools.handshakes(port, Math.max(3, seconds / 2));
       System.err.printf(
           Locale.ROOT,
@@ -193,7 +223,7 @@ final class WebhookBench {
           sc.requestsPerSecond(),
           hs,
           rss);
-      return new Figures(name, readyMs, pvc, sc, hs, rss);
+      return new Figures(name, readyMs, pvc, sc, hs, rss, clone);
     } finally {
       p.destroy();
       p.waitFor();
@@ -259,11 +289,38 @@ final class WebhookBench {
         60);
     Files.writeString(dir.resolve("pvc.json"), Reviews.pvcReview());
     Files.writeString(dir.resolve("sc.json"), Reviews.storageClassReview());
+    Files.writeString(dir.resolve("clone.json"), Reviews.cloneReview());
 
     KubernetesMockServer api = ProvisionerBench.apiServer();
+    Vertx vertx = Vertx.vertx();
     try (KubernetesClient client = api.createClient()) {
       // The claim in pvc.json names this class.
       ProvisionerBench.createClass(client);
+      // The clone in clone.json: its class, and its source made and bound by the provisioner on
+      // the fake Cinder the resolver asks.
+      ProvisionerBench.createClass(
+          client,
+          ProvisionerBench.CLONES,
+          ProvisionerSettings.DEFAULT_NAME,
+          Map.of("smartclone", "true"));
+      FakeCinderClient cinder = new FakeCinderClient();
+      ClaimController provisioner =
+          ProvisionerBench.controller(client, cinder, ProvisionerBench.settings("bench"), 2);
+      provisioner.start();
+      ProvisionerBench.await("caches synced", provisioner::synced, Duration.ofSeconds(30));
+      ProvisionerBench.boundSource(client, "apps");
+      provisioner.close();
+      String token = "bench-" + System.nanoTime();
+      Path tokenFile = Files.writeString(dir.resolve("resolver-token"), token);
+      KubernetesClusterReader reader = new KubernetesClusterReader(client, "standalone-cinder");
+      ResolverServer resolver =
+          new ResolverServer(
+              vertx,
+              new CloneResolver(reader, cinder, ProvisionerSettings.DEFAULT_NAME),
+              reader,
+              token);
+      int resolverPort = BenchNet.freePort();
+      resolver.listen("127.0.0.1", resolverPort).toCompletionStage().toCompletableFuture().get();
       Path kubeconfig = dir.resolve("kubeconfig");
       Files.writeString(
           kubeconfig,
@@ -309,7 +366,11 @@ final class WebhookBench {
               "--port",
               String.valueOf(webhookPort),
               "--kubeconfig",
-              kubeconfig.toString()));
+              kubeconfig.toString(),
+              "--resolver",
+              "http://127.0.0.1:" + resolverPort,
+              "--resolver-token-file",
+              tokenFile.toString()));
       // Both JVMs start from a class-data-sharing archive, as the image's JVM does.
       minimalCmd.addAll(1, trainCds("vertx-minimal", minimalCmd, minimalPort, "/", dir));
       webhookCmd.addAll(1, trainCds("webhook", webhookCmd, webhookPort, "/validate", dir));
@@ -324,9 +385,15 @@ final class WebhookBench {
       System.err.println("webhook: " + String.join(" ", webhookCmd));
       List<Server> servers =
           List.of(
-              new Server("nginx", nginxCmd, nginxPort, "/", null),
-              new Server("vertx-minimal", minimalCmd, minimalPort, "/", null),
-              new Server("webhook", webhookCmd, webhookPort, "/validate", "/readyz"));
+              new Server("nginx", nginxCmd, nginxPort, "/", null, null),
+              new Server("vertx-minimal", minimalCmd, minimalPort, "/", null, null),
+              new Server(
+                  "webhook",
+                  webhookCmd,
+                  webhookPort,
+                  "/validate",
+                  "/readyz",
+                  dir.resolve("clone.json")));
       Map<String, List<Figures>> runs = new java.util.HashMap<>();
       for (int r = 0; r < rounds; r++) {
         // Interleaved, in a different order each round: a noisy minute hits all three alike.
@@ -341,6 +408,7 @@ final class WebhookBench {
                       s.port(),
                       s.path(),
                       s.readyPath(),
+                      s.cloneBody(),
                       dir,
                       seconds,
                       connections));
@@ -361,6 +429,7 @@ final class WebhookBench {
             webhook.rssMib());
       }
     } finally {
+      vertx.close();
       ProvisionerBench.destroy(api);
     }
   }

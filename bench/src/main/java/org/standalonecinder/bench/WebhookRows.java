@@ -37,6 +37,24 @@ final class WebhookRows {
             Table.ms(minimal.pvc().p50Ms()) + " / " + Table.ms(minimal.pvc().p99Ms())),
         webhook.pvc().p99Ms() / nginx.pvc().p99Ms(),
         "p99 ≤ 2 ms");
+    if (webhook.cloneReview() != null) {
+      // The same claim asking for a clone: the source's lookups and the resolver's answer.
+      t.add(
+          "webhook, clone CREATE through the resolver: reviews/s",
+          Table.perSecond(webhook.cloneReview().requestsPerSecond()),
+          "a plain PVC CREATE, above: " + Table.perSecond(webhook.pvc().requestsPerSecond()),
+          webhook.cloneReview().requestsPerSecond() / webhook.pvc().requestsPerSecond(),
+          "");
+      t.add(
+          "  p50 / p99",
+          Table.ms(webhook.cloneReview().p50Ms()) + " / " + Table.ms(webhook.cloneReview().p99Ms()),
+          "a plain PVC CREATE: "
+              + Table.ms(webhook.pvc().p50Ms())
+              + " / "
+              + Table.ms(webhook.pvc().p99Ms()),
+          webhook.cloneReview().p99Ms() / webhook.pvc().p99Ms(),
+          "");
+    }
     t.add(
         "webhook, StorageClass CREATE: reviews/s",
         Table.perSecond(webhook.storageClass().requestsPerSecond()),

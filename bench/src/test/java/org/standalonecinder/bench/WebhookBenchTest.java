@@ -39,11 +39,19 @@ class WebhookBenchTest {
     assertThat(f.pvc().errors()).isEqualTo(3);
     assertThat(f.handshakes()).isEqualTo(400);
     assertThat(f.rssMib()).isEqualTo(120);
+    assertThat(f.cloneReview().requestsPerSecond()).isEqualTo(20_000);
+  }
+
+  @Test
+  void aServerSentNoClonesHasNoCloneFigures() {
+    Tools.Load load = new Tools.Load(1, 1, 1, 0);
+    WebhookBench.Figures nginx = new WebhookBench.Figures("nginx", 1, load, load, 1, 1, null);
+    assertThat(WebhookBench.median(List.of(nginx, nginx)).cloneReview()).isNull();
   }
 
   private static WebhookBench.Figures figures(
       double ready, double rps, double p50, double p99, long errors, double hs, double rss) {
     Tools.Load load = new Tools.Load(rps, p50, p99, errors);
-    return new WebhookBench.Figures("webhook", ready, load, load, hs, rss);
+    return new WebhookBench.Figures("webhook", ready, load, load, hs, rss, load);
   }
 }
