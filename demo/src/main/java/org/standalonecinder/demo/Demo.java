@@ -162,13 +162,20 @@ public final class Demo {
             + ", keys "
             + new TreeSet<>(chap.getData().keySet())
             + "; values not shown)");
+    // This claim's events only: a claim of the same name from an earlier run keeps its events
+    // for an hour.
+    String claimUid = pv.getSpec().getClaimRef().getUid();
     await(
         "the provisioner's events",
         () ->
             it.admin.events().v1().events().inNamespace(NS).list().getItems().stream()
-                .anyMatch(e -> "ProvisioningSucceeded".equals(e.getReason())),
+                .anyMatch(
+                    e ->
+                        "ProvisioningSucceeded".equals(e.getReason())
+                            && claimUid.equals(e.getRegarding().getUid())),
         Duration.ofSeconds(10));
-    say("      $ kubectl get events -n default --field-selector involvedObject.name=data");
+    String selector = "involvedObject.name=data,involvedObject.uid=" + claimUid;
+    say("      $ kubectl get events -n default --field-selector " + selector);
     it.kubectl
         .ok(
             null,
@@ -177,7 +184,7 @@ public final class Demo {
             "-n",
             NS,
             "--field-selector",
-            "involvedObject.name=data",
+            selector,
             "-o",
             "custom-columns=TYPE:.type,REASON:.reason,BY:.reportingComponent,MESSAGE:.message")
         .out()
