@@ -32,6 +32,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
@@ -287,12 +288,7 @@ final class ProvisionerBench {
             io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE);
     var source = client.persistentVolumeClaims().inNamespace(namespace).withName(SOURCE);
     source.patch(merge, "{\"spec\":{\"volumeName\":\"" + pvName + "\"}}");
-    source
-        .subresource("status")
-        .patch(
-            merge,
-            "{\"status\":{\"phase\":\"Bound\",\"accessModes\":[\"ReadWriteOnce\"],"
-                + "\"capacity\":{\"storage\":\"1Gi\"}}}");
+    Cluster.claimBound(client, namespace, SOURCE, "1Gi");
     PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
     pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Bound").build());
     client.persistentVolumes().resource(pv).updateStatus();
