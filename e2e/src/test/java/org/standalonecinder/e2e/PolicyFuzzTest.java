@@ -40,7 +40,7 @@ class PolicyFuzzTest {
   private static final String OURS = "openstack.org/standalone-cinder";
 
   /** A cluster where every class is ours and every source claim exists, bound, of 1Gi. */
-  private static final ClusterView CLUSTER =
+  static final ClusterView CLUSTER =
       new ClusterView() {
         @Override
         public Optional<StorageClass> storageClass(String name) {
@@ -89,7 +89,7 @@ class PolicyFuzzTest {
         }
       };
 
-  private static final AdmissionController POLICY =
+  static final AdmissionController POLICY =
       PolicyChain.build(
           PolicyConfig.DEFAULTS,
           OURS,
@@ -113,7 +113,7 @@ class PolicyFuzzTest {
       } catch (Exception e) {
         continue; // refused with 400 before any rule
       }
-      if (review == null || review.request() == null || review.request().getUid() == null) {
+      if (review == null || review.request() == null || review.request().uid() == null) {
         continue;
       }
       for (boolean mutating : new boolean[] {true, false}) {

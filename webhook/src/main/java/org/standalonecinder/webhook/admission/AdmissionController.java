@@ -1,7 +1,5 @@
 package org.standalonecinder.webhook.admission;
 
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
-
 /**
  * Decides one admission request. Implementations carry no transport. They may block (API lookups)
  * only through calls that throw {@link WouldBlock} on an event loop: the HTTP layer asks there
@@ -14,5 +12,5 @@ public interface AdmissionController {
    * @param request the review's request (v1beta1 requests arrive converted; the shape is the same)
    * @param mutating whether this is the mutating endpoint (patches allowed) or the validating one
    */
-  Decision review(AdmissionRequest request, boolean mutating);
+  Decision review(ReviewRequest request, boolean mutating);
 }

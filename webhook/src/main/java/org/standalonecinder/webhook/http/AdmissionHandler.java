@@ -3,7 +3,6 @@ package org.standalonecinder.webhook.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.exc.StreamReadException;
 import com.fasterxml.jackson.databind.DatabindException;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -17,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 import org.standalonecinder.webhook.admission.WouldBlock;
 
 /**
@@ -71,8 +71,8 @@ final class AdmissionHandler implements Handler<RoutingContext> {
       fail(ctx, 400, "not an AdmissionReview of admission.k8s.io/v1 or v1beta1");
       return;
     }
-    AdmissionRequest request = review.request();
-    String uid = request == null || request.getUid() == null ? "" : request.getUid();
+    ReviewRequest request = review.request();
+    String uid = request == null || request.uid() == null ? "" : request.uid();
     if (uid.isEmpty()) {
       fail(ctx, 400, "the AdmissionReview has no request.uid");
       return;

@@ -1,11 +1,11 @@
 package org.standalonecinder.webhook.metrics;
 
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * Counts decisions by kind, endpoint, result and rule, and times them. It sits inside audit mode,
@@ -36,11 +36,9 @@ public final class AdmissionMetrics implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
+  public Decision review(ReviewRequest request, boolean mutating) {
     String kind =
-        request.getKind() == null || request.getKind().getKind() == null
-            ? "unknown"
-            : request.getKind().getKind();
+        request.kind() == null || request.kind().kind() == null ? "unknown" : request.kind().kind();
     String endpoint = mutating ? "mutate" : "validate";
     Timer.Sample sample = Timer.start(registry);
     Decision d = rules.review(request, mutating);

@@ -1,10 +1,10 @@
 package org.standalonecinder.webhook.policy;
 
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import java.util.ArrayList;
 import java.util.List;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * Audit mode: what the rules would deny is allowed with a warning instead, so an admin can see the
@@ -19,7 +19,7 @@ public final class AuditMode implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
+  public Decision review(ReviewRequest request, boolean mutating) {
     Decision d = rules.review(request, mutating);
     if (d.allowed()) {
       return d;

@@ -1,8 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.util.Map;
 import java.util.Optional;
@@ -12,6 +10,8 @@ import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.webhook.admission.Claim;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * One claim request as the claim rules see it: what the request says, read without any lookup, and
@@ -21,11 +21,11 @@ import org.standalonecinder.api.CloneToken;
 final class ClaimReview {
 
   final ClonePolicy.Settings settings;
-  final AdmissionRequest request;
-  final PersistentVolumeClaim claim;
+  final ReviewRequest request;
+  final Claim claim;
 
   /** The claim before an update; null on create. */
-  final PersistentVolumeClaim old;
+  final Claim old;
 
   final boolean mutating;
 
@@ -46,24 +46,21 @@ final class ClaimReview {
   ClaimReview(
       ClonePolicy.Settings settings,
       ClusterView cluster,
-      AdmissionRequest request,
-      PersistentVolumeClaim claim,
+      ReviewRequest request,
+      Claim claim,
       boolean mutating) {
     this.settings = settings;
     this.cluster = cluster;
     this.request = request;
     this.claim = claim;
-    this.old = request.getOldObject() instanceof PersistentVolumeClaim o ? o : null;
+    this.old = request.oldClaim();
     this.mutating = mutating;
-    this.namespace =
-        request.getNamespace() != null
-            ? request.getNamespace()
-            : claim.getMetadata() == null ? null : claim.getMetadata().getNamespace();
-    String user = request.getUserInfo() == null ? null : request.getUserInfo().getUsername();
+    this.namespace = request.namespace() != null ? request.namespace() : claim.namespace();
+    String user = request.userInfo() == null ? null : request.userInfo().getUsername();
     this.byProvisioner = settings.provisionerUser().equals(user);
-    PersistentVolumeClaimSpec spec = claim.getSpec();
-    var ref = spec == null ? null : spec.getDataSourceRef();
-    var plain = spec == null ? null : spec.getDataSource();
+    Claim.Spec spec = claim.spec();
+    Claim.Source ref = spec == null ? null : spec.dataSourceRef();
+    Claim.Source plain = spec == null ? null : spec.dataSource();
     CloneRequest requested =
         CloneRequest.read(
             namespace,
@@ -71,11 +68,10 @@ final class ClaimReview {
             ref == null
                 ? null
                 : new CloneRequest.DataSource(
-                    ref.getApiGroup(), ref.getKind(), ref.getName(), ref.getNamespace()),
+                    ref.apiGroup(), ref.kind(), ref.name(), ref.namespace()),
             plain == null
                 ? null
-                : new CloneRequest.DataSource(
-                    plain.getApiGroup(), plain.getKind(), plain.getName(), null));
+                : new CloneRequest.DataSource(plain.apiGroup(), plain.kind(), plain.name(), null));
     this.annotatedSource = requested.annotated();
     this.syntaxError = requested.annotationError();
     this.nativeRef = new NativeRef(requested.dataSource(), requested.dataSourceError());
@@ -100,18 +96,18 @@ final class ClaimReview {
   }
 
   String annotation(String key) {
-    return annotation(claim, key);
+    return claim.annotation(key);
   }
 
   String oldAnnotation(String key) {
-    return old == null ? null : annotation(old, key);
+    return old == null ? null : old.annotation(key);
   }
 
   String className() {
-    return claim.getSpec() == null ? null : claim.getSpec().getStorageClassName();
+    return claim.className();
   }
 
-  /** The volumeMode, with the API's default. */
+  /** The volumeMode of a claim the cluster holds, with the API's default. */
   static String mode(PersistentVolumeClaim c) {
     return c.getSpec() == null || c.getSpec().getVolumeMode() == null
         ? "Filesystem"
@@ -120,14 +116,14 @@ final class ClaimReview {
 
   /** Why the claim's access modes cannot be served by our volumes, if they cannot. */
   Optional<String> sharedFilesystem() {
-    PersistentVolumeClaimSpec spec = claim.getSpec();
+    Claim.Spec spec = claim.spec();
     return AccessModes.refusal(
-        spec == null ? null : spec.getAccessModes(), spec == null ? null : spec.getVolumeMode());
+        spec == null ? null : spec.accessModes(), spec == null ? null : spec.volumeMode());
   }
 
   private boolean hasDataSource() {
-    return claim.getSpec() != null
-        && (claim.getSpec().getDataSource() != null || claim.getSpec().getDataSourceRef() != null);
+    return claim.spec() != null
+        && (claim.spec().dataSource() != null || claim.spec().dataSourceRef() != null);
   }
 
   /** A claim that says nothing about clones: no rule needs a lookup for it. */
@@ -230,7 +226,7 @@ final class ClaimReview {
 
   /** Whether the requester may create pods in {@code namespace} (a SubjectAccessReview). */
   boolean requesterCanCreatePods(String namespace) {
-    return cluster.canCreatePods(request.getUserInfo(), namespace);
+    return cluster.canCreatePods(request.userInfo(), namespace);
   }
 
   /**

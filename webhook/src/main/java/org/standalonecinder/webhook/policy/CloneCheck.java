@@ -1,8 +1,8 @@
 package org.standalonecinder.webhook.policy;
 
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import java.util.Optional;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.webhook.admission.Claim;
 
 /**
  * Asks whether Cinder can make the clone a claim asks for (the provisioner's resolver: source claim
@@ -18,7 +18,7 @@ public interface CloneCheck {
    * @return empty when the clone can be made, or why it cannot (a sentence for the user)
    * @throws Unavailable when the check could not be made in time
    */
-  Optional<String> refusal(ClaimRef source, PersistentVolumeClaim claim);
+  Optional<String> refusal(ClaimRef source, Claim claim);
 
   /** The check could not be made (down, slow, refused our token); the message says which. */
   final class Unavailable extends RuntimeException {

@@ -1,12 +1,12 @@
 package org.standalonecinder.webhook.policy;
 
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import java.time.Clock;
 import java.util.List;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * The rules for claims that ask to be clones ({@code k8s.io/CloneRequest}, or a native {@code
@@ -158,9 +158,9 @@ public final class ClonePolicy implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
-    if (!(request.getObject() instanceof PersistentVolumeClaim claim)
-        || "DELETE".equals(request.getOperation())) {
+  public Decision review(ReviewRequest request, boolean mutating) {
+    Claim claim = request.claim();
+    if (claim == null || "DELETE".equals(request.operation())) {
       return Decision.allow();
     }
     ClaimReview review = new ClaimReview(settings, cluster, request, claim, mutating);

@@ -2,7 +2,6 @@ package org.standalonecinder.webhook.policy;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Quantity;
-import java.util.Map;
 
 /**
  * A clone holds at least what its source holds: Cinder refuses a smaller one. By policy the
@@ -35,11 +34,7 @@ final class CloneSizeRule implements ClaimRule {
         source.getStatus() == null || source.getStatus().getCapacity() == null
             ? null
             : source.getStatus().getCapacity().get("storage");
-    Map<String, Quantity> requests =
-        r.claim.getSpec() == null || r.claim.getSpec().getResources() == null
-            ? null
-            : r.claim.getSpec().getResources().getRequests();
-    Quantity wanted = requests == null ? null : requests.get("storage");
+    Quantity wanted = r.claim.storageRequest();
     if (held == null || wanted == null) {
       return;
     }
@@ -79,7 +74,7 @@ final class CloneSizeRule implements ClaimRule {
                 + "); request at least "
                 + held);
       }
-    } else if (cmp < 0 && "Filesystem".equals(ClaimReview.mode(r.claim))) {
+    } else if (cmp < 0 && "Filesystem".equals(r.claim.mode())) {
       f.warn(
           NAME,
           "this claim ("

@@ -2,10 +2,6 @@ package org.standalonecinder.webhook.policy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequestBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,7 +9,9 @@ import java.util.Map;
 import java.util.Objects;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * Only the webhook's own decision makes a clone token, whatever the policy's mode, the namespace's
@@ -35,15 +33,15 @@ public final class CloneTokenGuard implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
-    if (!(request.getObject() instanceof PersistentVolumeClaim claim)
-        || "DELETE".equals(request.getOperation())) {
+  public Decision review(ReviewRequest request, boolean mutating) {
+    Claim claim = request.claim();
+    if (claim == null || "DELETE".equals(request.operation())) {
       return rules.review(request, mutating);
     }
-    String token = ClaimReview.annotation(claim, ClaimAnnotations.CLONE_TOKEN);
-    if (request.getOldObject() instanceof PersistentVolumeClaim old) {
-      if (!mutating
-          && !Objects.equals(token, ClaimReview.annotation(old, ClaimAnnotations.CLONE_TOKEN))) {
+    String token = claim.annotation(ClaimAnnotations.CLONE_TOKEN);
+    Claim old = request.oldClaim();
+    if (old != null) {
+      if (!mutating && !Objects.equals(token, old.annotation(ClaimAnnotations.CLONE_TOKEN))) {
         return Decision.deny(
             403,
             CloneTokenRule.NAME,
@@ -55,16 +53,9 @@ public final class CloneTokenGuard implements AdmissionController {
     if (!mutating || token == null) {
       return rules.review(request, mutating);
     }
-    Map<String, String> annotations = new LinkedHashMap<>(claim.getMetadata().getAnnotations());
+    Map<String, String> annotations = new LinkedHashMap<>(claim.metadata().annotations());
     annotations.remove(ClaimAnnotations.CLONE_TOKEN);
-    PersistentVolumeClaim stripped =
-        new PersistentVolumeClaimBuilder(claim)
-            .editMetadata()
-            .withAnnotations(annotations)
-            .endMetadata()
-            .build();
-    Decision d =
-        rules.review(new AdmissionRequestBuilder(request).withObject(stripped).build(), true);
+    Decision d = rules.review(request.withObject(claim.withAnnotations(annotations)), true);
     if (!d.allowed()) {
       return d;
     }

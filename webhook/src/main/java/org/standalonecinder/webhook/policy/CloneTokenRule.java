@@ -47,7 +47,7 @@ final class CloneTokenRule implements ClaimRule {
       return;
     }
     ClaimRef src = r.source();
-    ClaimRef self = new ClaimRef(r.namespace, r.claim.getMetadata().getName());
+    ClaimRef self = new ClaimRef(r.namespace, r.claim.name());
     // The rules before this one found the source, and allowed the clone on a basis.
     String sourceUid = r.sourceClaim().map(c -> c.getMetadata().getUid()).orElse(null);
     if (r.mutating) {
@@ -64,12 +64,12 @@ final class CloneTokenRule implements ClaimRule {
                   now,
                   now.plus(CloneToken.VALIDITY),
                   r.crossNamespaceBasis().orElseThrow(),
-                  principal(r.request.getUserInfo())),
+                  principal(r.request.userInfo())),
               keys));
       return;
     }
     // The validating endpoint sees the claim as the mutating one left it: with our token.
-    String created = r.claim.getMetadata().getCreationTimestamp();
+    String created = r.claim.metadata() == null ? null : r.claim.metadata().creationTimestamp();
     try {
       CloneToken.Claims c =
           CloneToken.verify(

@@ -43,7 +43,7 @@ final class CrossNamespaceRule implements ClaimRule {
               : byUntrustedDeputy(r)
                   ? into
                       + " is not allowed: the claim is created by "
-                      + r.request.getUserInfo().getUsername()
+                      + r.request.userInfo().getUsername()
                       + ", a controller acting for someone else, so its own rights in "
                       + src.namespace()
                       + " do not count; the source must grant the clone to "
@@ -84,7 +84,7 @@ final class CrossNamespaceRule implements ClaimRule {
           yield Optional.of(CloneToken.Basis.GRANT);
         }
         // A deputy's own rights say nothing of the user it acts for: only the source's consent.
-        if (r.request.getUserInfo() != null
+        if (r.request.userInfo() != null
             && !byUntrustedDeputy(r)
             && r.requesterCanCreatePods(r.source().namespace())) {
           yield Optional.of(CloneToken.Basis.REQUESTER);
@@ -104,7 +104,7 @@ final class CrossNamespaceRule implements ClaimRule {
    * not count for a clone across namespaces ({@link Requesters}).
    */
   static boolean byUntrustedDeputy(ClaimReview r) {
-    return r.request.getUserInfo() != null
-        && r.settings.requesters().untrustedDeputy(r.request.getUserInfo());
+    return r.request.userInfo() != null
+        && r.settings.requesters().untrustedDeputy(r.request.userInfo());
   }
 }

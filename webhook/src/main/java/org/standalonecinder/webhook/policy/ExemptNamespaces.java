@@ -1,8 +1,8 @@
 package org.standalonecinder.webhook.policy;
 
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * Leaves requests in the admin's exempt namespaces (selected by namespace labels) to the API server
@@ -24,14 +24,14 @@ public final class ExemptNamespaces implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
+  public Decision review(ReviewRequest request, boolean mutating) {
     Decision d = rules.review(request, mutating);
     // The namespace is looked up only when the rules had something to say: most requests then
     // need no lookup at all, and none at all when nothing is exempt.
     if (d.rules().isEmpty() || exempt == LabelSelector.NOTHING) {
       return d;
     }
-    String ns = request.getNamespace();
+    String ns = request.namespace();
     if (ns != null && !ns.isEmpty() && exempt.matches(cluster.namespaceLabels(ns))) {
       return Decision.allow(java.util.List.of(), null, java.util.List.of(RULE));
     }

@@ -3,11 +3,11 @@ package org.standalonecinder.webhook.policy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.Decision;
 
 /** What the claim rules found for one request, in the order they ran; then one decision. */
@@ -57,13 +57,12 @@ final class Findings {
   }
 
   /** Sets an annotation whether or not it (or any annotation) exists yet. */
-  void annotate(String rule, PersistentVolumeClaim claim, String key, String value) {
+  void annotate(String rule, Claim claim, String key, String value) {
     ObjectNode op = patch.addObject();
     op.put("op", "add");
     // An empty map is not sent at all (omitempty): then the whole map is added; "add" over an
     // empty one replaces it, which is as good.
-    if (claim.getMetadata().getAnnotations() == null
-        || claim.getMetadata().getAnnotations().isEmpty()) {
+    if (claim.noAnnotations()) {
       op.put("path", "/metadata/annotations");
       op.putObject("value").put(key, value);
     } else {

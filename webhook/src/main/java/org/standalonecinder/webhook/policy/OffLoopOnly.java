@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.WouldBlock;
 
 /**
@@ -53,7 +54,7 @@ public final class OffLoopOnly {
     if (check == CloneCheck.NONE) {
       return check;
     }
-    return (ClaimRef source, PersistentVolumeClaim claim) -> {
+    return (ClaimRef source, Claim claim) -> {
       check(mayBlock);
       return check.refusal(source, claim);
     };

@@ -1,12 +1,12 @@
 package org.standalonecinder.webhook.policy;
 
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 import org.standalonecinder.webhook.metrics.AdmissionMetrics;
 
 /**
@@ -78,10 +78,10 @@ public final class PolicyChain {
       ClonePolicy claims,
       StorageClassPolicy classes,
       StatefulSetPolicy statefulSets,
-      AdmissionRequest request,
+      ReviewRequest request,
       boolean mutating) {
-    Object object = request.getObject() != null ? request.getObject() : request.getOldObject();
-    if (object instanceof PersistentVolumeClaim) {
+    Object object = request.object() != null ? request.object() : request.oldObject();
+    if (object instanceof Claim) {
       return claims.review(request, mutating);
     }
     if (object instanceof StorageClass) {

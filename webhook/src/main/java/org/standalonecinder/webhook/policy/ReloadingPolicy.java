@@ -1,6 +1,5 @@
 package org.standalonecinder.webhook.policy;
 
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -13,6 +12,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * The rules as the policy file says now. {@link #reload()} re-reads the file (a mounted ConfigMap:
@@ -119,7 +119,7 @@ public final class ReloadingPolicy implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
+  public Decision review(ReviewRequest request, boolean mutating) {
     return rules.review(request, mutating);
   }
 }

@@ -3,7 +3,6 @@ package org.standalonecinder.webhook.policy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -15,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.webhook.admission.Claim;
 
 /**
  * {@link CloneCheck} through the provisioner's resolver sidecar ({@code POST /v1/clone-check} on
@@ -61,7 +61,7 @@ public final class ResolverCloneCheck implements CloneCheck {
   }
 
   @Override
-  public Optional<String> refusal(ClaimRef source, PersistentVolumeClaim claim) {
+  public Optional<String> refusal(ClaimRef source, Claim claim) {
     String token;
     try {
       token = Files.readString(tokenFile).trim();

@@ -2,14 +2,14 @@ package org.standalonecinder.webhook.policy;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequestBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import org.standalonecinder.webhook.admission.AdmissionController;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * Early word for a StatefulSet whose {@code volumeClaimTemplates} ask for clones: its claims are
@@ -37,17 +37,17 @@ public final class StatefulSetPolicy implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
+  public Decision review(ReviewRequest request, boolean mutating) {
     if (mutating
-        || !"CREATE".equals(request.getOperation())
-        || !(request.getObject() instanceof StatefulSet sts)
+        || !"CREATE".equals(request.operation())
+        || !(request.object() instanceof StatefulSet sts)
         || sts.getSpec() == null
         || sts.getSpec().getVolumeClaimTemplates() == null) {
       // The templates cannot change after creation.
       return Decision.allow();
     }
     String ns =
-        request.getNamespace() != null ? request.getNamespace() : sts.getMetadata().getNamespace();
+        request.namespace() != null ? request.namespace() : sts.getMetadata().getNamespace();
     List<String> refusals = new ArrayList<>();
     for (PersistentVolumeClaim template : sts.getSpec().getVolumeClaimTemplates()) {
       if (template.getMetadata() == null || template.getMetadata().getName() == null) {
@@ -64,15 +64,15 @@ public final class StatefulSetPolicy implements AdmissionController {
               .build();
       Decision d =
           claims.review(
-              new AdmissionRequestBuilder()
-                  .withUid(request.getUid())
-                  .withNamespace(ns)
-                  .withName(name)
-                  .withOperation("CREATE")
-                  .withObject(claim)
-                  .withDryRun(true)
-                  .withUserInfo(new UserInfoBuilder().withUsername(CONTROLLER).build())
-                  .build(),
+              new ReviewRequest(
+                  request.uid(),
+                  new ReviewRequest.Kind("", "v1", "PersistentVolumeClaim"),
+                  name,
+                  ns,
+                  "CREATE",
+                  new UserInfoBuilder().withUsername(CONTROLLER).build(),
+                  Claim.of(claim),
+                  null),
               // The mutating pass: every rule that looks things up, no Cinder check.
               true);
       if (!d.allowed()) {

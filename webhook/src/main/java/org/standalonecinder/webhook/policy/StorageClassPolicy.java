@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.flipkart.zjsonpatch.JsonDiff;
-import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -13,6 +12,7 @@ import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
+import org.standalonecinder.webhook.admission.ReviewRequest;
 
 /**
  * StorageClasses of our provisioner: every parameter problem is a denial that lists them all (with
@@ -57,11 +57,11 @@ public final class StorageClassPolicy implements AdmissionController {
   }
 
   @Override
-  public Decision review(AdmissionRequest request, boolean mutating) {
-    if ("DELETE".equals(request.getOperation()) || request.getObject() == null) {
+  public Decision review(ReviewRequest request, boolean mutating) {
+    if ("DELETE".equals(request.operation()) || request.object() == null) {
       return Decision.allow();
     }
-    JsonNode object = JSON.valueToTree(request.getObject());
+    JsonNode object = JSON.valueToTree(request.object());
     if (!provisionerName.equals(object.path("provisioner").asText(null))) {
       return Decision.allow();
     }

@@ -15,7 +15,7 @@ final class VolumeModeRule implements ClaimRule {
         .ifPresent(
             source -> {
               String sourceMode = ClaimReview.mode(source);
-              String targetMode = ClaimReview.mode(r.claim);
+              String targetMode = r.claim.mode();
               if (!sourceMode.equals(targetMode)) {
                 f.deny(
                     NAME,

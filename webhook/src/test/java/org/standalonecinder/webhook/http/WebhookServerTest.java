@@ -94,12 +94,12 @@ class WebhookServerTest {
   /** Allows, warns with the operation, denies objects named deny-me, patches on /mutate. */
   static final AdmissionController CONTROLLER =
       (request, mutating) -> {
-        String name = request.getName();
+        String name = request.name();
         if ("deny-me".equals(name)) {
           return Decision.deny(403, "test-rule", "denied: " + name);
         }
         return Decision.allow(
-            List.of("seen " + request.getOperation()),
+            List.of("seen " + request.operation()),
             mutating
                 ? "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"a\":\"b\"}}]"
                 : null,
@@ -264,7 +264,7 @@ class WebhookServerTest {
         (request, mutating) -> {
           decisions.add(
               Thread.currentThread().getName().contains("eventloop") ? "eventloop" : "worker");
-          if (request.getName().equals("needs-lookup")) {
+          if (request.name().equals("needs-lookup")) {
             lookup.storageClass("fast");
           }
           return Decision.allow();

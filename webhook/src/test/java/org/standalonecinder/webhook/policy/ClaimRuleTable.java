@@ -556,7 +556,7 @@ abstract class ClaimRuleTable {
       r.getUserInfo()
           .setGroups(new java.util.ArrayList<>(java.util.Collections.singletonList(null)));
     }
-    Decision m = row.validatingOnly() ? Decision.allow() : policy.review(r, true);
+    Decision m = row.validatingOnly() ? Decision.allow() : policy.review(LeanRequests.of(r), true);
     List<String> warnings = new java.util.ArrayList<>(m.warnings());
     Decision outcome = m;
     if (m.allowed()) {
@@ -573,7 +573,7 @@ abstract class ClaimRuleTable {
                 JsonPatch.apply(JSON.readTree(m.jsonPatch()), JSON.valueToTree(row.object())),
                 PersistentVolumeClaim.class));
       }
-      Decision v = policy.review(r, false);
+      Decision v = policy.review(LeanRequests.of(r), false);
       assertThat(v.jsonPatch()).as("the validating endpoint never patches").isNull();
       warnings.addAll(v.warnings());
       outcome = v;

@@ -189,7 +189,7 @@ class ClonePolicyTest extends ClaimRuleTable {
     var d =
         new ClonePolicy(
                 new ClonePolicy.Settings(OURS, SA, CrossNamespace.AUTHORIZED), new Cluster())
-            .review(r, true);
+            .review(LeanRequests.of(r), true);
     assertThat(d.allowed()).isFalse();
     assertThat(d.code()).isEqualTo(400);
     assertThat(d.message())

@@ -66,7 +66,7 @@ class CloneTokenGuardTest {
     // The fixture's authorizer: whoever the review says, "admin" may create pods in team-b.
     ClaimRuleTable.Cluster cluster = new ClaimRuleTable.Cluster();
     cluster.podCreators.put("team-b", java.util.Set.of("admin"));
-    Decision d = chain("", cluster).review(forged, true);
+    Decision d = chain("", cluster).review(LeanRequests.of(forged), true);
     assertThat(d.allowed()).as("the forged review is answered").isTrue();
     String token = JSON.readTree(d.jsonPatch()).get(0).path("value").asText();
     assertThat(token).as("a token came out of the forged review").contains(".");
@@ -110,7 +110,7 @@ class CloneTokenGuardTest {
     PersistentVolumeClaim object = claim(row.namespace(), row.className(), token);
     AdmissionRequest create = request("CREATE", row.namespace(), object, null);
 
-    Decision mutated = chain.review(create, true);
+    Decision mutated = chain.review(LeanRequests.of(create), true);
     PersistentVolumeClaim stored = object;
     if (mutated.allowed()) {
       assertThat(mutated.jsonPatch()).as("the token is taken off").isNotNull();
@@ -119,7 +119,7 @@ class CloneTokenGuardTest {
               JsonPatch.apply(JSON.readTree(mutated.jsonPatch()), JSON.valueToTree(object)),
               PersistentVolumeClaim.class);
       create.setObject(stored);
-      Decision validated = chain.review(create, false);
+      Decision validated = chain.review(LeanRequests.of(create), false);
       if (validated.allowed()) {
         assertThat(stored.getMetadata().getAnnotations())
             .as("what the API server would store")
@@ -143,7 +143,7 @@ class CloneTokenGuardTest {
             row.namespace(),
             claim(row.namespace(), row.className(), token),
             claim(row.namespace(), row.className(), null));
-    Decision validated = chain.review(update, false);
+    Decision validated = chain.review(LeanRequests.of(update), false);
     assertThat(validated.allowed()).isFalse();
     assertThat(validated.rules()).isEqualTo(List.of(CloneTokenRule.NAME));
     assertThat(validated.message())

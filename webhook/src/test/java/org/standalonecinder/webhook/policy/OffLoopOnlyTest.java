@@ -16,6 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.webhook.admission.Claim;
 import org.standalonecinder.webhook.admission.WouldBlock;
 
 /** Every blocking call of the policy refuses a thread that may not block, before any I/O. */
@@ -78,7 +79,10 @@ class OffLoopOnlyTest {
         Arguments.of(
             "refusal",
             (Function<Guarded, Object>)
-                g -> g.check().refusal(new ClaimRef("ns", "src"), new PersistentVolumeClaim())));
+                g ->
+                    g.check()
+                        .refusal(
+                            new ClaimRef("ns", "src"), Claim.of(new PersistentVolumeClaim()))));
   }
 
   @ParameterizedTest(name = "{0} on an event loop")

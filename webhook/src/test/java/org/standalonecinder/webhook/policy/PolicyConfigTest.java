@@ -103,17 +103,17 @@ class PolicyConfigTest {
   void auditModeTurnsADenialIntoAWarningAndKeepsAllows() {
     AdmissionRequest r = new AdmissionRequest();
     AuditMode denying = new AuditMode((req, m) -> Decision.deny(403, "r", "no clones here"));
-    Decision d = denying.review(r, false);
+    Decision d = denying.review(LeanRequests.of(r), false);
     assertThat(d.allowed()).isTrue();
     assertThat(d.warnings())
         .containsExactly("standalone-cinder policy (audit mode) would deny this: no clones here");
-    Decision mutated = denying.review(r, true);
+    Decision mutated = denying.review(LeanRequests.of(r), true);
     assertThat(mutated.allowed()).isTrue();
     assertThat(mutated.warnings()).as("said once, by the validating endpoint").isEmpty();
     AuditMode allowing =
         new AuditMode(
             (req, m) -> Decision.allow(java.util.List.of("w"), "[]", java.util.List.of("r")));
-    assertThat(allowing.review(r, true).jsonPatch()).isEqualTo("[]");
-    assertThat(allowing.review(r, true).warnings()).containsExactly("w");
+    assertThat(allowing.review(LeanRequests.of(r), true).jsonPatch()).isEqualTo("[]");
+    assertThat(allowing.review(LeanRequests.of(r), true).warnings()).containsExactly("w");
   }
 }

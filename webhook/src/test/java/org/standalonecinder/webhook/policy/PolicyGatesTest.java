@@ -30,7 +30,7 @@ class PolicyGatesTest {
         new ExemptNamespaces((r, m) -> Decision.deny(403, "r", "rules ran"), exempt, cluster);
     AdmissionRequest r = new AdmissionRequest();
     r.setNamespace(namespace);
-    assertThat(gate.review(r, true).allowed()).isEqualTo(allowed);
+    assertThat(gate.review(LeanRequests.of(r), true).allowed()).isEqualTo(allowed);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -56,7 +56,7 @@ class PolicyGatesTest {
             .withProvisioner("openstack.org/standalone-cinder")
             .withParameters(Map.of("smartclone", Boolean.toString(smartclone)))
             .build());
-    Decision d = policy.review(r, false);
+    Decision d = policy.review(LeanRequests.of(r), false);
     assertThat(d.allowed()).isEqualTo(allowed);
     if (!allowed) {
       assertThat(d.message()).contains(message);

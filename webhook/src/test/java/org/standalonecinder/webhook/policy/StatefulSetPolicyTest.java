@@ -122,8 +122,10 @@ class StatefulSetPolicyTest {
     // Whoever the user: the claims are the controller's to create.
     r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
 
-    assertThat(chain.review(r, true).allowed()).as("the mutating endpoint never judges").isTrue();
-    Decision d = chain.review(r, false);
+    assertThat(chain.review(LeanRequests.of(r), true).allowed())
+        .as("the mutating endpoint never judges")
+        .isTrue();
+    Decision d = chain.review(LeanRequests.of(r), false);
     assertThat(d.allowed()).as(String.valueOf(d.message())).isEqualTo(row.refusal() == null);
     if (row.refusal() != null) {
       assertThat(d.rules()).containsExactly(StatefulSetPolicy.RULE);

@@ -210,7 +210,7 @@ class StorageClassPolicyTest {
       boolean allowed,
       String patchOrMessage)
       throws Exception {
-    Decision d = policy.review(request(op, provisioner, params), mutating);
+    Decision d = policy.review(LeanRequests.of(request(op, provisioner, params)), mutating);
     assertThat(d.allowed()).isEqualTo(allowed);
     if (allowed) {
       if (patchOrMessage == null) {
