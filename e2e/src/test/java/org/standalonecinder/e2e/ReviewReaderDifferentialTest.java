@@ -16,6 +16,8 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,8 +41,11 @@ import org.standalonecinder.webhook.http.ReviewReader;
  *       and that reads and decides as the lean reader did.
  * </ul>
  *
- * The lean reader never reads what fabric8 cannot, and a field outside the lean model never changes
- * a decision.
+ * An object of a kind no rule judges (fabric8 reads it into some class, the lean reader skips it)
+ * counts as read alike either way, and is emptied by the cut. Each case is checked as made and with
+ * its fields shuffled (the lean reader reads a claim from the stream when its kind and apiVersion
+ * come first, else from a copy). The lean reader never reads what fabric8 cannot, and a field
+ * outside the lean model never changes a decision.
  */
 class ReviewReaderDifferentialTest {
 
@@ -249,17 +254,19 @@ class ReviewReaderDifferentialTest {
   }
 
   /**
-   * What a reader read, as JSON; an object that is no claim by its type only: both readers read it
-   * with fabric8's model, and its JSON after a trip through fabric8 is fabric8's business (a list's
-   * owner references gain a kind).
+   * What a reader read, as JSON; a StorageClass or StatefulSet by its type only (both readers read
+   * it with fabric8's model, and its JSON after a trip through fabric8 is fabric8's business), and
+   * any other object as "unjudged": fabric8 reads it into some class, the lean reader not at all.
    */
   private static JsonNode view(Read r) {
     ObjectNode v = JSON.valueToTree(r);
     if (r.request() != null && v.get("request") instanceof ObjectNode q) {
       for (String field : new String[] {"object", "oldObject"}) {
         Object o = field.equals("object") ? r.request().object() : r.request().oldObject();
-        if (o != null && !(o instanceof Claim)) {
+        if (o instanceof StorageClass || o instanceof StatefulSet) {
           q.put(field, o.getClass().getName());
+        } else if (o != null && !(o instanceof Claim)) {
+          q.put(field, "unjudged");
         }
       }
     }
@@ -325,10 +332,14 @@ class ReviewReaderDifferentialTest {
               "dataSourceRef",
               SOURCE));
 
+  /** In place of an object the lean reader skips: an empty one, which fabric8 reads too. */
+  private static final Map<String, Object> UNJUDGED = new java.util.HashMap<>();
+
   /**
    * The review without the fields the lean reader skips, cut as a stream that never decodes what it
-   * skips (as the lean reader skips it: a forged review may hide bytes that are no UTF-8 there). An
-   * object that is no claim is kept whole: both readers read it with fabric8's model.
+   * skips (as the lean reader skips it: a forged review may hide bytes that are no UTF-8 there). A
+   * StorageClass or StatefulSet is kept whole (both readers read it with fabric8's model), an
+   * object of any other kind is emptied.
    */
   static byte[] cut(byte[] body) throws java.io.IOException {
     Map<String, Object> request =
@@ -346,9 +357,9 @@ class ReviewReaderDifferentialTest {
             "userInfo",
             null,
             "object",
-            claimAt(body, "object") ? CLAIM : null,
+            kept(body, "object"),
             "oldObject",
-            claimAt(body, "oldObject") ? CLAIM : null);
+            kept(body, "oldObject"));
     Map<String, Object> review = fields("apiVersion", null, "kind", null, "request", request);
     java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
     try (JsonParser p = FACTORY.createParser(body);
@@ -362,6 +373,12 @@ class ReviewReaderDifferentialTest {
   @SuppressWarnings("unchecked")
   private static void copy(JsonParser p, JsonGenerator g, Map<String, Object> keep)
       throws java.io.IOException {
+    if (keep == UNJUDGED && p.currentToken() != JsonToken.VALUE_NULL) {
+      p.skipChildren();
+      g.writeStartObject();
+      g.writeEndObject();
+      return;
+    }
     if (keep == null || p.currentToken() != JsonToken.START_OBJECT) {
       copyExactly(p, g);
       return;
@@ -403,11 +420,11 @@ class ReviewReaderDifferentialTest {
     }
   }
 
-  /** Whether request.{field} says at its top level that it is a v1 PersistentVolumeClaim. */
-  private static boolean claimAt(byte[] body, String field) throws java.io.IOException {
+  /** What of request.{field} the lean reader reads, by the apiVersion and kind it says. */
+  private static Map<String, Object> kept(byte[] body, String field) throws java.io.IOException {
     try (JsonParser p = FACTORY.createParser(body)) {
       if (p.nextToken() != JsonToken.START_OBJECT || !enter(p, "request") || !enter(p, field)) {
-        return false;
+        return UNJUDGED;
       }
       String apiVersion = null;
       String kind = null;
@@ -421,7 +438,13 @@ class ReviewReaderDifferentialTest {
           p.skipChildren();
         }
       }
-      return "v1".equals(apiVersion) && "PersistentVolumeClaim".equals(kind);
+      String type = apiVersion + " " + kind;
+      if (type.equals("v1 PersistentVolumeClaim")) {
+        return CLAIM;
+      }
+      return type.equals("storage.k8s.io/v1 StorageClass") || type.equals("apps/v1 StatefulSet")
+          ? null
+          : UNJUDGED;
     }
   }
 

@@ -9,19 +9,21 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.annotation.JsonDeserialize;
 import com.fasterxml.jackson.databind.deser.ResolvableDeserializer;
 import com.fasterxml.jackson.databind.util.TokenBuffer;
-import io.fabric8.kubernetes.api.model.KubernetesResource;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.io.IOException;
 
 /**
  * The request of an AdmissionReview (v1 and v1beta1 have the same shape), holding what the webhook
- * reads. A claim is read into the lean {@link Claim}; any other object (StorageClass, StatefulSet,
- * what a misconfigured registration sends) into fabric8's type for its kind, as fabric8 reads it.
+ * reads. Its objects are told apart by their own {@code apiVersion} and {@code kind}, as fabric8
+ * tells them apart: a v1 claim is read into the lean {@link Claim}; a {@code storage.k8s.io/v1}
+ * StorageClass and an {@code apps/v1} StatefulSet, which the policy also judges, into fabric8's
+ * classes; anything else (what a misconfigured registration sends) is not read at all.
  *
  * @param name the object's name; null or empty when the API server is to generate it
- * @param object the object as it is to be stored: a {@link Claim}, a fabric8 {@link
- *     KubernetesResource}, or null (on DELETE)
+ * @param object the object as it is to be stored: a {@link Claim}, a fabric8 {@link StorageClass}
+ *     or {@link StatefulSet}, an {@link Unread}, or null (on DELETE)
  * @param oldObject the object before an update or delete, of the same types; null on CREATE
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
@@ -55,36 +57,69 @@ public record ReviewRequest(
   }
 
   /**
-   * Reads an object as fabric8 would choose its type (by its own {@code apiVersion} and {@code
-   * kind}), but a claim into {@link Claim}. The API server writes those two first (Go's TypeMeta):
-   * then a claim is read straight from the stream, its other fields skipped. Otherwise (another
-   * kind, or those two later in the object) the object's tokens are copied once and read from the
+   * An object of a kind no rule judges, skipped unread.
+   *
+   * @param apiVersion its apiVersion when it says one as a string, else null
+   * @param kind its kind when it says one as a string, else null
+   */
+  public record Unread(String apiVersion, String kind) {}
+
+  /**
+   * Reads an object by its own {@code apiVersion} and {@code kind}. The API server writes those two
+   * first (Go's TypeMeta): then a claim is read straight from the stream, its other fields skipped,
+   * and an object of a kind no rule judges is skipped whole. Otherwise (those two later in the
+   * object, or a StorageClass or StatefulSet) the object's tokens are copied once and read from the
    * copy.
    */
   static final class ObjectReader extends JsonDeserializer<Object>
       implements ResolvableDeserializer {
 
-    /**
-     * Found once: fabric8's deserializer of its resources is not cached by Jackson, and a new one
-     * copies fabric8's table of every kind (a StorageClass review took 20% longer looking it up).
-     */
+    private static final String API_VERSION = "apiVersion";
+    private static final String KIND = "kind";
+
+    /** Found once, when Jackson builds the request's reader. */
     private JsonDeserializer<Object> claims;
 
-    private JsonDeserializer<Object> resources;
+    /**
+     * Found at the first object of their kind: a StatefulSet's reader loads fabric8's whole pod
+     * model (some 350 classes), which a webhook that sees only claims never needs.
+     */
+    private volatile JsonDeserializer<Object> storageClasses;
+
+    private volatile JsonDeserializer<Object> statefulSets;
 
     @Override
     public void resolve(DeserializationContext ctxt) throws JsonMappingException {
       claims = ctxt.findRootValueDeserializer(ctxt.constructType(Claim.class));
-      resources = ctxt.findRootValueDeserializer(ctxt.constructType(KubernetesResource.class));
     }
 
-    private static final String API_VERSION = "apiVersion";
-    private static final String KIND = "kind";
+    /** Which reader reads an object of this apiVersion and kind; null: none (skip it). */
+    private JsonDeserializer<Object> readerOf(
+        String apiVersion, String kind, DeserializationContext ctxt) throws JsonMappingException {
+      if ("v1".equals(apiVersion) && "PersistentVolumeClaim".equals(kind)) {
+        return claims;
+      }
+      if ("storage.k8s.io/v1".equals(apiVersion) && "StorageClass".equals(kind)) {
+        if (storageClasses == null) {
+          // Jackson caches the reader it builds: a race finds the same one twice.
+          storageClasses = ctxt.findRootValueDeserializer(ctxt.constructType(StorageClass.class));
+        }
+        return storageClasses;
+      }
+      if ("apps/v1".equals(apiVersion) && "StatefulSet".equals(kind)) {
+        if (statefulSets == null) {
+          statefulSets = ctxt.findRootValueDeserializer(ctxt.constructType(StatefulSet.class));
+        }
+        return statefulSets;
+      }
+      return null;
+    }
 
     @Override
     public Object deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
       if (p.currentToken() != JsonToken.START_OBJECT) {
-        return read(ctxt.bufferAsCopyOfValue(p), ctxt);
+        p.skipChildren();
+        return new Unread(null, null);
       }
       String apiVersion = null;
       String kind = null;
@@ -108,10 +143,21 @@ public record ReviewRequest(
         }
         t = p.nextToken();
       }
-      if (pending == null && isClaim(apiVersion, kind)) {
-        // At the next field (or the end): the record reads the rest of the object.
-        Claim rest = (Claim) claims.deserialize(p, ctxt);
-        return new Claim(apiVersion, kind, rest.metadata(), rest.spec());
+      if (pending == null && apiVersion != null && kind != null) {
+        JsonDeserializer<Object> reader = readerOf(apiVersion, kind, ctxt);
+        if (reader == claims) {
+          // At the next field (or the end): the record reads the rest of the object.
+          Claim rest = (Claim) claims.deserialize(p, ctxt);
+          return new Claim(apiVersion, kind, rest.metadata(), rest.spec());
+        }
+        if (reader == null) {
+          while (p.currentToken() == JsonToken.FIELD_NAME) {
+            p.nextToken();
+            p.skipChildren();
+            p.nextToken();
+          }
+          return new Unread(apiVersion, kind);
+        }
       }
       TokenBuffer buffer = ctxt.bufferForInputBuffering(p);
       buffer.writeStartObject();
@@ -135,32 +181,9 @@ public record ReviewRequest(
     }
 
     private Object read(TokenBuffer buffer, DeserializationContext ctxt) throws IOException {
-      if (isClaim(buffer)) {
-        try (JsonParser claim = buffer.asParserOnFirstToken()) {
-          return claims.deserialize(claim, ctxt);
-        }
-      }
-      Object other;
-      try (JsonParser any = buffer.asParserOnFirstToken()) {
-        other = resources.deserialize(any, ctxt);
-      }
-      // An object fabric8 takes for a claim that the test above did not is read as the lean claim
-      // too: the rules must never see a claim they do not recognise as one.
-      return other instanceof PersistentVolumeClaim c ? Claim.of(c) : other;
-    }
-
-    private static boolean isClaim(String apiVersion, String kind) {
-      return "v1".equals(apiVersion) && "PersistentVolumeClaim".equals(kind);
-    }
-
-    /** Whether the object says it is a v1 PersistentVolumeClaim at its top level. */
-    private static boolean isClaim(TokenBuffer buffer) throws IOException {
       String apiVersion = null;
       String kind = null;
       try (JsonParser p = buffer.asParserOnFirstToken()) {
-        if (p.currentToken() != JsonToken.START_OBJECT) {
-          return false;
-        }
         while (p.nextToken() == JsonToken.FIELD_NAME) {
           String field = p.currentName();
           JsonToken value = p.nextToken();
@@ -173,7 +196,13 @@ public record ReviewRequest(
           }
         }
       }
-      return isClaim(apiVersion, kind);
+      JsonDeserializer<Object> reader = readerOf(apiVersion, kind, ctxt);
+      if (reader == null) {
+        return new Unread(apiVersion, kind);
+      }
+      try (JsonParser p = buffer.asParserOnFirstToken()) {
+        return reader.deserialize(p, ctxt);
+      }
     }
   }
 }

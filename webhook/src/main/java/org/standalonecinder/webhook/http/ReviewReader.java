@@ -12,8 +12,8 @@ import org.standalonecinder.webhook.admission.ReviewRequest;
 /**
  * Reads an AdmissionReview (v1 or v1beta1) in one pass from the bytes, with the limits a review's
  * JSON is held to: a claim into the lean {@link org.standalonecinder.webhook.admission.Claim} (the
- * rest of it skipped unread), any other object into fabric8's class for its kind ({@link
- * ReviewRequest}).
+ * rest of it skipped unread), a StorageClass or StatefulSet into fabric8's class, any other object
+ * not at all ({@link ReviewRequest}).
  */
 public final class ReviewReader {
 
