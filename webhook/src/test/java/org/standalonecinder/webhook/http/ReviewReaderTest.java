@@ -1,6 +1,7 @@
 package org.standalonecinder.webhook.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
@@ -102,6 +103,46 @@ class ReviewReaderTest {
       assertThat(c.mode()).isEqualTo("Block");
       assertThat(c.storageRequest()).hasToString("1Gi");
     }
+  }
+
+  static Stream<Arguments> twoWays() {
+    return Stream.of(
+        row(
+            "a claim read from the stream that says its kind again",
+            "{\"kind\":\"PersistentVolumeClaim\",\"apiVersion\":\"v1\","
+                + CLAIM_FIELDS
+                + ",\"kind\":\"Pod\"}",
+            "kind"),
+        row(
+            "a skipped object that says its kind again",
+            "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\"}",
+            "kind"),
+        row(
+            "a claim whose skipped status is given twice",
+            "{\"kind\":\"PersistentVolumeClaim\",\"apiVersion\":\"v1\","
+                + CLAIM_FIELDS
+                + ",\"status\":{}}",
+            "status"),
+        row(
+            "a claim copied before it is read, an annotation given twice",
+            "{\"metadata\":{\"annotations\":{\"a\":\"1\",\"a\":\"2\"}},"
+                + "\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\"}",
+            "a"));
+  }
+
+  /**
+   * A key given twice may be read two ways (by us and by the API server): refused on every path.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("twoWays")
+  void anObjectThatReadsTwoWaysIsRefused(String name, String object, String key) {
+    String body =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+            + "\"uid\":\"u-1\",\"object\":"
+            + object
+            + "}}";
+    assertThatThrownBy(() -> ReviewReader.read(body.getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("Duplicate field '" + key + "'");
   }
 
   private static String describe(Object o) {
