@@ -159,6 +159,8 @@ public record ReviewRequest(
           return new Unread(apiVersion, kind);
         }
       }
+      // The rest is copied as it comes, its apiVersion and kind noted on the way (a key given
+      // twice is refused by the parser, so each is met at most once).
       TokenBuffer buffer = ctxt.bufferForInputBuffering(p);
       buffer.writeStartObject();
       if (apiVersion != null) {
@@ -173,35 +175,25 @@ public record ReviewRequest(
         p.nextToken();
       }
       while (p.currentToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        if (p.nextToken() == JsonToken.VALUE_STRING) {
+          if (API_VERSION.equals(field)) {
+            apiVersion = p.getText();
+          } else if (KIND.equals(field)) {
+            kind = p.getText();
+          }
+        }
+        buffer.writeFieldName(field);
         buffer.copyCurrentStructure(p);
         p.nextToken();
       }
       buffer.writeEndObject();
-      return read(buffer, ctxt);
-    }
-
-    private Object read(TokenBuffer buffer, DeserializationContext ctxt) throws IOException {
-      String apiVersion = null;
-      String kind = null;
-      try (JsonParser p = buffer.asParserOnFirstToken()) {
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-          String field = p.currentName();
-          JsonToken value = p.nextToken();
-          if (value == JsonToken.VALUE_STRING && API_VERSION.equals(field)) {
-            apiVersion = p.getText();
-          } else if (value == JsonToken.VALUE_STRING && KIND.equals(field)) {
-            kind = p.getText();
-          } else {
-            p.skipChildren();
-          }
-        }
-      }
       JsonDeserializer<Object> reader = readerOf(apiVersion, kind, ctxt);
       if (reader == null) {
         return new Unread(apiVersion, kind);
       }
-      try (JsonParser p = buffer.asParserOnFirstToken()) {
-        return reader.deserialize(p, ctxt);
+      try (JsonParser copy = buffer.asParserOnFirstToken()) {
+        return reader.deserialize(copy, ctxt);
       }
     }
   }
