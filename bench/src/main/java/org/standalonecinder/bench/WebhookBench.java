@@ -29,9 +29,10 @@ import org.standalonecinder.provisioner.provision.ProvisionerSettings;
  * reviews), pinned to one core with the load on the other, beside nginx returning a fixed body over
  * the same certificate and a minimal Vert.x server that parses the same body: reviews/s and p50/p99
  * of a PVC CREATE and a StorageClass CREATE, full handshakes/s, RSS under load and start-to-ready.
- * Both JVM servers run with the image's JVM options and a class-data-sharing archive trained first;
- * each figure is the median of interleaved rounds, each round a fresh process. The webhook's
- * lookups go to fabric8's mock API server in this process.
+ * Both JVM servers run with the image's JVM options and a class-data-sharing archive trained first
+ * (the webhook's as the image's build makes it); each figure is the median of interleaved rounds,
+ * each round a fresh process. The webhook's lookups go to fabric8's mock API server in this
+ * process.
  */
 final class WebhookBench {
 
@@ -88,28 +89,60 @@ final class WebhookBench {
   }
 
   /**
-   * A class-data-sharing archive of what the server loads while it starts and answers, as the
-   * image's build makes one: the server runs once with {@code -XX:ArchiveClassesAtExit}, answers a
-   * few reviews and stops. Empty when the JVM made no archive.
+   * A class-data-sharing archive of what a server loads while it starts and answers wrk's load: the
+   * server runs once with {@code -XX:ArchiveClassesAtExit}, answers a few seconds of reviews and
+   * stops (the baseline's; the webhook's comes from its own {@code cds-training}, see {@link
+   * #archive}). Empty when the JVM made no archive.
    */
   static List<String> trainCds(String name, List<String> cmd, int port, String path, Path dir)
       throws Exception {
+    return archive(
+        name,
+        cmd,
+        dir,
+        p -> {
+          SSLContext tls = BenchNet.trustAll();
+          ProvisionerBench.await(
+              name + " ready for CDS training",
+              () -> BenchNet.handshake(tls, port),
+              Duration.ofSeconds(60));
+          Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("pvc.json"), 4, 2, dir);
+          Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("sc.json"), 4, 1, dir);
+        });
+  }
+
+  /** What a training run does with its process; the process is stopped after it if it runs. */
+  interface Training {
+    void run(Process p) throws Exception;
+  }
+
+  /** A training command that stops by itself, successfully, as the image's build needs it to. */
+  static Training toItsEnd(String name, Path dir) {
+    return p -> {
+      if (!p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+        throw new IllegalStateException(
+            name + ": the training run failed; see " + dir.resolve(name + "-cds.log"));
+      }
+    };
+  }
+
+  /**
+   * The archive {@code cmd} makes when run under {@code -XX:ArchiveClassesAtExit} while {@code
+   * training} runs (as the image's build runs the webhook's {@code cds-training}). Empty when the
+   * JVM made none.
+   */
+  static List<String> archive(String name, List<String> cmd, Path dir, Training training)
+      throws Exception {
     Path archive = dir.resolve(name + ".jsa");
-    List<String> training = new ArrayList<>(cmd);
-    training.add(1, "-XX:ArchiveClassesAtExit=" + archive);
+    List<String> dumping = new ArrayList<>(cmd);
+    dumping.add(1, "-XX:ArchiveClassesAtExit=" + archive);
     Process p =
-        new ProcessBuilder(training)
+        new ProcessBuilder(dumping)
             .redirectErrorStream(true)
             .redirectOutput(dir.resolve(name + "-cds.log").toFile())
             .start();
     try {
-      SSLContext tls = BenchNet.trustAll();
-      ProvisionerBench.await(
-          name + " ready for CDS training",
-          () -> BenchNet.handshake(tls, port),
-          Duration.ofSeconds(60));
-      Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("pvc.json"), 4, 2, dir);
-      Tools.wrk("https://127.0.0.1:" + port + path, dir.resolve("sc.json"), 4, 1, dir);
+      training.run(p);
     } finally {
       p.destroy();
       p.waitFor();
@@ -321,14 +354,16 @@ final class WebhookBench {
               token);
       int resolverPort = BenchNet.freePort();
       resolver.listen("127.0.0.1", resolverPort).toCompletionStage().toCompletableFuture().get();
-      Path kubeconfig = dir.resolve("kubeconfig");
-      Files.writeString(
-          kubeconfig,
-          "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {server: '"
-              + client.getMasterUrl().toString().replaceAll("/$", "")
-              + "'}\nusers:\n- name: bench\n  user: {token: bench}\ncontexts:\n- name: mock\n"
-              + "  context: {cluster: mock, user: bench}\ncurrent-context: mock\n");
-
+      // The webhook finds the API server as in a Pod: an address and a token, no kubeconfig.
+      // Reading
+      // a kubeconfig makes fabric8 look up every kind it knows (a kubeconfig may hold extensions of
+      // any kind): some 1,000 classes and a quarter of a second at start that a Pod never spends.
+      List<String> apiServerAsInAPod =
+          List.of(
+              "-Dkubernetes.master=" + client.getMasterUrl(),
+              "-Dkubernetes.auth.token=bench",
+              "-Dkubernetes.auth.tryKubeConfig=false",
+              "-Dkubernetes.auth.tryServiceAccount=false");
       int nginxPort = BenchNet.freePort();
       Files.writeString(dir.resolve("nginx.conf"), nginxConf(dir, nginxPort));
       List<String> nginxCmd =
@@ -354,6 +389,7 @@ final class WebhookBench {
       int webhookPort = BenchNet.freePort();
       List<String> webhookCmd = new ArrayList<>(List.of(java));
       webhookCmd.addAll(jvm);
+      webhookCmd.addAll(apiServerAsInAPod);
       webhookCmd.addAll(
           List.of(
               "-jar",
@@ -365,15 +401,17 @@ final class WebhookBench {
               "127.0.0.1",
               "--port",
               String.valueOf(webhookPort),
-              "--kubeconfig",
-              kubeconfig.toString(),
               "--resolver",
               "http://127.0.0.1:" + resolverPort,
               "--resolver-token-file",
               tokenFile.toString()));
-      // Both JVMs start from a class-data-sharing archive, as the image's JVM does.
+      // Both JVMs start from a class-data-sharing archive: the webhook's made as images/Dockerfile
+      // makes it, the baseline's by a run under the same load.
       minimalCmd.addAll(1, trainCds("vertx-minimal", minimalCmd, minimalPort, "/", dir));
-      webhookCmd.addAll(1, trainCds("webhook", webhookCmd, webhookPort, "/validate", dir));
+      List<String> training = new ArrayList<>(List.of(java));
+      training.addAll(jvm);
+      training.addAll(List.of("-jar", webhookJar.toString(), "cds-training"));
+      webhookCmd.addAll(1, archive("webhook", training, dir, toItsEnd("webhook", dir)));
       if (profile != null) {
         // After the archive's training: a recording per process (the JVM names each file in
         // the folder), written when it exits.

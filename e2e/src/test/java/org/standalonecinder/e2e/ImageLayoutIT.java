@@ -123,13 +123,17 @@ class ImageLayoutIT {
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"webhook", "provisioner"})
-  void eachImageRunsAsNonRootWithNoShellAndIsLabelled(String name) {
+  void eachImageRunsAsNonRootWithNoShellAndIsLabelled(String name) throws IOException {
     Stage s = stages.get(name);
     assertThat(s).as("a stage named " + name).isNotNull();
     assertThat(s.user).isEqualTo("65532:65532");
-    assertThat(s.runs).as("nothing runs at build time in a final stage").isEmpty();
-    // JSON (exec) form: the entry point needs no shell; the base has none.
-    assertThat(s.entrypoint).startsWith("java", "-jar");
+    // JSON (exec) form: the entry point and what runs at build time need no shell; the base has
+    // none.
+    assertThat(s.entrypoint).first().isEqualTo("java");
+    assertThat(s.entrypoint).contains("-jar");
+    for (List<String> run : runs(s)) {
+      assertThat(run).as("a build step runs java, in exec form").first().isEqualTo("java");
+    }
     assertThat(s.from).isEqualTo("${RUN_IMAGE}");
     assertThat(String.join(" ", s.labels))
         .contains(
@@ -140,6 +144,17 @@ class ImageLayoutIT {
     assertThat(s.env)
         .containsEntry("JDK_JAVA_OPTIONS", "@/app/jvm.options")
         .containsEntry("MALLOC_ARENA_MAX", "2");
+  }
+
+  /** The stage's RUN lines, each in exec form (a JSON array: no shell). */
+  private static List<List<String>> runs(Stage s) throws IOException {
+    ObjectMapper json = new ObjectMapper();
+    List<List<String>> out = new ArrayList<>();
+    for (String run : s.runs) {
+      assertThat(run).as("exec form").startsWith("[");
+      out.add(List.of(json.readValue(run, String[].class)));
+    }
+    return out;
   }
 
   /**
@@ -184,7 +199,8 @@ class ImageLayoutIT {
   private static ProcessBuilder inLayout(Stage s, Path root, List<String> argv) {
     List<String> cmd = new ArrayList<>();
     for (String a : argv) {
-      cmd.add(a.startsWith("/") ? root + a : a);
+      // A path, or an option's value that is one (-XX:SharedArchiveFile=/app/...).
+      cmd.add(a.startsWith("/") ? root + a : a.replaceFirst("^(-[^=/]+=)/", "$1" + root + "/"));
     }
     assertThat(java.nio.file.Path.of(cmd.get(0)).getFileName()).hasToString("java");
     cmd.set(0, ProcessHandle.current().info().command().orElseThrow());
@@ -199,24 +215,53 @@ class ImageLayoutIT {
     Stage s = stages.get("webhook");
     Path root = layout(s);
     assertThat(s.cmd).containsExactly("serve");
+    // The build's steps, as a builder runs them: the class-data-sharing archive's training (the
+    // webhook answers its own reviews) and the check that the archive maps.
+    List<List<String>> runs = runs(s);
+    assertThat(runs).as("the archive is made, then checked").hasSize(2);
+    for (List<String> run : runs) {
+      Process step = inLayout(s, root, run).redirectErrorStream(true).start();
+      String out;
+      try (InputStream in = step.getInputStream()) {
+        out = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+      assertThat(step.waitFor(120, TimeUnit.SECONDS)).as(out).isTrue();
+      assertThat(step.exitValue()).as(String.join(" ", run) + ":\n" + out).isZero();
+      if (run.contains("cds-training")) {
+        assertThat(out).containsPattern("cds-training: [1-9][0-9]* reviews answered");
+      }
+    }
+    assertThat(root.resolve("app/webhook.jsa")).isRegularFile();
     Path ca = root.resolve("ca.crt");
     int port;
     try (var socket = new java.net.ServerSocket(0)) {
       port = socket.getLocalPort();
     }
     Path log = root.resolve("webhook.log");
-    Process p =
+    ProcessBuilder serve =
         command(
                 s,
                 root,
                 List.of(
                     "serve", "--local", "--port", String.valueOf(port), "--ca-out", ca.toString()))
             .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
+            .redirectOutput(log.toFile());
+    // Sharing on: a JVM that cannot map the archive the image made stops instead of starting
+    // without it.
+    serve.environment().merge("JDK_JAVA_OPTIONS", " -Xshare:on", String::concat);
+    long started = System.nanoTime();
+    Process p = serve.start();
     try {
       try {
-        Waits.await("the webhook from the layout", () -> readyz(ca, port), Duration.ofSeconds(60));
+        Waits.await(
+            "the webhook from the layout",
+            () -> {
+              if (!p.isAlive()) {
+                throw new IllegalStateException("the webhook from the layout exited");
+              }
+              return readyz(ca, port);
+            },
+            Duration.ofSeconds(60));
       } catch (IllegalStateException e) {
         throw new AssertionError(e.getMessage() + "; its output:\n" + Files.readString(log), e);
       }
@@ -225,8 +270,11 @@ class ImageLayoutIT {
           .as("the JVM options file was read")
           .contains("Picked up JDK_JAVA_OPTIONS: @" + root + "/app/jvm.options")
           .contains("TLS by OPENSSL");
+      long readyMs = (System.nanoTime() - started) / 1_000_000;
       long rssKib = rssKib(p.pid());
-      System.out.printf("image layout: webhook ready, RSS %d MiB%n", rssKib / 1024);
+      System.out.printf(
+          "image layout: webhook ready in %d ms from its archive, RSS %d MiB%n",
+          readyMs, rssKib / 1024);
     } finally {
       p.destroy();
       p.waitFor(20, TimeUnit.SECONDS);

@@ -5,13 +5,13 @@ import org.standalonecinder.api.settings.LogSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The webhook's command line: {@code serve} and {@code certs generate}. */
+/** The webhook's command line: {@code serve}, {@code certs generate} and {@code cds-training}. */
 @Command(
     name = "standalone-cinder-webhook",
     mixinStandardHelpOptions = true,
     version = "standalone-cinder-webhook 0.1.0",
     description = "Admission webhook for standalone-cinder clone requests.",
-    subcommands = {ServeCommand.class, CertsCommand.class})
+    subcommands = {ServeCommand.class, CertsCommand.class, CdsTrainingCommand.class})
 public final class WebhookMain {
 
   public static void main(String[] args) {
