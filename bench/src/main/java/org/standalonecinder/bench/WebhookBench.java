@@ -355,9 +355,9 @@ final class WebhookBench {
       int resolverPort = BenchNet.freePort();
       resolver.listen("127.0.0.1", resolverPort).toCompletionStage().toCompletableFuture().get();
       // The webhook finds the API server as in a Pod: an address and a token, no kubeconfig.
-      // Reading
-      // a kubeconfig makes fabric8 look up every kind it knows (a kubeconfig may hold extensions of
-      // any kind): some 1,000 classes and a quarter of a second at start that a Pod never spends.
+      // Reading a kubeconfig makes fabric8 look up every kind it knows (a kubeconfig may hold
+      // extensions of any kind): some 1,000 classes and a quarter of a second at start that a Pod
+      // never spends.
       List<String> apiServerAsInAPod =
           List.of(
               "-Dkubernetes.master=" + client.getMasterUrl(),

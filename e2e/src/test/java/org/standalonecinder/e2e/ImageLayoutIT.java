@@ -265,12 +265,12 @@ class ImageLayoutIT {
       } catch (IllegalStateException e) {
         throw new AssertionError(e.getMessage() + "; its output:\n" + Files.readString(log), e);
       }
+      long readyMs = (System.nanoTime() - started) / 1_000_000;
       String out = Files.readString(log);
       assertThat(out)
           .as("the JVM options file was read")
           .contains("Picked up JDK_JAVA_OPTIONS: @" + root + "/app/jvm.options")
           .contains("TLS by OPENSSL");
-      long readyMs = (System.nanoTime() - started) / 1_000_000;
       long rssKib = rssKib(p.pid());
       System.out.printf(
           "image layout: webhook ready in %d ms from its archive, RSS %d MiB%n",
