@@ -17,12 +17,10 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -50,6 +48,8 @@ final class CdsTrainingCommand implements Callable<Integer> {
 
   static final String REVIEWS = "cds-training-reviews.json";
 
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   /** A review of each kind, sent this many times over each protocol and endpoint. */
   private static final int ROUNDS = 3;
 
@@ -57,9 +57,10 @@ final class CdsTrainingCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Path dir = Files.createTempDirectory("standalone-cinder-cds-training");
+    // Where the local webhook writes its CA, which the client trusts.
+    Path ca = Files.createTempFile("standalone-cinder-cds-training", ".crt");
     try {
-      int answered = train(dir);
+      int answered = train(ca);
       spec.commandLine()
           .getOut()
           .printf("cds-training: %d reviews answered, each with its own uid%n", answered);
@@ -70,17 +71,12 @@ final class CdsTrainingCommand implements Callable<Integer> {
           .println("standalone-cinder-webhook cds-training: " + e.getMessage());
       return 1;
     } finally {
-      try (Stream<Path> files = Files.walk(dir)) {
-        for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
-          Files.deleteIfExists(f);
-        }
-      }
+      Files.deleteIfExists(ca);
     }
   }
 
   /** The number of reviews answered. */
-  private static int train(Path dir) throws Exception {
-    Path ca = dir.resolve("ca.crt");
+  private static int train(Path ca) throws Exception {
     WebhookApp.Options options =
         ServeSettings.options(
             ServeSettings.TABLE.read(
@@ -138,7 +134,7 @@ final class CdsTrainingCommand implements Callable<Integer> {
         throw new IOException(REVIEWS + " is missing from the jar");
       }
       List<JsonNode> out = new ArrayList<>();
-      new ObjectMapper().readTree(in).forEach(out::add);
+      JSON.readTree(in).forEach(out::add);
       return out;
     }
   }
@@ -170,7 +166,7 @@ final class CdsTrainingCommand implements Callable<Integer> {
     if (answer.version != version) {
       throw new TrainingFailed(what + ": answered over " + answer.version + ", not " + version);
     }
-    JsonNode response = new ObjectMapper().readTree(answer.body.getBytes()).path("response");
+    JsonNode response = JSON.readTree(answer.body.getBytes()).path("response");
     if (!uid.equals(response.path("uid").asText())) {
       throw new TrainingFailed(what + ": answered " + answer.body);
     }
