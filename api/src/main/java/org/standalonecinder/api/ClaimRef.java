@@ -32,14 +32,41 @@ public record ClaimRef(String namespace, String name) {
       Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   private static final Pattern NAMESPACE = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
 
-  /** Whether {@code s} can name a claim or a class (a DNS subdomain, RFC 1123). */
+  /** The longest name Kubernetes takes for a claim or a class. */
+  static final int MAX_NAME = 253;
+
+  /** The longest namespace name. */
+  static final int MAX_NAMESPACE = 63;
+
+  // How much of a value that is not a name a message quotes: a tenant's annotation may hold 256
+  // KiB, and the message goes into an event and a denial.
+  private static final int QUOTED = 80;
+
+  /**
+   * Whether {@code s} can name a claim or a class (a DNS subdomain, RFC 1123). The length is
+   * checked before the pattern: a pattern's repeated group recurses once a label, and a name of
+   * tens of thousands of labels would overflow the stack.
+   */
   public static boolean isName(String s) {
-    return s != null && s.length() <= 253 && NAME.matcher(s).matches();
+    return s != null && s.length() <= MAX_NAME && NAME.matcher(s).matches();
   }
 
   /** Whether {@code s} can name a namespace (a DNS label). */
   public static boolean isNamespace(String s) {
-    return s != null && NAMESPACE.matcher(s).matches();
+    return s != null && s.length() <= MAX_NAMESPACE && NAMESPACE.matcher(s).matches();
+  }
+
+  /**
+   * A value as a message may quote it: whole when short, else its start and its length, so that no
+   * message grows with what a tenant wrote.
+   */
+  public static String quote(String value) {
+    if (value == null) {
+      return "null";
+    }
+    return value.length() <= QUOTED
+        ? value
+        : value.substring(0, QUOTED) + "... (" + value.length() + " characters)";
   }
 
   /**
@@ -49,18 +76,16 @@ public record ClaimRef(String namespace, String name) {
    * @throws IllegalArgumentException saying what the value must look like
    */
   public static ClaimRef parseCloneRequest(String value, String targetNamespace) {
-    String[] parts = value.split("/", -1);
+    // Nothing longer can be valid: refused before it is split or matched.
+    boolean fits = value.length() <= MAX_NAMESPACE + 1 + MAX_NAME;
+    String[] parts = fits ? value.split("/", -1) : new String[0];
     String ns = parts.length == 2 ? parts[0] : targetNamespace;
-    String name = parts.length == 2 ? parts[1] : parts[0];
-    if (parts.length > 2
-        || ns == null
-        || !NAMESPACE.matcher(ns).matches()
-        || !NAME.matcher(name).matches()
-        || name.length() > 253) {
+    String name = parts.length == 2 ? parts[1] : parts.length == 1 ? parts[0] : null;
+    if (parts.length == 0 || parts.length > 2 || !isNamespace(ns) || !isName(name)) {
       throw new IllegalArgumentException(
           ClaimAnnotations.CLONE_REQUEST
               + " '"
-              + value
+              + quote(value)
               + "' must be <claim> or <namespace>/<claim>, each a valid Kubernetes name");
     }
     return new ClaimRef(ns, name);
@@ -81,24 +106,20 @@ public record ClaimRef(String namespace, String name) {
     if (!core || !"PersistentVolumeClaim".equals(kind)) {
       throw new IllegalArgumentException(
           "the data source "
-              + (core ? "" : apiGroup + "/")
-              + kind
+              + (core ? "" : quote(apiGroup) + "/")
+              + quote(kind)
               + " "
-              + name
+              + quote(name)
               + " cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source"
               + " (a clone)");
     }
     String ns = namespace == null || namespace.isEmpty() ? targetNamespace : namespace;
-    if (name == null
-        || !NAME.matcher(name).matches()
-        || name.length() > 253
-        || ns == null
-        || !NAMESPACE.matcher(ns).matches()) {
+    if (!isName(name) || !isNamespace(ns)) {
       throw new IllegalArgumentException(
           "the data source PersistentVolumeClaim "
-              + ns
+              + quote(ns)
               + "/"
-              + name
+              + quote(name)
               + " does not name a claim: each must be a valid Kubernetes name");
     }
     return new ClaimRef(ns, name);

@@ -31,9 +31,18 @@ import javax.crypto.spec.SecretKeySpec;
  * checks that the claim was created while the token was valid ({@code creationTimestamp} is the API
  * server's), and the webhook keeps the annotation immutable.
  *
- * <p>Format: {@code base64url(payload) "." base64url(hmac)}; the payload is {@code v2|keyId|srcNs|
- * srcName|srcUid|dstNs|dstName|issued|expires|basis|user|uid|groups|extra}, names as they are (they
- * cannot contain a {@code |}), the requester's strings base64url-encoded (they can).
+ * <p>Who asked is only as true as the review that said so: anyone who reaches the webhook's port
+ * can send a review naming any user. So the token also says whom the webhook authenticated as the
+ * review's sender ({@link Claims#caller()}: the API server's client certificate, or nobody), and
+ * the provisioner honours a clone on the requester's rights ({@link Basis#REQUESTER}) only from a
+ * review whose sender was authenticated. The other bases do not rest on the review: the source's
+ * grant and the admin's policy are read from the cluster.
+ *
+ * <p>Format: {@code base64url(payload) "." base64url(hmac)}; the payload is {@code v3|keyId|srcNs|
+ * srcName|srcUid|dstNs|dstName|issued|expires|basis|user|uid|groups|extra|caller}, names as they
+ * are (they cannot contain a {@code |}), the requester's and caller's strings base64url-encoded
+ * (they can). A {@code v2} token (without the caller) still verifies, as a token whose sender was
+ * not authenticated.
  */
 public final class CloneToken {
 
@@ -57,8 +66,10 @@ public final class CloneToken {
   public static final Duration SKEW = Duration.ofMinutes(1);
 
   private static final String ALGORITHM = "HmacSHA256";
-  private static final String VERSION = "v2";
-  private static final int FIELDS = 14;
+  private static final String VERSION = "v3";
+  private static final int FIELDS = 15;
+  private static final String V2 = "v2";
+  private static final int V2_FIELDS = 14;
 
   /** On what the webhook allowed the clone; the provisioner asks the same again when it clones. */
   public enum Basis {
@@ -109,6 +120,9 @@ public final class CloneToken {
    * @param expires the last moment a claim may be created with it
    * @param basis on what the clone was allowed
    * @param requester who asked
+   * @param caller whom the webhook authenticated as the sender of the review (the name in the API
+   *     server's client certificate), or empty when it authenticated nobody: then {@code requester}
+   *     is only what the review said
    */
   public record Claims(
       ClaimRef source,
@@ -117,7 +131,30 @@ public final class CloneToken {
       Instant issued,
       Instant expires,
       Basis basis,
-      Principal requester) {}
+      Principal requester,
+      String caller) {
+
+    public Claims {
+      caller = caller == null ? "" : caller;
+    }
+
+    /** Claims of a review whose sender was not authenticated. */
+    public Claims(
+        ClaimRef source,
+        String sourceUid,
+        ClaimRef target,
+        Instant issued,
+        Instant expires,
+        Basis basis,
+        Principal requester) {
+      this(source, sourceUid, target, issued, expires, basis, requester, "");
+    }
+
+    /** Whether the webhook authenticated the review's sender as the API server. */
+    public boolean callerAuthenticated() {
+      return !caller.isEmpty();
+    }
+  }
 
   /**
    * The keys a verifier accepts, by id, and the one a signer uses.
@@ -183,7 +220,8 @@ public final class CloneToken {
             b64(p.user()),
             b64(p.uid()),
             list(p.groups()),
-            extra(p.extra()));
+            extra(p.extra()),
+            b64(c.caller()));
     byte[] bytes = payload.getBytes(StandardCharsets.UTF_8);
     Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
     return b64.encodeToString(bytes) + "." + b64.encodeToString(mac(keys.signingKey(), bytes));
@@ -217,7 +255,8 @@ public final class CloneToken {
       throw new InvalidTokenException(ClaimAnnotations.CLONE_TOKEN + " is not a token");
     }
     String[] f = new String(payload, StandardCharsets.UTF_8).split("\\|", -1);
-    if (f.length != FIELDS || !f[0].equals(VERSION)) {
+    boolean v2 = f.length == V2_FIELDS && f[0].equals(V2);
+    if (!v2 && (f.length != FIELDS || !f[0].equals(VERSION))) {
       // A v1 token (of a webhook before key ids) lands here too: it bound no source uid.
       throw new InvalidTokenException(
           ClaimAnnotations.CLONE_TOKEN
@@ -240,7 +279,8 @@ public final class CloneToken {
               Instant.ofEpochSecond(Long.parseLong(f[7])),
               Instant.ofEpochSecond(Long.parseLong(f[8])),
               Basis.valueOf(f[9]),
-              new Principal(unb64(f[10]), unb64(f[11]), unlist(f[12]), unextra(f[13])));
+              new Principal(unb64(f[10]), unb64(f[11]), unlist(f[12]), unextra(f[13])),
+              v2 ? "" : unb64(f[14]));
     } catch (IllegalArgumentException e) {
       // Signed by the key, yet unreadable: a webhook of another version wrote it.
       throw new InvalidTokenException(ClaimAnnotations.CLONE_TOKEN + " has an unknown format");

@@ -101,7 +101,7 @@ class CloneTokenTest {
                 SOURCE,
                 TARGET,
                 T0,
-                "has an unknown format (not a v2 token"),
+                "has an unknown format (not a v3 token"),
             new Row(
                 "signed with the previous key after a rotation",
                 t -> t,
@@ -213,6 +213,65 @@ class CloneTokenTest {
                   assertThat(e.getMessage())
                       .doesNotContain(new String(KEY, StandardCharsets.UTF_8)));
     }
+  }
+
+  /**
+   * Whom the webhook authenticated as the review's sender is signed with the rest: it is what lets
+   * the provisioner honour a clone on the requester's rights. Changing it breaks the signature.
+   */
+  @org.junit.jupiter.api.Test
+  void theAuthenticatedCallerIsSignedAndReadBack() throws Exception {
+    CloneToken.Claims byApiServer =
+        new CloneToken.Claims(
+            SOURCE,
+            "uid-of-shared",
+            TARGET,
+            T0,
+            T0.plus(CloneToken.VALIDITY),
+            CloneToken.Basis.REQUESTER,
+            BOB,
+            "kube-apiserver|webhooks");
+    String token = CloneToken.sign(byApiServer, KEYS);
+    CloneToken.Claims read = CloneToken.verify(token, KEYS, SOURCE, TARGET, T0);
+    assertThat(read).isEqualTo(byApiServer);
+    assertThat(read.callerAuthenticated()).isTrue();
+    assertThat(CloneToken.verify(TOKEN, KEYS, SOURCE, TARGET, T0).callerAuthenticated())
+        .as("a token of a review nobody authenticated")
+        .isFalse();
+    String payload =
+        new String(Base64.getUrlDecoder().decode(token.split("\\.")[0]), StandardCharsets.UTF_8);
+    String claimed = payload.substring(0, payload.lastIndexOf('|') + 1);
+    assertThatThrownBy(
+            () ->
+                CloneToken.verify(
+                    Base64.getUrlEncoder()
+                            .withoutPadding()
+                            .encodeToString(claimed.getBytes(StandardCharsets.UTF_8))
+                        + "."
+                        + token.split("\\.")[1],
+                    KEYS,
+                    SOURCE,
+                    TARGET,
+                    T0))
+        .hasMessageContaining("was not signed by the webhook");
+  }
+
+  /**
+   * A token of the webhook before callers were signed (v2) still verifies, and reads as one whose
+   * sender nobody authenticated: a clone on the requester's rights is then not honoured.
+   */
+  @org.junit.jupiter.api.Test
+  void aV2TokenReadsAsOneWhoseSenderWasNotAuthenticated() throws Exception {
+    String v3 =
+        new String(Base64.getUrlDecoder().decode(TOKEN.split("\\.")[0]), StandardCharsets.UTF_8);
+    byte[] v2 = ("v2" + v3.substring(2, v3.lastIndexOf('|'))).getBytes(StandardCharsets.UTF_8);
+    javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+    mac.init(new javax.crypto.spec.SecretKeySpec(KEY, "HmacSHA256"));
+    Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+    String token = b64.encodeToString(v2) + "." + b64.encodeToString(mac.doFinal(v2));
+    CloneToken.Claims read = CloneToken.verify(token, KEYS, SOURCE, TARGET, T0);
+    assertThat(read).isEqualTo(CLAIMS);
+    assertThat(read.callerAuthenticated()).isFalse();
   }
 
   @ParameterizedTest(name = "{0}")

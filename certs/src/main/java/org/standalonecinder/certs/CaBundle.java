@@ -60,6 +60,14 @@ public final class CaBundle {
    * tests, the demo and diagnostics that talk to the webhook).
    */
   public SSLContext clientContext() {
+    return clientContext(null);
+  }
+
+  /**
+   * The same, presenting {@code identity} as its client certificate, as an API server configured to
+   * authenticate to webhooks does (for tests and the local set-up); null presents none.
+   */
+  public SSLContext clientContext(IssuedCertificate identity) {
     try {
       KeyStore store = KeyStore.getInstance("PKCS12");
       store.load(null, null);
@@ -70,8 +78,23 @@ public final class CaBundle {
       TrustManagerFactory tmf =
           TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(store);
+      javax.net.ssl.KeyManager[] keys = null;
+      if (identity != null) {
+        KeyStore mine = KeyStore.getInstance("PKCS12");
+        mine.load(null, null);
+        mine.setKeyEntry(
+            "me",
+            identity.key(),
+            new char[0],
+            identity.chain().toArray(java.security.cert.Certificate[]::new));
+        javax.net.ssl.KeyManagerFactory kmf =
+            javax.net.ssl.KeyManagerFactory.getInstance(
+                javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(mine, new char[0]);
+        keys = kmf.getKeyManagers();
+      }
       SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(null, tmf.getTrustManagers(), null);
+      ctx.init(keys, tmf.getTrustManagers(), null);
       return ctx;
     } catch (GeneralSecurityException | IOException e) {
       throw new CertificateException(

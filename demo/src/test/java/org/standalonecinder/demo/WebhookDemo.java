@@ -78,6 +78,11 @@ final class WebhookDemo implements AutoCloseable {
             reader,
             Files.readString(tokenFile));
     resolver.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    // This class plays the API server, authenticated as docs/install.md advises (--client-ca,
+    // --client-name): the requester's rights count only for reviews from a known sender.
+    org.standalonecinder.certs.CertificateAuthority apiServerCa =
+        org.standalonecinder.certs.CertificateAuthority.generate(
+            "api-server-client-ca", Duration.ofDays(1), java.time.Clock.systemUTC());
     WebhookApp app =
         WebhookApp.start(
             kube,
@@ -101,7 +106,8 @@ final class WebhookDemo implements AutoCloseable {
                 null,
                 null,
                 null,
-                null,
+                new org.standalonecinder.webhook.http.WebhookServer.Callers(
+                    List.of(apiServerCa.certificate()), java.util.Set.of("kube-apiserver")),
                 null,
                 null));
     return new WebhookDemo(
@@ -109,7 +115,11 @@ final class WebhookDemo implements AutoCloseable {
         vertx,
         resolver,
         HttpClient.newBuilder()
-            .sslContext(CaBundle.fromPem(Files.readString(ca)).clientContext())
+            .sslContext(
+                CaBundle.fromPem(Files.readString(ca))
+                    .clientContext(
+                        apiServerCa.issueClient(
+                            "kube-apiserver", Duration.ofHours(1), java.time.Clock.systemUTC())))
             .build(),
         dir);
   }

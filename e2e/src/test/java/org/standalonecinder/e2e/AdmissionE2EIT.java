@@ -311,7 +311,7 @@ class AdmissionE2EIT {
     String wanted = claim(granted, "shared", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
     Kubectl.Result before = create(wanted, "--as=bob", "--dry-run=server");
     assertThat(before.ok()).as("no grant yet").isFalse();
-    assertThat(before.err()).contains("you may not create pods in " + ns);
+    assertThat(before.err()).contains("the source grants no clone to " + granted);
     // The source's owner grants the namespace (the owner may annotate their own claim).
     it.kubectl.ok(
         null, "annotate", "pvc", "src", "-n", ns, "standalone-cinder.io/clone-grant=" + granted);
@@ -449,7 +449,8 @@ class AdmissionE2EIT {
 
   @Test
   @Order(7)
-  void acrossNamespacesOnlyWhoMayCreatePodsThereClonesDecidedByARealSubjectAccessReview() {
+  void acrossNamespacesOnlyWhoMayCreatePodsThereClonesDecidedByARealSubjectAccessReview()
+      throws Exception {
     String target = it.namespace("e2e-target");
     // alice may manage claims in her namespace, nothing in the source's.
     it.kubectl.ok(
@@ -471,16 +472,21 @@ class AdmissionE2EIT {
         "--role=claims",
         "--user=alice");
     String wanted = claim(target, "stolen", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
+    // The install as it comes: the webhook does not authenticate the API server, so no
+    // requester's rights are asked (any pod could have written the review).
+    String unasked =
+        "cloning "
+            + ns
+            + "/src into namespace "
+            + target
+            + " is not allowed: the source grants no clone to "
+            + target
+            + " (annotation standalone-cinder.io/clone-grant); your own rights in "
+            + ns
+            + " are not asked";
     Kubectl.Result denied = create(wanted, "--as=alice");
     assertThat(denied.ok()).as(denied.toString()).isFalse();
-    assertThat(denied.err())
-        .contains(
-            "cloning "
-                + ns
-                + "/src into namespace "
-                + target
-                + " is not allowed: you may not create pods in "
-                + ns);
+    assertThat(denied.err()).contains(unasked);
 
     // Once alice may create pods in the source's namespace (and so could read it anyway)...
     it.kubectl.ok(null, "create", "role", "pods", "-n", ns, "--verb=create", "--resource=pods");
@@ -490,7 +496,27 @@ class AdmissionE2EIT {
         "RBAC to reach the authorizer",
         () -> it.kubectl.run(null, "auth", "can-i", "create", "pods", "-n", ns, "--as=alice").ok(),
         Duration.ofSeconds(10));
-    Kubectl.Result allowed = create(wanted.replace("stolen", "granted"), "--as=alice");
+    Kubectl.Result stillDenied = create(wanted, "--as=alice");
+    assertThat(stillDenied.err()).as("nobody authenticated: still not asked").contains(unasked);
+    // ...and the webhook takes reviews from the API server only (its client certificate), her
+    // rights count: a real SubjectAccessReview allows the clone.
+    it.processes.stop("webhook");
+    Kubectl.Result allowed;
+    try {
+      it.processes.restart(
+          "webhook",
+          java.util.List.of(
+              "--client-ca",
+              it.kubeEnv.get("KUBE_LOCAL_WEBHOOK_CLIENT_CA"),
+              "--client-name",
+              it.kubeEnv.get("KUBE_LOCAL_WEBHOOK_CLIENT_NAME")));
+      it.awaitWebhook();
+      allowed = create(wanted.replace("stolen", "granted"), "--as=alice");
+    } finally {
+      it.processes.stop("webhook");
+      it.processes.restart("webhook");
+      it.awaitWebhook();
+    }
     assertThat(allowed.ok()).as(allowed.toString()).isTrue();
     it.claims.bound(target, "granted");
     PersistentVolumeClaim c =

@@ -12,6 +12,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -24,6 +25,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneToken;
 import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
@@ -236,9 +239,11 @@ class CloneAttacksE2EIT {
 
   /**
    * The forged review: mallory posts an AdmissionReview she wrote, claiming system:masters, to the
-   * webhook's port and gets a signed token. Where her claim is admitted without a denial (audit
-   * mode; a namespace the policy exempts) it is admitted without her token, and the provisioner
-   * refuses the clone; nor can she add the token afterwards.
+   * webhook's port. The webhook (which authenticates nobody here) does not take the rights of whom
+   * the review names: no clone, no token. A webhook before it did sign one, and such a token is
+   * what she brings: where her claim is admitted without a denial (audit mode; a namespace the
+   * policy exempts) it is admitted without her token, and the provisioner refuses the clone; nor
+   * can she add the token afterwards.
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource(
@@ -260,7 +265,8 @@ class CloneAttacksE2EIT {
     }
     String wanted =
         Claims.yaml(ns, "forged", "e2e-cinder", "k8s.io/CloneRequest: " + victim + "/db");
-    String token = forgedToken(ns, wanted);
+    assertForgedReviewGetsNoToken(ns, wanted);
+    String token = oldWebhooksToken(ns, "forged");
     String withToken =
         Claims.yaml(
             ns,
@@ -397,20 +403,130 @@ class CloneAttacksE2EIT {
             HttpResponse.BodyHandlers.ofString());
   }
 
-  /** What the webhook's port answers anyone who reaches it with a review of their own making. */
-  private String forgedToken(String namespace, String claimYaml) throws Exception {
+  /**
+   * What the webhook's port answers anyone who reaches it with a review of their own making: a
+   * denial (the review's requester is not taken on its word), and no token; in a namespace the
+   * policy exempts, no judgement at all, and no token either.
+   */
+  private void assertForgedReviewGetsNoToken(String namespace, String claimYaml) throws Exception {
     HttpResponse<String> r = post(review(namespace, claimYaml));
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     JsonNode answer = JSON.readTree(r.body()).path("response");
-    assertThat(answer.path("allowed").asBoolean()).as(r.body()).isTrue();
-    JsonNode patch = JSON.readTree(Base64.getDecoder().decode(answer.path("patch").asText()));
-    String token = "";
-    for (JsonNode op : patch) {
-      if (op.path("path").asText().endsWith("clone-token")) {
-        token = op.path("value").asText();
+    assertThat(answer.path("patch").isMissingNode()).as("no token: " + r.body()).isTrue();
+    if (namespace.equals(attacker)) {
+      assertThat(answer.path("allowed").asBoolean()).as(r.body()).isFalse();
+      assertThat(answer.at("/status/message").asText())
+          .contains("your own rights in " + victim + " are not asked");
+    }
+  }
+
+  private PersistentVolumeClaim victimDb() {
+    return it.admin.persistentVolumeClaims().inNamespace(victim).withName("db").get();
+  }
+
+  /**
+   * The token a webhook that authenticated nobody signed, before this check, for mallory's forged
+   * review: the cluster's key, the requester's rights as basis, system:masters as requester.
+   */
+  private String oldWebhooksToken(String namespace, String name) {
+    byte[] key =
+        Base64.getDecoder()
+            .decode(
+                it.admin
+                    .secrets()
+                    .inNamespace(LocalInstall.NS)
+                    .withName(CloneToken.KEY_SECRET)
+                    .get()
+                    .getData()
+                    .get(CloneToken.KEY_FIELD));
+    Instant now = Instant.now();
+    return CloneToken.sign(
+        new CloneToken.Claims(
+            new ClaimRef(victim, "db"),
+            victimDb().getMetadata().getUid(),
+            new ClaimRef(namespace, name),
+            now.minusSeconds(2),
+            now.plus(CloneToken.VALIDITY),
+            CloneToken.Basis.REQUESTER,
+            new CloneToken.Principal("admin", null, List.of("system:masters"), null)),
+        CloneToken.Keys.of(key, null));
+  }
+
+  /**
+   * The attack of issue 43: the token slipped in by an update the webhook never judged. The
+   * claim-updates entry lets updates through when the webhook does not answer (failurePolicy
+   * Ignore, so that binds and finalizers never wait on it), and a review larger than the webhook
+   * reads (an update carries the claim twice, and the API server writes each {@code <} of an
+   * annotation as six bytes) is not answered either. Either way the provisioner does not clone on a
+   * token whose requester nobody authenticated, and says so on the claim.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"the webhook stopped, stopped", "an update too large for the webhook (413), large"})
+  @Order(5)
+  void aTokenSlippedInByAnUpdateTheWebhookDidNotJudgeDoesNotClone(String name, String how)
+      throws Exception {
+    String claim = "slipped-" + how;
+    assertThat(victimDb().getMetadata().getAnnotations())
+        .as("the source grants nothing")
+        .doesNotContainKey("standalone-cinder.io/clone-grant");
+    String token = oldWebhooksToken(attacker, claim);
+    String padding =
+        "large".equals(how)
+            ? "e2e-padding: \"" + "<".repeat(200 * 1024) + "\""
+            : "e2e-padding: none";
+    Kubectl.Result created =
+        asMallory(Claims.yaml(attacker, claim, "e2e-later", padding), "create", "-f", "-");
+    assertThat(created.ok()).as(created.toString()).isTrue();
+    if ("large".equals(how)) {
+      // Labels, written as they are, on top: two copies of the claim then pass 3 MiB.
+      java.util.Map<String, String> labels = new java.util.HashMap<>();
+      for (int i = 0; i < 10_000; i++) {
+        labels.put("pad-" + i, "x".repeat(60));
+      }
+      it.admin
+          .persistentVolumeClaims()
+          .inNamespace(attacker)
+          .withName(claim)
+          .edit(
+              c -> {
+                c.getMetadata().setLabels(labels);
+                return c;
+              });
+    } else {
+      it.processes.stop("webhook");
+    }
+    Kubectl.Result slipped;
+    try {
+      slipped =
+          asMallory(
+              null,
+              "annotate",
+              "pvc",
+              claim,
+              "-n",
+              attacker,
+              "k8s.io/CloneRequest=" + victim + "/db",
+              "standalone-cinder.io/clone-token=" + token);
+    } finally {
+      if (!"large".equals(how)) {
+        it.processes.restart("webhook");
+        it.awaitWebhook();
       }
     }
-    assertThat(token).as("the forged review got a token: " + patch).isNotEmpty();
-    return token;
+    assertThat(slipped.ok()).as("the update went through: " + slipped).isTrue();
+    select(attacker, claim);
+    Waits.await(
+        "the provisioner's refusal",
+        () ->
+            events(attacker, claim).stream()
+                .anyMatch(
+                    e ->
+                        e.startsWith("ProvisioningFailed")
+                            && e.contains(
+                                "a review whose sender the webhook did not authenticate")),
+        Duration.ofSeconds(60));
+    assertThat(anyCloneOfTheVictim()).isFalse();
+    it.kubectl.ok(null, "delete", "pvc", claim, "-n", attacker, "--wait=false");
   }
 
   /**
@@ -448,13 +564,10 @@ class CloneAttacksE2EIT {
                             && e.contains("the source no longer grants the clone to " + attacker)),
         Duration.ofSeconds(60));
 
-    // The owner deletes db and makes a new claim of that name (new data), granting again.
+    // The owner deletes db and makes a new claim of that name (new data), granting nothing. (Had
+    // they granted again, that would be consent to the new data, read when the clone is made.)
     it.kubectl.ok(null, "delete", "pvc", "db", "-n", victim, "--timeout=120s");
-    it.kubectl.ok(
-        Claims.yaml(victim, "db", "e2e-cinder", "standalone-cinder.io/clone-grant: " + attacker),
-        "apply",
-        "-f",
-        "-");
+    it.kubectl.ok(Claims.yaml(victim, "db", "e2e-cinder", ""), "apply", "-f", "-");
     it.claims.bound(victim, "db");
     select(attacker, "after-recreate");
     Waits.await(

@@ -98,7 +98,9 @@ class PolicyFuzzTest {
           CloneCheck.NONE,
           null,
           Clock.fixed(Instant.parse("2026-11-26T00:00:00Z"), ZoneOffset.UTC),
-          new SimpleMeterRegistry());
+          new SimpleMeterRegistry(),
+          // Senders authenticated: the requester's rights are asked, so that path is fuzzed too.
+          "client certificate [kube-apiserver]");
 
   @Test
   void everyReadableReviewIsDecidedWithoutAnInternalError() {

@@ -194,7 +194,9 @@ public final class ProvisionerApp implements AutoCloseable {
             "standalone_cinder_leader", controller, c -> c.active() ? 1 : 0)
         .description("1 while this replica acts (leads, or runs without an election)")
         .register(registry);
-    HealthServer health = new HealthServer(vertx, controller::synced, registry::scrape);
+    HealthServer health =
+        new HealthServer(vertx, controller::synced, registry::scrape)
+            .liveness(controller::workersHealthy, controller::workersAlive);
     health
         .listen(o.healthAddress(), o.healthPort())
         .toCompletionStage()

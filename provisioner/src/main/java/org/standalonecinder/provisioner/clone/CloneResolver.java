@@ -101,13 +101,21 @@ public final class CloneResolver {
   }
 
   /**
-   * Checks, when the clone is about to be made, that a cross-namespace clone may still be made: it
-   * carries a token the webhook signed for this source and claim (so that bypassing the webhook
-   * cannot copy another namespace's data), the source is still the claim the webhook judged (its
-   * uid: a source deleted and created again under its name is another claim, with other data), and
-   * what the clone was allowed on still holds: the source still grants the clone to this namespace,
-   * or the requester may still create pods in the source's namespace. A WaitForFirstConsumer clone
-   * may be made long after its admission; consent withdrawn meanwhile stops it.
+   * Checks, when the clone is about to be made (for a WaitForFirstConsumer claim that may be days
+   * after its admission), that a clone across namespaces may be made, on what the provisioner can
+   * check itself or on a decision that came from the API server:
+   *
+   * <ol>
+   *   <li>the source, as it is now, grants the clone to this namespace ({@code
+   *       standalone-cinder.io/clone-grant}): its owner's consent needs no token, and so holds with
+   *       the webhook bypassed, removed or let through ({@code failurePolicy: Ignore});
+   *   <li>else the claim carries the webhook's token for this source and claim, the source is still
+   *       the claim the webhook judged (its uid), and its basis still holds: the admin's policy
+   *       allowed every clone, or the requester may still create pods in the source's namespace,
+   *       and then only when the webhook authenticated the API server as the review's sender. Any
+   *       pod that reaches the webhook can send it a review naming any requester, and a token given
+   *       for that review can reach a claim through an update the webhook did not see.
+   * </ol>
    *
    * @throws ProvisioningException (final) when it may not
    */
@@ -117,47 +125,50 @@ public final class CloneResolver {
     if (source.namespace().equals(self.namespace())) {
       return;
     }
+    String refused = "cloning " + source + " across namespaces is refused: ";
+    PersistentVolumeClaim now = cluster.claim(source.namespace(), source.name()).orElse(null);
+    if (now != null && grants(now, self.namespace())) {
+      return;
+    }
+    Map<String, String> ann = target.getMetadata().getAnnotations();
+    String token = ann == null ? null : ann.get(ClaimAnnotations.CLONE_TOKEN);
+    String noGrant =
+        "the source does not grant the clone to "
+            + self.namespace()
+            + " (annotation "
+            + ClaimAnnotations.CLONE_GRANT
+            + ")";
     Optional<CloneToken.Keys> keys = cluster.cloneTokenKeys();
-    if (keys.isEmpty()) {
+    if (keys.isEmpty() && token != null) {
       throw ProvisioningException.invalid(
-          "cloning "
-              + source
-              + " across namespaces needs the admission webhook's token, and no webhook has"
-              + " created its key (Secret "
+          refused
+              + noGrant
+              + ", and no webhook has created the key of its tokens (Secret "
               + CloneToken.KEY_SECRET
               + "): install the webhook");
     }
-    Map<String, String> ann = target.getMetadata().getAnnotations();
     String created = target.getMetadata().getCreationTimestamp();
-    CloneToken.Claims token;
+    CloneToken.Claims claims;
     try {
-      token =
+      claims =
           CloneToken.verify(
-              ann == null ? null : ann.get(ClaimAnnotations.CLONE_TOKEN),
-              keys.get(),
+              token,
+              keys.orElse(CloneToken.Keys.of(new byte[] {0}, null)),
               source,
               self,
               created == null ? null : Instant.parse(created));
     } catch (CloneToken.InvalidTokenException e) {
-      throw ProvisioningException.invalid(
-          "cloning "
-              + source
-              + " across namespaces is refused: "
-              + e.getMessage()
-              + " (was the admission webhook bypassed?)");
+      throw ProvisioningException.invalid(refused + noGrant + "; and " + e.getMessage());
     }
-    String refused = "cloning " + source + " across namespaces is refused: ";
-    PersistentVolumeClaim now = cluster.claim(source.namespace(), source.name()).orElse(null);
-    if (now == null || !Objects.equals(now.getMetadata().getUid(), token.sourceUid())) {
+    if (now == null || !Objects.equals(now.getMetadata().getUid(), claims.sourceUid())) {
       // Said the same whether it is gone or another claim now: either way not what was judged.
       throw ProvisioningException.invalid(
           refused
               + "the source claim is not the one admitted (deleted, or deleted and created again"
               + " under its name, since); create this claim again to have the present one judged");
     }
-    switch (token.basis()) {
-      case GRANT -> {
-        if (!grants(now, self.namespace())) {
+    switch (claims.basis()) {
+      case GRANT ->
           throw ProvisioningException.invalid(
               refused
                   + "the source no longer grants the clone to "
@@ -165,13 +176,19 @@ public final class CloneResolver {
                   + " (annotation "
                   + ClaimAnnotations.CLONE_GRANT
                   + ")");
-        }
-      }
       case REQUESTER -> {
-        if (!cluster.canCreatePods(token.requester(), source.namespace())) {
+        if (!claims.callerAuthenticated()) {
           throw ProvisioningException.invalid(
               refused
-                  + token.requester().user()
+                  + noGrant
+                  + ", and its token allows it on the requester's rights from a review whose"
+                  + " sender the webhook did not authenticate (no --client-ca): anyone who"
+                  + " reaches the webhook can name any requester");
+        }
+        if (!cluster.canCreatePods(claims.requester(), source.namespace())) {
+          throw ProvisioningException.invalid(
+              refused
+                  + claims.requester().user()
                   + ", who asked for it, may no longer create pods in "
                   + source.namespace());
         }

@@ -109,9 +109,7 @@ public final class ClaimController implements AutoCloseable {
               provisioner.forget(pv);
             }));
     for (int i = 0; i < workers; i++) {
-      Thread t = new Thread(this::work, "provision-worker-" + i);
-      t.start();
-      threads.add(t);
+      startWorker(i);
     }
     sweeper =
         Executors.newSingleThreadScheduledExecutor(
@@ -228,27 +226,71 @@ public final class ClaimController implements AutoCloseable {
     queue.add(a.claim());
   }
 
-  private void work() {
-    while (running) {
-      WorkKey key;
-      try {
-        key = queue.take();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
+  private void startWorker(int slot) {
+    Thread t = new Thread(() -> work(slot), "provision-worker-" + slot);
+    synchronized (threads) {
+      if (slot < threads.size()) {
+        threads.set(slot, t);
+      } else {
+        threads.add(t);
       }
-      if (key == null) {
-        return; // shut down
+    }
+    t.start();
+  }
+
+  /**
+   * The workers alive, of those started: what {@code /healthz} reports. A worker that died is
+   * replaced at once, so fewer than all means that could not be done.
+   */
+  public String workersAlive() {
+    long alive;
+    synchronized (threads) {
+      alive = threads.stream().filter(Thread::isAlive).count();
+    }
+    return alive + " of " + workers + " workers alive (" + metrics.workersReplaced() + " replaced)";
+  }
+
+  /** Whether every worker is alive (always, between {@link #start} and {@link #close}). */
+  public boolean workersHealthy() {
+    synchronized (threads) {
+      return !running || threads.stream().allMatch(Thread::isAlive);
+    }
+  }
+
+  private void work(int slot) {
+    try {
+      while (running) {
+        WorkKey key;
+        try {
+          key = queue.take();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+        if (key == null) {
+          return; // shut down
+        }
+        HasMetadata about = null;
+        // Every log line of this key says which claim or PV (and, once known, volume) it is on.
+        MDC.put(key instanceof WorkKey.Claim ? "claim" : "pv", key.toString());
+        try {
+          about = process(key);
+        } finally {
+          MDC.clear();
+          queue.done(key);
+          processed.accept(key, about);
+        }
       }
-      HasMetadata about = null;
-      // Every log line of this key says which claim or PV (and, once known, volume) it is on.
-      MDC.put(key instanceof WorkKey.Claim ? "claim" : "pv", key.toString());
-      try {
-        about = process(key);
-      } finally {
-        MDC.clear();
-        queue.done(key);
-        processed.accept(key, about);
+    } catch (Throwable e) {
+      // process() keeps a key's failures to the key; what escapes it (a listener, the queue, an
+      // Error while an event was told) must not leave the cluster with one worker fewer.
+      if (running) {
+        LOG.error("worker {} died ({}); starting another", slot, e.toString());
+        metrics.workerReplaced();
+        startWorker(slot);
+      }
+      if (e instanceof OutOfMemoryError oom) {
+        throw oom;
       }
     }
   }
@@ -288,6 +330,14 @@ public final class ClaimController implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.debug("{} failed", key, e);
       failed(key, about, e.toString(), false, null);
+    } catch (OutOfMemoryError e) {
+      throw e; // the process' to handle (the images exit on it), not one key's
+    } catch (Error e) {
+      // One hostile object (a StackOverflowError in a parser, a class that fails to link for one
+      // code path) fails its own key, retried with backoff, and no other: the worker goes on. Its
+      // stack is not logged, so that each such object costs one line.
+      LOG.warn("{}: {} while working on it", key, e.toString());
+      failed(key, about, "internal error: " + e, false, null);
     }
     return about;
   }
@@ -370,7 +420,11 @@ public final class ClaimController implements AutoCloseable {
     queue.shutDown();
     notices.shutdownNow();
     cache.close();
-    for (Thread t : threads) {
+    List<Thread> all;
+    synchronized (threads) {
+      all = List.copyOf(threads);
+    }
+    for (Thread t : all) {
       try {
         t.join(TimeUnit.SECONDS.toMillis(30));
       } catch (InterruptedException e) {

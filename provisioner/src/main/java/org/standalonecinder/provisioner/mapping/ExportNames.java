@@ -34,6 +34,7 @@ final class ExportNames {
   static String portal(String v) {
     int colon = v == null ? -1 : v.lastIndexOf(':');
     if (colon <= 0
+        || v.length() > 300
         || !HOST.matcher(v.substring(0, colon)).matches()
         || !port(v.substring(colon + 1))) {
       throw refused("iSCSI portal", v, "host:port");
@@ -49,7 +50,7 @@ final class ExportNames {
   }
 
   static String monitorHost(String v) {
-    if (v == null || !HOST.matcher(v).matches()) {
+    if (v == null || v.length() > 300 || !HOST.matcher(v).matches()) {
       throw refused("Ceph monitor host", v, "a host name or an address");
     }
     return v;

@@ -188,9 +188,14 @@ public record Placement(String cinderZone, String nodeZone, String from) {
 
     /** A node label key, checked. */
     public static String zoneLabel(String key) {
-      if (key == null || !LABEL_KEY.matcher(key.trim()).matches()) {
+      // A prefix of 253 and a name of 63: checked before the pattern, whose repeated group
+      // recurses once a label.
+      if (key == null || key.trim().length() > 317 || !LABEL_KEY.matcher(key.trim()).matches()) {
         throw new IllegalArgumentException(
-            "'" + key + "' is not a label key such as " + DEFAULT_ZONE_LABEL);
+            "'"
+                + org.standalonecinder.api.ClaimRef.quote(key)
+                + "' is not a label key such as "
+                + DEFAULT_ZONE_LABEL);
       }
       return key.trim();
     }

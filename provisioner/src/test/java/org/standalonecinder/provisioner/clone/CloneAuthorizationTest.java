@@ -27,9 +27,10 @@ import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
- * The provisioner's check, when it is about to clone across namespaces, that the clone may still be
- * made: the webhook's token, the source still the claim the webhook judged, and the consent or the
- * right it was allowed on still there. Each row is what an owner or an attacker did between the
+ * The provisioner's check, when it is about to clone across namespaces, that the clone may be made:
+ * the source's grant as it is now, or else the webhook's token, the source still the claim the
+ * webhook judged, and the right it was allowed on still there (a requester's only from a review
+ * whose sender the webhook authenticated). Each row is what an owner or an attacker did between the
  * admission of a WaitForFirstConsumer clone and the moment a node was selected.
  */
 class CloneAuthorizationTest {
@@ -93,7 +94,14 @@ class CloneAuthorizationTest {
         .build();
   }
 
+  /** The name a webhook started with --client-ca signs as the sender of its reviews. */
+  static final String API_SERVER = "client certificate [kube-apiserver] of CN=front-proxy-ca";
+
   static String token(Basis basis, String user, String sourceUid, byte[] key) {
+    return token(basis, user, sourceUid, key, API_SERVER);
+  }
+
+  static String token(Basis basis, String user, String sourceUid, byte[] key, String caller) {
     return CloneToken.sign(
         new CloneToken.Claims(
             SOURCE,
@@ -102,7 +110,8 @@ class CloneAuthorizationTest {
             CREATED.minusSeconds(1),
             CREATED.plus(CloneToken.VALIDITY),
             basis,
-            new CloneToken.Principal(user, null, null, null)),
+            new CloneToken.Principal(user, null, null, null),
+            caller),
         CloneToken.Keys.of(key, null));
   }
 
@@ -121,12 +130,23 @@ class CloneAuthorizationTest {
             SOURCE_UID,
             KEY);
     String byBob = token(Basis.REQUESTER, "bob", SOURCE_UID, KEY);
+    String noGrant =
+        "the source does not grant the clone to attacker (annotation"
+            + " standalone-cinder.io/clone-grant)";
+    Consumer<Cluster> ungranted = c -> c.claims.put("victim/db", source(SOURCE_UID, null));
     return Stream.of(
             new Row("the grant still holds", granted, c -> {}, null),
             new Row(
+                "the source grants it, no token at all (webhook bypassed)", null, c -> {}, null),
+            new Row(
+                "no grant and no token",
+                null,
+                ungranted,
+                noGrant + "; and the claim carries no standalone-cinder.io/clone-token"),
+            new Row(
                 "the owner took the grant back",
                 granted,
-                c -> c.claims.put("victim/db", source(SOURCE_UID, null)),
+                ungranted,
                 "the source no longer grants the clone to attacker (annotation"
                     + " standalone-cinder.io/clone-grant)"),
             new Row(
@@ -135,46 +155,62 @@ class CloneAuthorizationTest {
                 c -> c.claims.put("victim/db", source(SOURCE_UID, "ops")),
                 "the source no longer grants the clone to attacker"),
             new Row(
-                "the source was deleted and created again under its name, grant and all",
+                "the source was deleted and created again under its name, without the grant",
                 granted,
-                c -> c.claims.put("victim/db", source("uid-of-the-new-db", "attacker")),
+                c -> c.claims.put("victim/db", source("uid-of-the-new-db", null)),
                 "the source claim is not the one admitted (deleted, or deleted and created again"
                     + " under its name, since)"),
+            new Row(
+                "the source was created again with a grant: its owner consents to the new one",
+                granted,
+                c -> c.claims.put("victim/db", source("uid-of-the-new-db", "attacker")),
+                null),
             new Row(
                 "the source is gone",
                 granted,
                 c -> c.claims.remove("victim/db"),
                 "the source claim is not the one admitted"),
-            new Row("the requester may still create pods there", byBob, c -> {}, null),
+            new Row("the requester may still create pods there", byBob, ungranted, null),
             new Row(
                 "the requester lost the right",
                 byBob,
-                c -> c.podCreators.clear(),
+                ungranted.andThen(c -> c.podCreators.clear()),
                 "bob, who asked for it, may no longer create pods in victim"),
+            new Row(
+                "the attack: a token the webhook gave a review nobody authenticated, naming an"
+                    + " admin",
+                token(Basis.REQUESTER, "admin", SOURCE_UID, KEY, ""),
+                ungranted.andThen(c -> c.podCreators.add("admin@victim")),
+                "a review whose sender the webhook did not authenticate (no --client-ca)"),
             new Row(
                 "the admin's policy allowed every clone",
                 token(Basis.POLICY, "mallory", SOURCE_UID, KEY),
-                c -> c.claims.put("victim/db", source(SOURCE_UID, null)),
+                ungranted,
                 null),
             new Row(
                 "the token key was rotated; the previous key still verifies",
-                granted,
-                c -> c.keys = CloneToken.Keys.of(NEW_KEY, KEY),
+                byBob,
+                ungranted.andThen(c -> c.keys = CloneToken.Keys.of(NEW_KEY, KEY)),
                 null),
             new Row(
                 "the token key was rotated twice: its key is gone",
-                granted,
-                c -> c.keys = CloneToken.Keys.of(NEW_KEY, null),
-                "was not signed by the webhook (was the admission webhook bypassed?)"),
+                byBob,
+                ungranted.andThen(c -> c.keys = CloneToken.Keys.of(NEW_KEY, null)),
+                noGrant + "; and standalone-cinder.io/clone-token was not signed by the webhook"),
             new Row(
                 "no webhook ever made a key",
-                granted,
+                byBob,
+                ungranted.andThen(c -> c.keys = null),
+                "no webhook has created the key of its tokens"),
+            new Row(
+                "no webhook ever made a key, and the source grants it",
+                null,
                 c -> c.keys = null,
-                "needs the admission webhook's token, and no webhook has created its key"),
+                null),
             new Row(
                 "a token for the old source's uid on a claim of the same name",
-                token(Basis.GRANT, "mallory", "uid-from-long-ago", KEY),
-                c -> {},
+                token(Basis.REQUESTER, "bob", "uid-from-long-ago", KEY),
+                ungranted,
                 "the source claim is not the one admitted"))
         .map(Arguments::of);
   }
@@ -192,9 +228,11 @@ class CloneAuthorizationTest {
             .withName("copy")
             .withCreationTimestamp(CREATED.toString())
             .addToAnnotations(ClaimAnnotations.CLONE_REQUEST, SOURCE.toString())
-            .addToAnnotations(ClaimAnnotations.CLONE_TOKEN, row.token())
             .endMetadata()
             .build();
+    if (row.token() != null) {
+      target.getMetadata().getAnnotations().put(ClaimAnnotations.CLONE_TOKEN, row.token());
+    }
     if (row.refusal() == null) {
       assertThatCode(() -> resolver.verifyToken(target, SOURCE)).doesNotThrowAnyException();
     } else {

@@ -303,4 +303,90 @@ class ClaimControllerTest {
     assertThat(provisioner.calls()).isEmpty();
     assertThat(events()).isEmpty();
   }
+
+  /**
+   * The attack: one claim whose provisioning throws an {@link Error} (as a name of tens of
+   * thousands of labels once overflowed the stack of a parser). It fails alone, retried and told as
+   * an event; every worker stays alive, and every other claim is provisioned.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("errors")
+  void aClaimThatThrowsAnErrorFailsAloneAndNoWorkerIsLost(String name, Throwable thrown) {
+    run(
+        r -> {
+          if (r.claim().getMetadata().getName().equals("poison")) {
+            sneaky(thrown);
+          }
+          return ProvisionResult.finished(pvFor(r), "");
+        });
+    Cluster.createClass(client, "fake", NAME, Map.of(), "Delete", "Immediate");
+    Cluster.createClaim(client, "poison", "fake", NAME, "Filesystem", Map.of());
+    Cluster.await("a retry of the poison", () -> poisonAttempts() >= 2, Duration.ofSeconds(10));
+    List<String> pvs = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      PersistentVolumeClaim c =
+          Cluster.createClaim(client, "plain-" + i, "fake", NAME, "Filesystem", Map.of());
+      pvs.add(ProvisionRequest.pvName(c.getMetadata().getUid()));
+    }
+    Cluster.await(
+        "every other claim provisioned",
+        () -> pvs.stream().allMatch(pv -> client.persistentVolumes().withName(pv).get() != null),
+        Duration.ofSeconds(10));
+    assertThat(controller.workersHealthy()).as(controller.workersAlive()).isTrue();
+    assertThat(controller.workersAlive()).isEqualTo("2 of 2 workers alive (0 replaced)");
+    assertThat(events())
+        .contains("ProvisioningFailed: internal error: " + thrown)
+        .noneMatch(e -> e.contains("plain-"));
+  }
+
+  static Stream<Arguments> errors() {
+    return Stream.of(
+        Arguments.of("a StackOverflowError", new StackOverflowError()),
+        Arguments.of("an AssertionError", new AssertionError("a broken invariant")),
+        Arguments.of("a class that fails to link", new NoClassDefFoundError("org/example/Gone")),
+        Arguments.of("an ExceptionInInitializerError", new ExceptionInInitializerError("init")));
+  }
+
+  private long poisonAttempts() {
+    return provisioner.calls().stream().filter(c -> c.equals("provision poison")).count();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> void sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  /**
+   * What gets past a key's own handling (here the loop's listener throws once) kills its worker: it
+   * is replaced at once, counted, and the health check says so; claims go on being provisioned.
+   */
+  @org.junit.jupiter.api.Test
+  void aWorkerThatDiesIsReplaced() {
+    run(r -> ProvisionResult.finished(pvFor(r), ""));
+    java.util.concurrent.atomic.AtomicBoolean once =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    controller.onProcessed(
+        (k, o) -> {
+          if (once.compareAndSet(false, true)) {
+            throw new StackOverflowError();
+          }
+        });
+    Cluster.createClass(client, "fake", NAME, Map.of(), "Delete", "Immediate");
+    Cluster.createClaim(client, "first", "fake", NAME, "Filesystem", Map.of());
+    Cluster.await("the listener thrown", once::get, Duration.ofSeconds(10));
+    Cluster.await(
+        "a worker replaced",
+        () -> controller.workersAlive().equals("2 of 2 workers alive (1 replaced)"),
+        Duration.ofSeconds(10));
+    assertThat(controller.workersHealthy()).isTrue();
+    for (int i = 0; i < 4; i++) {
+      PersistentVolumeClaim c =
+          Cluster.createClaim(client, "after-" + i, "fake", NAME, "Filesystem", Map.of());
+      String pv = ProvisionRequest.pvName(c.getMetadata().getUid());
+      Cluster.await(
+          "after-" + i + " provisioned",
+          () -> client.persistentVolumes().withName(pv).get() != null,
+          Duration.ofSeconds(10));
+    }
+  }
 }

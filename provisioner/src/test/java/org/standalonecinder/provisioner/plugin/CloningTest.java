@@ -445,11 +445,11 @@ class CloningTest {
   }
 
   @Test
-  void aCrossNamespaceCloneNeedsTheWebhooksToken() {
+  void aCrossNamespaceCloneNeedsTheSourcesGrantOrTheWebhooksToken() {
     start(cinder);
     classes();
     boundSource("team-b", "shared");
-    // No webhook, no key: refused, whatever the claim says.
+    // No grant, no webhook, no key: refused, whatever the claim says.
     client
         .persistentVolumeClaims()
         .inNamespace("apps")
@@ -461,7 +461,10 @@ class CloningTest {
         "refusal",
         () -> eventsOf("nokey").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
     assertThat(eventsOf("nokey").get(0))
-        .contains("needs the admission webhook's token, and no webhook has created its key");
+        .contains(
+            "the source does not grant the clone to apps (annotation"
+                + " standalone-cinder.io/clone-grant); and the claim carries no"
+                + " standalone-cinder.io/clone-token");
 
     client
         .secrets()
@@ -505,7 +508,7 @@ class CloningTest {
         "refusal",
         () -> eventsOf("forged").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
     assertThat(eventsOf("forged").get(0))
-        .contains("was not signed by the webhook (was the admission webhook bypassed?)");
+        .contains("standalone-cinder.io/clone-token was not signed by the webhook");
 
     String valid =
         CloneToken.sign(
@@ -539,5 +542,32 @@ class CloningTest {
                 .withName(Names.pvName(get("apps", "forged").getMetadata().getUid()))
                 .get())
         .isNull();
+
+    // The source's owner consents: no token needed (the webhook bypassed, removed or let through).
+    client
+        .persistentVolumeClaims()
+        .inNamespace("team-b")
+        .withName("shared")
+        .edit(
+            c -> {
+              Map<String, String> a = new java.util.HashMap<>();
+              if (c.getMetadata().getAnnotations() != null) {
+                a.putAll(c.getMetadata().getAnnotations());
+              }
+              a.put(ClaimAnnotations.CLONE_GRANT, "apps");
+              c.getMetadata().setAnnotations(a);
+              return c;
+            });
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .resource(
+            cloneClaim(
+                "apps",
+                "consented",
+                "clones",
+                Map.of(ClaimAnnotations.CLONE_REQUEST, "team-b/shared")))
+        .create();
+    awaitCloneOf("apps", "consented", "team-b/shared");
   }
 }

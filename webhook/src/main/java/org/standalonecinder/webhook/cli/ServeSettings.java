@@ -301,6 +301,13 @@ final class ServeSettings {
     if (!clientNames.isEmpty() && clientCa == null) {
       v.problem("--client-name goes with --client-ca");
     }
+    if (clientCa != null && clientNames.isEmpty()) {
+      // A CA such as a cluster's front-proxy or client CA signs certificates for many: the name
+      // is what tells the API server's from theirs.
+      v.problem(
+          "--client-ca needs --client-name: the name in the API server's client certificate;"
+              + " the CA may have issued certificates to others");
+    }
     WebhookServer.Callers callers = null;
     if (clientCa != null) {
       try {

@@ -215,7 +215,8 @@ public final class WebhookApp implements AutoCloseable {
                       check,
                       tokenKeys,
                       Clock.systemUTC(),
-                      registry),
+                      registry,
+                      o.callers() == null ? null : o.callers().describe()),
               registry);
       CertificateSource certificates = certificates(client, o);
       // Read at each scrape, so a rotation shows at once; an alert fires well before it is 0.

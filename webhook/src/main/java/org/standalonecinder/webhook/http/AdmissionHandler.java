@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.webhook.admission.AdmissionController;
 import org.standalonecinder.webhook.admission.Decision;
 import org.standalonecinder.webhook.admission.ReviewRequest;
@@ -84,7 +85,11 @@ final class AdmissionHandler implements Handler<RoutingContext> {
       here = controller.review(request, mutating);
     } catch (WouldBlock e) {
       here = null;
-    } catch (RuntimeException e) {
+    } catch (OutOfMemoryError e) {
+      throw e;
+    } catch (RuntimeException | Error e) {
+      // An Error too (a StackOverflowError on a hostile object): the review is answered, denied,
+      // rather than left to a 500 that an Ignore entry would turn into "allowed".
       failed(ctx, apiVersion, uid, e);
       return;
     }
@@ -103,14 +108,15 @@ final class AdmissionHandler implements Handler<RoutingContext> {
   }
 
   private static void failed(RoutingContext ctx, String apiVersion, String uid, Throwable e) {
-    LOG.warn("admission of {} failed: {}", uid, e.toString());
+    // Quoted short: what failed may carry what a hostile review wrote.
+    LOG.warn("admission of {} failed: {}", ClaimRef.quote(uid), ClaimRef.quote(e.toString()));
     // The review still gets an answer, so the API server applies its failurePolicy with our
     // reason rather than a transport error.
     answer(
         ctx,
         apiVersion,
         uid,
-        Decision.deny(500, "internal-error", "internal error: " + e.getMessage()));
+        Decision.deny(500, "internal-error", "internal error: " + ClaimRef.quote(e.toString())));
   }
 
   /**

@@ -70,7 +70,8 @@ final class CallerCheck implements PlatformHandler {
           ctx,
           401,
           "reviews are taken from the API server only: this client certificate was not issued by"
-              + " the CA the webhook trusts for it (--client-ca), or is not valid now");
+              + " the CA the webhook trusts for it (--client-ca), is not for client authentication, or is"
+              + " not valid now");
       return;
     }
     if (!names.isEmpty()) {
@@ -90,9 +91,17 @@ final class CallerCheck implements PlatformHandler {
     ctx.next();
   }
 
+  /** TLS client authentication (RFC 5280, id-kp-clientAuth). */
+  private static final String CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
+
   private boolean issuedByOurCa(X509Certificate leaf) {
     try {
       leaf.checkValidity();
+      // A serving certificate of the same CA (a CA often issues both) is no client's identity.
+      List<String> usages = leaf.getExtendedKeyUsage();
+      if (usages == null || !usages.contains(CLIENT_AUTH)) {
+        return false;
+      }
     } catch (GeneralSecurityException e) {
       return false;
     }

@@ -241,6 +241,17 @@ public final class WebhookServer {
       names = Set.copyOf(names);
     }
 
+    /**
+     * Whom every review then comes from, as a clone token records it: the names the client
+     * certificate must carry, and its CA.
+     */
+    public String describe() {
+      return "client certificate "
+          + new java.util.TreeSet<>(names)
+          + " of "
+          + cas.get(0).getSubjectX500Principal().getName();
+    }
+
     /** The CA certificates of a PEM file. */
     public static Callers of(java.nio.file.Path caFile, Set<String> names)
         throws java.io.IOException, java.security.cert.CertificateException {

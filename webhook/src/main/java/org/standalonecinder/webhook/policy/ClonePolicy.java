@@ -62,6 +62,10 @@ public final class ClonePolicy implements AdmissionController {
    * @param undersized what to do with a clone smaller than its source
    * @param checkUnavailable what to do when Cinder cannot be asked
    * @param requesters which requesters act for others, and which of those the admin trusts
+   * @param caller whom the server authenticates as the sender of every review (the API server's
+   *     client certificate), or null when it takes reviews from anyone who reaches its port: a
+   *     review's {@code userInfo} is then only what its sender wrote, and a requester's own rights
+   *     cannot allow a clone across namespaces
    */
   public record Settings(
       String provisionerName,
@@ -69,10 +73,39 @@ public final class ClonePolicy implements AdmissionController {
       CrossNamespaceRule.CrossNamespace crossNamespace,
       CloneSizeRule.Undersized undersized,
       CinderCheckRule.CheckUnavailable checkUnavailable,
-      Requesters requesters) {
+      Requesters requesters,
+      String caller) {
 
     public Settings {
       requesters = requesters == null ? Requesters.DEFAULT : requesters;
+      caller = caller == null || caller.isEmpty() ? null : caller;
+    }
+
+    public Settings(
+        String provisionerName,
+        String provisionerUser,
+        CrossNamespaceRule.CrossNamespace cross,
+        CloneSizeRule.Undersized undersized,
+        CinderCheckRule.CheckUnavailable checkUnavailable,
+        Requesters requesters) {
+      this(provisionerName, provisionerUser, cross, undersized, checkUnavailable, requesters, null);
+    }
+
+    /** The same, with every review's sender authenticated as {@code caller}. */
+    public Settings callerAuthenticatedAs(String caller) {
+      return new Settings(
+          provisionerName,
+          provisionerUser,
+          crossNamespace,
+          undersized,
+          checkUnavailable,
+          requesters,
+          caller);
+    }
+
+    /** Whether every review's sender is authenticated, so its userInfo is the API server's. */
+    public boolean callerAuthenticated() {
+      return caller != null;
     }
 
     public Settings(

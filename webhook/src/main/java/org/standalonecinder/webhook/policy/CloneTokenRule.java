@@ -64,7 +64,8 @@ final class CloneTokenRule implements ClaimRule {
                   now,
                   now.plus(CloneToken.VALIDITY),
                   r.crossNamespaceBasis().orElseThrow(),
-                  principal(r.request.userInfo())),
+                  principal(r.request.userInfo()),
+                  r.settings.caller()),
               keys));
       return;
     }

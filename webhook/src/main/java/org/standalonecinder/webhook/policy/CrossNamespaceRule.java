@@ -7,11 +7,12 @@ import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 
 /**
- * Default-deny across namespaces: whoever may create pods in the source's namespace can mount the
- * source and read it anyway, so may clone it; so may a namespace the source grants. A controller
- * that creates claims for users ({@link Requesters}) needs the grant: its own rights are not its
- * users'. The denial is the same whether the source exists or not, so the webhook cannot be used to
- * probe namespaces.
+ * Default-deny across namespaces: a namespace the source grants may clone it; so may whoever may
+ * create pods in the source's namespace (they can mount the source and read it anyway), but only
+ * where the webhook authenticates the API server as the sender of its reviews, since otherwise a
+ * review's requester is whatever its sender wrote. A controller that creates claims for users
+ * ({@link Requesters}) needs the grant: its own rights are not its users'. The denial is the same
+ * whether the source exists or not, so the webhook cannot be used to probe namespaces.
  */
 final class CrossNamespaceRule implements ClaimRule {
 
@@ -51,14 +52,24 @@ final class CrossNamespaceRule implements ClaimRule {
                       + " (annotation "
                       + ClaimAnnotations.CLONE_GRANT
                       + "), or the admin may trust this controller (policy trustedDeputies)"
-                  : into
-                      + " is not allowed: you may not create pods in "
-                      + src.namespace()
-                      + " and the source grants no clone to "
-                      + r.namespace
-                      + " (annotation "
-                      + ClaimAnnotations.CLONE_GRANT
-                      + ")");
+                  : !r.settings.callerAuthenticated()
+                      ? into
+                          + " is not allowed: the source grants no clone to "
+                          + r.namespace
+                          + " (annotation "
+                          + ClaimAnnotations.CLONE_GRANT
+                          + "); your own rights in "
+                          + src.namespace()
+                          + " are not asked: this webhook does not authenticate the API server"
+                          + " (serve --client-ca), so a review could name anyone as its requester"
+                      : into
+                          + " is not allowed: you may not create pods in "
+                          + src.namespace()
+                          + " and the source grants no clone to "
+                          + r.namespace
+                          + " (annotation "
+                          + ClaimAnnotations.CLONE_GRANT
+                          + ")");
     } else if (r.settings.crossNamespace() == CrossNamespace.ALLOW) {
       f.warn(
           NAME,
@@ -84,7 +95,11 @@ final class CrossNamespaceRule implements ClaimRule {
           yield Optional.of(CloneToken.Basis.GRANT);
         }
         // A deputy's own rights say nothing of the user it acts for: only the source's consent.
-        if (r.request.userInfo() != null
+        // Nor do anyone's where the review's sender is not known to be the API server: its
+        // userInfo is then whatever the sender wrote (and asking would tell that sender what any
+        // user may do).
+        if (r.settings.callerAuthenticated()
+            && r.request.userInfo() != null
             && !byUntrustedDeputy(r)
             && r.requesterCanCreatePods(r.source().namespace())) {
           yield Optional.of(CloneToken.Basis.REQUESTER);

@@ -27,6 +27,8 @@ public final class PolicyChain {
    * @param provisionerUser the provisioner's service account user (may set {@code k8s.io/CloneOf})
    * @param check asks Cinder (through the resolver) whether a clone can be made
    * @param tokenKeys sign cross-namespace clone tokens; null for none
+   * @param caller whom the server authenticates as the sender of every review, or null for nobody
+   *     ({@link ClonePolicy.Settings#caller()})
    */
   public static AdmissionController build(
       PolicyConfig config,
@@ -36,7 +38,8 @@ public final class PolicyChain {
       CloneCheck check,
       org.standalonecinder.api.CloneToken.Keys tokenKeys,
       Clock clock,
-      MeterRegistry registry) {
+      MeterRegistry registry,
+      String caller) {
     ClonePolicy claims =
         new ClonePolicy(
             new ClonePolicy.Settings(
@@ -45,7 +48,8 @@ public final class PolicyChain {
                 config.crossNamespace(),
                 config.undersizedClone(),
                 config.cinderCheckUnavailable(),
-                config.requesters()),
+                config.requesters(),
+                caller),
             cluster,
             check,
             tokenKeys,

@@ -49,8 +49,8 @@ class ServeCommandTest {
         "a --san that is no name | --san a/b | --san: 'a/b' is neither a DNS name nor an IP address",
         "a CA validity without unit | --ca-validity 365 | --ca-validity: '365' is not a duration of at least 30s (e.g. 365d, 12h, 90s)",
         "--client-name without --client-ca | --client-name kube-apiserver | --client-name goes with --client-ca",
-        "--client-ca that is missing | --client-ca DIR/none.pem | --client-ca DIR/none.pem: ",
-        "--client-ca that holds no certificate | --client-ca DIR | --client-ca DIR: ",
+        "--client-ca that is missing | --client-ca DIR/none.pem --client-name a | --client-ca DIR/none.pem: ",
+        "--client-ca that holds no certificate | --client-ca DIR --client-name a | --client-ca DIR: ",
         "a CA validity too short | --ca-validity 10s | --ca-validity: '10s' is not a duration of at least 30s (e.g. 365d, 12h, 90s)",
         "a resolver that is no http URL | --resolver https://127.0.0.1:8090 | --resolver: 'https://127.0.0.1:8090' must be an http:// URL of the loopback sidecar",
         "a resolver deadline past the API server's | --resolver-timeout-ms 9000 | --resolver-timeout-ms: must be between 100 and 8000, was 9000",
@@ -65,6 +65,25 @@ class ServeCommandTest {
         .singleElement()
         .asString()
         .startsWith(problem.replace("DIR", dir.toString()));
+  }
+
+  /** A CA that signs for many (a cluster's client CA) says nothing without the name to look for. */
+  @Test
+  void aClientCaWithoutAClientNameIsRefused() throws Exception {
+    Path ca = dir.resolve("client-ca.crt");
+    Files.writeString(
+        ca,
+        org.standalonecinder.certs.CaBundle.of(
+                List.of(
+                    org.standalonecinder.certs.CertificateAuthority.generate(
+                            "client-ca", Duration.ofDays(1), java.time.Clock.systemUTC())
+                        .certificate()))
+            .pem());
+    assertThat(parse("--client-ca " + ca).problems())
+        .containsExactly(
+            "--client-ca needs --client-name: the name in the API server's client certificate;"
+                + " the CA may have issued certificates to others");
+    assertThat(parse("--client-ca " + ca + " --client-name kube-apiserver").problems()).isEmpty();
   }
 
   @Test

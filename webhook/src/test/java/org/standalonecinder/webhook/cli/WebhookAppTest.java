@@ -52,6 +52,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.certs.CaBundle;
 import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
+import org.standalonecinder.webhook.http.WebhookServer;
 
 /**
  * The whole chain as the API server meets it: the local command's server over TLS, the policy file,
@@ -145,8 +146,22 @@ class WebhookAppTest {
     Files.writeString(
         dir.resolve("policy.yaml"), "exemptNamespaces: {matchLabels: {exempt: \"true\"}}\n");
     app = start(Certificates.LOCAL, dir.resolve("policy.yaml"));
-    http = HttpClient.newBuilder().sslContext(trusting(dir.resolve("ca.crt"))).build();
+    // As the API server of a cluster set up as docs/install.md advises: it authenticates to the
+    // webhook with a client certificate (--client-ca, --client-name).
+    http =
+        HttpClient.newBuilder()
+            .sslContext(
+                CaBundle.fromPem(Files.readString(dir.resolve("ca.crt")))
+                    .clientContext(
+                        API_SERVER_CA.issueClient(
+                            "kube-apiserver", Duration.ofHours(1), java.time.Clock.systemUTC())))
+            .build();
   }
+
+  /** The CA of the API server's client certificate for webhooks. */
+  private static final org.standalonecinder.certs.CertificateAuthority API_SERVER_CA =
+      org.standalonecinder.certs.CertificateAuthority.generate(
+          "api-server-client-ca", Duration.ofDays(1), java.time.Clock.systemUTC());
 
   private WebhookApp start(Certificates certs, Path policy) throws Exception {
     return WebhookApp.start(
@@ -171,7 +186,8 @@ class WebhookAppTest {
             null,
             null,
             null,
-            null,
+            new WebhookServer.Callers(
+                List.of(API_SERVER_CA.certificate()), java.util.Set.of("kube-apiserver")),
             null,
             null));
   }

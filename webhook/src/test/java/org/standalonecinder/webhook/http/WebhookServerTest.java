@@ -91,12 +91,22 @@ class WebhookServerTest {
     }
   }
 
-  /** Allows, warns with the operation, denies objects named deny-me, patches on /mutate. */
+  /**
+   * Allows, warns with the operation, denies objects named deny-me, patches on /mutate; objects
+   * named {@code throw-<what>-on-<loop|worker>} make it throw there (see {@link #thrown}).
+   */
   static final AdmissionController CONTROLLER =
       (request, mutating) -> {
         String name = request.name();
         if ("deny-me".equals(name)) {
           return Decision.deny(403, "test-rule", "denied: " + name);
+        }
+        if (name != null && name.startsWith("throw-")) {
+          boolean onLoop = io.vertx.core.Context.isOnEventLoopThread();
+          if (name.endsWith("-on-worker") && onLoop) {
+            throw org.standalonecinder.webhook.admission.WouldBlock.INSTANCE;
+          }
+          throw thrown(name.substring("throw-".length(), name.lastIndexOf("-on-")));
         }
         return Decision.allow(
             List.of("seen " + request.operation()),
@@ -302,6 +312,49 @@ class WebhookServerTest {
     assertThat(res.at("/response/allowed").asBoolean()).isFalse();
     assertThat(res.at("/response/status/code").asInt()).isEqualTo(403);
     assertThat(res.at("/response/status/message").asText()).isEqualTo("denied: deny-me");
+  }
+
+  static RuntimeException thrown(String what) {
+    switch (what) {
+      case "overflow" -> throw new StackOverflowError();
+      case "assertion" -> throw new AssertionError("a rule's assertion");
+      case "linkage" -> throw new NoClassDefFoundError("org/example/Missing");
+      default -> {
+        return new IllegalStateException(what + " " + "x".repeat(10_000));
+      }
+    }
+  }
+
+  /**
+   * Whatever the rules throw, on the event loop or on a worker, the review is answered 200 and
+   * denied: never a bare 500, which an entry with {@code failurePolicy: Ignore} would let through.
+   * The reason quotes what was thrown, cut short.
+   */
+  @ParameterizedTest(name = "{0} on the {1}")
+  @CsvSource({
+    "overflow, loop, java.lang.StackOverflowError",
+    "overflow, worker, java.lang.StackOverflowError",
+    "assertion, loop, java.lang.AssertionError: a rule's assertion",
+    "assertion, worker, java.lang.AssertionError: a rule's assertion",
+    "linkage, worker, java.lang.NoClassDefFoundError: org/example/Missing",
+    "runtime, loop, java.lang.IllegalStateException: runtime xxx",
+  })
+  void anythingThrownWhileJudgingIsADenial(String what, String where, String says)
+      throws Exception {
+    HttpResponse<String> r =
+        post(
+            client(HttpClient.Version.HTTP_2),
+            "/mutate",
+            "application/json",
+            review("admission.k8s.io/v1", "u-t", "throw-" + what + "-on-" + where));
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    JsonNode res = JSON.readTree(r.body());
+    assertThat(res.at("/response/uid").asText()).isEqualTo("u-t");
+    assertThat(res.at("/response/allowed").asBoolean()).isFalse();
+    assertThat(res.at("/response/status/code").asInt()).isEqualTo(500);
+    String message = res.at("/response/status/message").asText();
+    assertThat(message).startsWith("internal error: " + says);
+    assertThat(message.length()).as(message).isLessThan(200);
   }
 
   static Stream<Arguments> badInput() {
@@ -718,31 +771,8 @@ class WebhookServerTest {
         .build();
   }
 
-  private SSLContext tlsPresenting(org.standalonecinder.certs.IssuedCertificate identity)
-      throws Exception {
-    java.security.KeyStore keys = java.security.KeyStore.getInstance("PKCS12");
-    keys.load(null, null);
-    if (identity != null) {
-      keys.setKeyEntry(
-          "me",
-          identity.key(),
-          new char[0],
-          identity.chain().toArray(java.security.cert.Certificate[]::new));
-    }
-    javax.net.ssl.KeyManagerFactory kmf =
-        javax.net.ssl.KeyManagerFactory.getInstance(
-            javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
-    kmf.init(keys, new char[0]);
-    java.security.KeyStore trusted = java.security.KeyStore.getInstance("PKCS12");
-    trusted.load(null, null);
-    trusted.setCertificateEntry("ca", ca.certificate());
-    javax.net.ssl.TrustManagerFactory tmf =
-        javax.net.ssl.TrustManagerFactory.getInstance(
-            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
-    tmf.init(trusted);
-    SSLContext tls = SSLContext.getInstance("TLS");
-    tls.init(kmf.getKeyManagers(), tmf.getTrustManagers(), null);
-    return tls;
+  private SSLContext tlsPresenting(org.standalonecinder.certs.IssuedCertificate identity) {
+    return CaBundle.of(List.of(ca.certificate())).clientContext(identity);
   }
 
   private static void healthz(javax.net.ssl.SSLSocket s) throws java.io.IOException {
@@ -873,6 +903,12 @@ class WebhookServerTest {
                 // The server names the CAs it takes, so a client offers none of another CA.
                 401,
                 "reviews are taken from the API server only"),
+            new Caller(
+                "the CA's serving certificate of the API server's name",
+                clients.issueServing(
+                    List.of("kube-apiserver"), List.of(), Duration.ofHours(1), clock),
+                401,
+                "is not for client authentication"),
             new Caller(
                 "the CA's certificate for another name",
                 clients.issueClient("mallory", Duration.ofHours(1), clock),

@@ -63,6 +63,13 @@ abstract class ClaimRuleTable {
 
     final Set<String> trusted = new java.util.HashSet<>();
 
+    /**
+     * Whom the server authenticates as every review's sender (settings, kept here so that rows can
+     * set it): the API server's client certificate, as a webhook started with --client-ca; null for
+     * a webhook that takes reviews from anyone.
+     */
+    String caller = API_SERVER;
+
     /** The review's userInfo.groups holds a null (the fuzzer found one crash by it). */
     boolean nullGroup;
 
@@ -460,6 +467,9 @@ abstract class ClaimRuleTable {
         null);
   }
 
+  /** What a webhook started with --client-ca signs as the sender of its reviews. */
+  static final String API_SERVER = "client certificate [kube-apiserver] of CN=front-proxy-ca";
+
   /** The whole chain as the policy file builds it, on the fixture's cluster, keys and clock. */
   static org.standalonecinder.webhook.admission.AdmissionController chain(
       String policy, Cluster cluster) {
@@ -471,7 +481,8 @@ abstract class ClaimRuleTable {
         CloneCheck.NONE,
         KEYS,
         Clock.fixed(NOW, ZoneOffset.UTC),
-        new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+        cluster.caller);
   }
 
   /** The start of a denial that says only that a lookup failed. */
@@ -494,6 +505,12 @@ abstract class ClaimRuleTable {
    * (whose uid is {@code uid-<namespace>-<name>}), allowed on {@code basis} for {@code user}.
    */
   static String token(String source, String target, CloneToken.Basis basis, String user) {
+    return token(source, target, basis, user, API_SERVER);
+  }
+
+  /** The same, signed by a webhook that authenticated {@code caller} (null: nobody). */
+  static String token(
+      String source, String target, CloneToken.Basis basis, String user, String caller) {
     String[] src = source.split("/");
     String[] dst = target.split("/");
     return CloneToken.sign(
@@ -504,14 +521,20 @@ abstract class ClaimRuleTable {
             NOW,
             NOW.plus(CloneToken.VALIDITY),
             basis,
-            new CloneToken.Principal(user, null, null, null)),
+            new CloneToken.Principal(user, null, null, null),
+            caller),
         KEYS);
   }
 
   /** The patch that stamps an accepted cross-namespace clone with its token. */
   static String stamped(String source, CloneToken.Basis basis, String user) {
+    return stampedBy(source, basis, user, API_SERVER);
+  }
+
+  /** The same, by a webhook that authenticated {@code caller} (null: nobody). */
+  static String stampedBy(String source, CloneToken.Basis basis, String user, String caller) {
     return "[{\"op\":\"add\",\"path\":\"/metadata/annotations/standalone-cinder.io~1clone-token\",\"value\":\""
-        + token(source, "apps/copy", basis, user)
+        + token(source, "apps/copy", basis, user, caller)
         + "\"}]";
   }
 
@@ -540,7 +563,8 @@ abstract class ClaimRuleTable {
                 row.mode(),
                 row.undersized(),
                 row.unavailable(),
-                new Requesters(cluster.deputies, cluster.trusted)),
+                new Requesters(cluster.deputies, cluster.trusted),
+                cluster.caller),
             cluster,
             row.cinder(),
             KEYS,

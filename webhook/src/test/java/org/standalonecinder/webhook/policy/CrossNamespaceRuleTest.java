@@ -54,6 +54,28 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .getAnnotations()
                             .put(ClonePolicy.CLONE_GRANT, "ops")),
             deny(
+                    "the attack: a webhook that authenticates nobody does not take the rights of"
+                        + " whom a review names, since any pod could have written it",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared into namespace apps is not allowed: the source grants no clone to apps (annotation standalone-cinder.io/clone-grant); your own rights in team-b are not asked: this webhook does not authenticate the API server (serve --client-ca), so a review could name anyone as its requester")
+                .by("bob")
+                .given(c -> c.caller = null),
+            allow(
+                    "a webhook that authenticates nobody still allows what the source grants",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    stampedBy("team-b/shared", Basis.GRANT, "bob", null))
+                .by("bob")
+                .given(
+                    c -> {
+                      c.caller = null;
+                      c.claims
+                          .get("team-b/shared")
+                          .getMetadata()
+                          .getAnnotations()
+                          .put(ClonePolicy.CLONE_GRANT, "apps");
+                    })
+                .fired(CloneTokenRule.NAME),
+            deny(
                     "cross-namespace denied by policy even for bob",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     "cloning team-b/shared into namespace apps is not allowed: the cluster's policy forbids clones across namespaces")
