@@ -284,6 +284,12 @@ public final class LocalInstall implements AutoCloseable {
   /** The provisioners' Lease duration here: a standby takes over this long after a crash. */
   public static final int LEASE_SECONDS = 6;
 
+  /** The port of the first provisioner's /healthz, /readyz and /metrics (on 127.0.0.1). */
+  public int provisionerHealthPort() {
+    List<String> args = processes.firstCommand("provisioner");
+    return Integer.parseInt(args.get(args.indexOf("--health-port") + 1));
+  }
+
   /**
    * Starts another provisioner replica, as the first was started but with its own name (in the
    * Lease and events) and health port; it stands by while the first leads.

@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,7 +47,7 @@ import org.standalonecinder.provisioner.provision.Names;
 class CloneAttacksE2EIT {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String WFFC_CLASS =
+  static final String WFFC_CLASS =
       """
       apiVersion: storage.k8s.io/v1
       kind: StorageClass
@@ -440,16 +441,30 @@ class CloneAttacksE2EIT {
                     .getData()
                     .get(CloneToken.KEY_FIELD));
     Instant now = Instant.now();
-    return CloneToken.sign(
-        new CloneToken.Claims(
-            new ClaimRef(victim, "db"),
-            victimDb().getMetadata().getUid(),
-            new ClaimRef(namespace, name),
-            now.minusSeconds(2),
-            now.plus(CloneToken.VALIDITY),
-            CloneToken.Basis.REQUESTER,
-            new CloneToken.Principal("admin", null, List.of("system:masters"), null)),
-        CloneToken.Keys.of(key, null));
+    String v3 =
+        CloneToken.sign(
+            new CloneToken.Claims(
+                new ClaimRef(victim, "db"),
+                victimDb().getMetadata().getUid(),
+                new ClaimRef(namespace, name),
+                now.minusSeconds(2),
+                now.plus(CloneToken.VALIDITY),
+                CloneToken.Basis.REQUESTER,
+                new CloneToken.Principal("admin", null, List.of("system:masters"), null)),
+            CloneToken.Keys.of(key, null));
+    // In that webhook's own format (v2: the same fields, without the caller), signed again.
+    String payload =
+        new String(Base64.getUrlDecoder().decode(v3.split("\\.")[0]), StandardCharsets.UTF_8);
+    byte[] v2 =
+        ("v2" + payload.substring(2, payload.lastIndexOf('|'))).getBytes(StandardCharsets.UTF_8);
+    try {
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(new javax.crypto.spec.SecretKeySpec(key, "HmacSHA256"));
+      Base64.Encoder b64 = Base64.getUrlEncoder().withoutPadding();
+      return b64.encodeToString(v2) + "." + b64.encodeToString(mac.doFinal(v2));
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /**
