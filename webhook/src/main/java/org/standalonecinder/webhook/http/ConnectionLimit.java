@@ -1,8 +1,6 @@
 package org.standalonecinder.webhook.http;
 
 import io.vertx.core.http.HttpConnection;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -14,24 +12,24 @@ import java.util.function.Predicate;
  * <p>The API server, when it presents the client certificate the webhook checks ({@code
  * --client-ca}), is never turned away and does not count: a flood of other clients cannot lock it
  * out. Without that check, it is one client among others; the limit per client address keeps one
- * pod (or node) from taking every slot.
+ * pod (or node) from taking every slot, and when all are taken the address that holds the most
+ * connections yields its newest to an address that holds fewer ({@link FairShare}): a flood from
+ * many addresses cannot lock out the API server, which keeps one or two.
  */
 final class ConnectionLimit {
 
-  private final WebhookServer.ConnectionLimits limits;
   private final Predicate<HttpConnection> exempt;
   private final Shedding shedding;
-  // Per client address; an entry leaves with the client's last connection.
-  private final Map<String, Integer> byClient = new ConcurrentHashMap<>();
+  private final FairShare share;
 
   /**
    * @param exempt connections that neither count nor are refused (the verified API server)
    */
   ConnectionLimit(
       WebhookServer.ConnectionLimits limits, Predicate<HttpConnection> exempt, Shedding shedding) {
-    this.limits = limits;
     this.exempt = exempt;
     this.shedding = shedding;
+    this.share = new FairShare(limits.connections(), limits.perClient());
   }
 
   /**
@@ -46,25 +44,41 @@ final class ConnectionLimit {
     }
     String client =
         connection.remoteAddress() == null ? "" : connection.remoteAddress().hostAddress();
-    Runnable leaveClient = () -> byClient.computeIfPresent(client, (k, n) -> n <= 1 ? null : n - 1);
-    if (byClient.merge(client, 1, Integer::sum) > limits.perClient()) {
-      leaveClient.run();
+    io.vertx.core.Context context = io.vertx.core.Vertx.currentContext();
+    FairShare.Admission admitted =
+        share.admit(
+            client,
+            1,
+            () -> {
+              // Displaced: it no longer counts from now on, and is closed on its event loop.
+              shedding.open.decrementAndGet();
+              if (context == null) {
+                connection.close();
+              } else {
+                context.runOnContext(v -> connection.close());
+              }
+            });
+    for (int i = 0; i < admitted.displaced(); i++) {
+      shedding.refused(
+          Shedding.Reason.DISPLACED,
+          "a connection of the client that held the most, for " + client);
+    }
+    if (admitted.refusal() == FairShare.Refusal.CLIENT) {
       shedding.refused(
           Shedding.Reason.CLIENT_CONNECTIONS,
-          client + " holds " + limits.perClient() + " connections, the most one client may");
+          client + " holds the most connections one client may");
       return null;
     }
-    if (shedding.open.incrementAndGet() > limits.connections()) {
-      shedding.open.decrementAndGet();
-      leaveClient.run();
-      shedding.refused(
-          Shedding.Reason.CONNECTIONS,
-          limits.connections() + " connections open, the most the webhook keeps");
+    if (admitted.refusal() == FairShare.Refusal.TOTAL) {
+      shedding.refused(Shedding.Reason.CONNECTIONS, "every connection the webhook keeps is taken");
       return null;
     }
+    shedding.open.incrementAndGet();
+    FairShare.Holding holding = admitted.holding();
     return () -> {
-      shedding.open.decrementAndGet();
-      leaveClient.run();
+      if (holding.release()) {
+        shedding.open.decrementAndGet();
+      }
     };
   }
 }

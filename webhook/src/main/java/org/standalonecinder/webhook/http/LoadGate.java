@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Bounds what reviews in flight may hold, so that no flood of requests (a pod that reaches the
@@ -25,7 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>A declared body over {@link WebhookServer#MAX_BODY}: 413 at once, the body unread.
  *   <li>All requests in flight together hold at most {@link Limits#bytes()}, and those of one
  *       client address at most {@link Limits#perClientBytes()}: a client that floods waits for its
- *       own share while the API server keeps its own.
+ *       own share while the API server keeps its own. When the total is reached, the address that
+ *       holds the most yields its newest requests (reset, or their connection closed) to one that
+ *       holds less ({@link FairShare}): a flood from several addresses holding slow bodies cannot
+ *       lock out the API server, whose reviews are small and quick.
  *   <li>A large body (over {@link Limits#largeBody()}, or undeclared) parses into tens of MiB: at
  *       most {@link Limits#largeRequests()} at once in all, and one a client. Every review the API
  *       server sends for a claim or a class is far smaller.
@@ -61,11 +63,10 @@ final class LoadGate implements PlatformHandler {
   }
 
   private final Limits limits;
-  private final AtomicLong bytes = new AtomicLong();
+  private final FairShare bytes;
   private final AtomicInteger large = new AtomicInteger();
   // Per client address; an entry leaves with its last request (merge and computeIfPresent are
   // atomic per key, so the sums stay exact across event loops).
-  private final Map<String, Long> bytesByClient = new ConcurrentHashMap<>();
   private final Map<String, Long> largeByClient = new ConcurrentHashMap<>();
 
   private final Shedding shedding;
@@ -74,11 +75,12 @@ final class LoadGate implements PlatformHandler {
     this.limits = limits;
     this.shedding = shedding;
     this.drainMillis = drain.toMillis();
+    this.bytes = new FairShare(limits.bytes(), limits.perClientBytes());
   }
 
   /** The bytes {@code client}'s reviews in flight hold now. */
   long heldBy(String client) {
-    return bytesByClient.getOrDefault(client, 0L);
+    return bytes.heldBy(client);
   }
 
   /** How many large reviews are in flight now. */
@@ -101,17 +103,28 @@ final class LoadGate implements PlatformHandler {
     List<Runnable> taken = new ArrayList<>(4);
     String refusal = null;
     Shedding.Reason why = null;
-    if (!take(bytesByClient, client, holds, limits.perClientBytes(), taken)) {
-      refusal = "too many reviews in flight from " + client + "; retry";
-      why = Shedding.Reason.CLIENT_BYTES;
-    } else if (!take(bytes, holds, limits.bytes(), taken)) {
-      refusal = "too many reviews in flight; retry";
-      why = Shedding.Reason.BYTES;
-    } else if (isLarge
+    // The large places first: a request they refuse must not have displaced anyone's.
+    if (isLarge
         && (!take(largeByClient, client, 1, 1, taken)
             || !take(large, limits.largeRequests(), taken))) {
       refusal = "too many large reviews in flight; retry";
       why = Shedding.Reason.LARGE;
+    } else {
+      FairShare.Admission admitted = bytes.admit(client, holds, displace(ctx));
+      for (int i = 0; i < admitted.displaced(); i++) {
+        shedding.refused(
+            Shedding.Reason.DISPLACED, "a review of the client that held the most, for " + client);
+      }
+      if (admitted.refusal() == FairShare.Refusal.CLIENT) {
+        refusal = "too many reviews in flight from " + client + "; retry";
+        why = Shedding.Reason.CLIENT_BYTES;
+      } else if (admitted.refusal() == FairShare.Refusal.TOTAL) {
+        refusal = "too many reviews in flight; retry";
+        why = Shedding.Reason.BYTES;
+      } else {
+        FairShare.Holding holding = admitted.holding();
+        taken.add(holding::release);
+      }
     }
     if (refusal != null) {
       taken.forEach(Runnable::run);
@@ -132,6 +145,24 @@ final class LoadGate implements PlatformHandler {
     ctx.next();
   }
 
+  /**
+   * What a request does when the client that holds the most must make room: its stream is reset
+   * (HTTP/2) or its connection closed (HTTP/1.1), on its own event loop; that frees its share.
+   */
+  private static Runnable displace(RoutingContext ctx) {
+    io.vertx.core.Context context = ctx.vertx().getOrCreateContext();
+    HttpServerRequest req = ctx.request();
+    return () ->
+        context.runOnContext(
+            v -> {
+              if (req.version() == HttpVersion.HTTP_2) {
+                ctx.response().reset();
+              } else {
+                req.connection().close();
+              }
+            });
+  }
+
   private static boolean take(
       Map<String, Long> byClient, String client, long n, long cap, List<Runnable> taken) {
     Runnable giveBack = () -> byClient.computeIfPresent(client, (k, v) -> v <= n ? null : v - n);
@@ -140,15 +171,6 @@ final class LoadGate implements PlatformHandler {
       return false;
     }
     taken.add(giveBack);
-    return true;
-  }
-
-  private static boolean take(AtomicLong total, long n, long cap, List<Runnable> taken) {
-    if (total.addAndGet(n) > cap) {
-      total.addAndGet(-n);
-      return false;
-    }
-    taken.add(() -> total.addAndGet(-n));
     return true;
   }
 

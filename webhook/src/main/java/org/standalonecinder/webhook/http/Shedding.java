@@ -29,7 +29,12 @@ public final class Shedding {
     /** A large or undeclared body while others are being read (429). */
     LARGE,
     /** A body declared over the API server's 3 MiB (413). */
-    TOO_LARGE;
+    TOO_LARGE,
+    /**
+     * A review in flight, or a connection, of the client that held the most, ended to make room for
+     * one that held less ({@link FairShare}).
+     */
+    DISPLACED;
 
     /** The label value: lower case, underscores. */
     public String label() {

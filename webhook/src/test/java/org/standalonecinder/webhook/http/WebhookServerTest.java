@@ -712,6 +712,47 @@ class WebhookServerTest {
   }
 
   /**
+   * The attack of issue 43 in miniature (96 KiB in all, 32 KiB a client): three addresses each hold
+   * their whole share with bodies they never finish, so together they hold everything. The API
+   * server, from a fourth address and without a client certificate the webhook could know it by, is
+   * still answered: the address that holds the most yields its newest request (its connection
+   * closed), since the API server holds less.
+   */
+  @Test
+  void heldBodiesFromThreeAddressesDoNotLockOutTheApiServer() throws Exception {
+    WebhookServer gated =
+        new WebhookServer(vertx, certs, CONTROLLER, () -> true, null, engine())
+            .gateLimits(new LoadGate.Limits(96 << 10, 32 << 10, 16 << 10, 1));
+    gated.listen("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get();
+    List<javax.net.ssl.SSLSocket> held = new ArrayList<>();
+    byte[] body = review("admission.k8s.io/v1", "api", "data").getBytes(StandardCharsets.UTF_8);
+    try {
+      for (String address : List.of("127.0.0.2", "127.0.0.3", "127.0.0.4")) {
+        for (int i = 0; i < 2; i++) {
+          javax.net.ssl.SSLSocket s = connectFrom(address, gated.port());
+          start(s, 16 << 10, new byte[] {'{'});
+          held.add(s);
+        }
+        awaitGate(address + "'s share held", () -> gated.gate().heldBy(address) >= 32 << 10);
+      }
+      for (int i = 0; i < 3; i++) {
+        try (javax.net.ssl.SSLSocket api = connectFrom("127.0.0.1", gated.port())) {
+          start(api, body.length, body);
+          assertThat(answer(api)).startsWith("HTTP/1.1 200").contains("\"uid\":\"api\"");
+        }
+      }
+      assertThat(gated.shedding().count(Shedding.Reason.DISPLACED)).isBetween(1L, 3L);
+      assertThat(gated.shedding().count(Shedding.Reason.BYTES)).isZero();
+      assertThat(endedByServer(held.get(1))).as("the newest of the first address, closed").isTrue();
+    } finally {
+      for (javax.net.ssl.SSLSocket s : held) {
+        s.close();
+      }
+      gated.close().toCompletionStage().toCompletableFuture().get();
+    }
+  }
+
+  /**
    * A client that goes away in the middle of its body (a flood cut off, an API server that gave up)
    * leaves nothing to answer and nothing to log as an error: a flood must not become a flood of
    * stack traces.
@@ -795,7 +836,8 @@ class WebhookServerTest {
   /**
    * A flood of connections, in miniature (6 in all, 4 a client): one pod that opens more than its
    * share has the extra closed right after the handshake, before it can send a byte; a second pod
-   * fills what is left and the next pod's connection is closed too; the connections already open
+   * fills what is left, and a third still gets in, the first yielding its newest connection (an
+   * address that would then hold as many as the first gets nothing); the connections already open
    * are still answered; and the API server, by its client certificate, connects and is answered
    * from the flooder's own address while every place is taken. Once the flood's connections end,
    * their places are free again. Each refusal is counted by its reason.
@@ -827,7 +869,16 @@ class WebhookServerTest {
       }
       held.add(connectFrom("127.0.0.3", limited.port()));
       held.add(connectFrom("127.0.0.3", limited.port()));
-      try (javax.net.ssl.SSLSocket third = connectFrom("127.0.0.4", limited.port())) {
+      // Every place taken: a newcomer gets one, and the address that holds the most yields its
+      // newest connection (as the API server without --client-ca gets in past a flood).
+      javax.net.ssl.SSLSocket newcomer = connectFrom("127.0.0.4", limited.port());
+      held.add(newcomer);
+      newcomer.setSoTimeout(300);
+      assertThat(endedByServer(newcomer)).as("a newcomer past the limit in all").isFalse();
+      newcomer.setSoTimeout(5000);
+      assertThat(endedByServer(held.get(3))).as("the flooder's newest, displaced").isTrue();
+      // Nobody yields to an address that would then hold as many as the one that holds the most.
+      try (javax.net.ssl.SSLSocket third = connectFrom("127.0.0.3", limited.port())) {
         assertThat(endedByServer(third)).as("a connection past the limit in all").isTrue();
       }
       assertThat(limited.shedding().openConnections()).isEqualTo(6);
@@ -853,6 +904,7 @@ class WebhookServerTest {
       }
       assertThat(limited.shedding().count(Shedding.Reason.CLIENT_CONNECTIONS)).isEqualTo(1);
       assertThat(limited.shedding().count(Shedding.Reason.CONNECTIONS)).isEqualTo(1);
+      assertThat(limited.shedding().count(Shedding.Reason.DISPLACED)).isEqualTo(1);
     } finally {
       for (javax.net.ssl.SSLSocket s : held) {
         s.close();
