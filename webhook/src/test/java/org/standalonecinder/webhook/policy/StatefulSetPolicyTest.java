@@ -132,4 +132,96 @@ class StatefulSetPolicyTest {
       assertThat(d.message()).contains(row.refusal());
     }
   }
+
+  /**
+   * The amplification: one review (a dry run, or a forged review) with hundreds of templates. Those
+   * that make the same claim are judged once; at most {@link StatefulSetPolicy#MAX_JUDGED} distinct
+   * ones are, the rest left to the claim rules with a warning; a denial names a few templates.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "500 templates that clone the same source: judged once | 500 | 1 | 1 | 1 |"
+            + " volumeClaimTemplates t0, t1, t2 and 497 more: the statefulset controller's",
+        "40 distinct templates: 16 judged, 24 left with a warning | 40 | 40 | 16 | 16 |"
+            + " volumeClaimTemplates t0:",
+        "5 distinct templates: each judged | 5 | 5 | 5 | 5 | volumeClaimTemplates t4:",
+      })
+  void theWorkOfOneStatefulSetIsBounded(
+      String name, int templates, int distinct, int judged, int refused, String says) {
+    ClaimRuleTable.Cluster cluster = new ClaimRuleTable.Cluster();
+    java.util.concurrent.atomic.AtomicInteger calls =
+        new java.util.concurrent.atomic.AtomicInteger();
+    var chain = ClaimRuleTable.chain("", cluster);
+    StatefulSetPolicy policy =
+        new StatefulSetPolicy(
+            (request, mutating) -> {
+              calls.incrementAndGet();
+              return chain.review(request, mutating);
+            });
+    java.util.List<PersistentVolumeClaim> list = new java.util.ArrayList<>();
+    for (int i = 0; i < templates; i++) {
+      // Distinct by size: a clone across namespaces the controller may not make, each refused.
+      PersistentVolumeClaim t =
+          template(ClaimRuleTable.clone("team-b/shared"), "clone", (1 + i % distinct) + "Gi");
+      t.getMetadata().setName("t" + i);
+      list.add(t);
+    }
+    StatefulSet sts =
+        new StatefulSetBuilder()
+            .withNewMetadata()
+            .withName("db")
+            .withNamespace("apps")
+            .endMetadata()
+            .withNewSpec()
+            .withVolumeClaimTemplates(list)
+            .endSpec()
+            .build();
+    AdmissionRequest r = new AdmissionRequest();
+    r.setUid("u");
+    r.setNamespace("apps");
+    r.setOperation("CREATE");
+    r.setObject(sts);
+    r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
+    Decision d = policy.review(LeanRequests.of(r), false);
+    assertThat(calls.get()).as("templates judged").isEqualTo(judged);
+    assertThat(d.allowed()).isFalse();
+    assertThat(d.message().split("volumeClaimTemplates ").length - 1).isEqualTo(refused);
+    assertThat(d.message()).contains(says);
+    assertThat(d.message().length()).as("the denial's length").isLessThan(16 * 600);
+  }
+
+  /** Past the cap, an otherwise allowed StatefulSet is allowed with a warning saying so. */
+  @org.junit.jupiter.api.Test
+  void templatesPastTheCapAreLeftToTheClaimRulesWithAWarning() {
+    java.util.List<PersistentVolumeClaim> list = new java.util.ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      PersistentVolumeClaim t = template(ClaimRuleTable.clone("src"), "clone", (2 + i) + "Gi");
+      t.getMetadata().setName("t" + i);
+      list.add(t);
+    }
+    AdmissionRequest r = new AdmissionRequest();
+    r.setUid("u");
+    r.setNamespace("apps");
+    r.setOperation("CREATE");
+    r.setObject(
+        new StatefulSetBuilder()
+            .withNewMetadata()
+            .withName("db")
+            .withNamespace("apps")
+            .endMetadata()
+            .withNewSpec()
+            .withVolumeClaimTemplates(list)
+            .endSpec()
+            .build());
+    r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
+    Decision d =
+        ClaimRuleTable.chain("", new ClaimRuleTable.Cluster()).review(LeanRequests.of(r), false);
+    assertThat(d.allowed()).as(String.valueOf(d.message())).isTrue();
+    assertThat(d.warnings())
+        .containsExactly(
+            "4 volumeClaimTemplates past the first 16 distinct ones were not checked here; their"
+                + " claims are judged when the statefulset controller creates them");
+  }
 }
