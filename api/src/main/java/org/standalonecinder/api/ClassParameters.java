@@ -25,6 +25,8 @@ import java.util.regex.Pattern;
  *     user Cinder names, or null for the provisioner's default
  * @param iscsiChap {@code required} or {@code optional}: whether an iSCSI export without CHAP may
  *     become a PV of this class, or null for the provisioner's default (required)
+ * @param maxSizeGib the largest volume a claim of this class may have, when made or grown, in GiB;
+ *     null for the provisioner's own bound ({@link #MAX_GIB})
  */
 public record ClassParameters(
     String volumeType,
@@ -34,7 +36,38 @@ public record ClassParameters(
     String rbdForm,
     String cephClusterId,
     String cephxSecret,
-    String iscsiChap) {
+    String iscsiChap,
+    Integer maxSizeGib) {
+
+  /** The largest volume the provisioner asks Cinder for, whatever the class; 64 TiB. */
+  public static final int MAX_GIB = 64 * 1024;
+
+  /** Without a size bound. */
+  public ClassParameters(
+      String volumeType,
+      String availabilityZone,
+      String fsType,
+      boolean smartclone,
+      String rbdForm,
+      String cephClusterId,
+      String cephxSecret,
+      String iscsiChap) {
+    this(
+        volumeType,
+        availabilityZone,
+        fsType,
+        smartclone,
+        rbdForm,
+        cephClusterId,
+        cephxSecret,
+        iscsiChap,
+        null);
+  }
+
+  /** The largest volume of this class, in GiB: its {@code maxSizeGiB}, or {@link #MAX_GIB}. */
+  public int largestGib() {
+    return maxSizeGib == null ? MAX_GIB : maxSizeGib;
+  }
 
   /** Without any Ceph or CHAP parameter. */
   public ClassParameters(
@@ -72,7 +105,8 @@ public record ClassParameters(
           "rbdForm",
           "cephClusterID",
           "cephxSecret",
-          "iscsiChap");
+          "iscsiChap",
+          "maxSizeGiB");
 
   /** The values of {@code iscsiChap}. */
   public static final List<String> ISCSI_CHAP = List.of("required", "optional");
@@ -113,6 +147,7 @@ public record ClassParameters(
     String cephClusterId = null;
     String cephxSecret = null;
     String iscsiChap = null;
+    Integer maxSizeGib = null;
     List<String> problems = new ArrayList<>();
     Map<String, String> spellings = new java.util.TreeMap<>();
     // In key order, so that the problems are listed the same way whatever order the map has.
@@ -122,7 +157,14 @@ public record ClassParameters(
       String earlier = spellings.put(key.toLowerCase(Locale.ROOT), key);
       if (earlier != null) {
         // SmartClone: "false" and smartclone: "true" in one class: neither can be meant.
-        problems.add("parameter " + key + " is given twice (" + earlier + ", " + key + ")");
+        problems.add(
+            "parameter "
+                + ClaimRef.quote(key)
+                + " is given twice ("
+                + ClaimRef.quote(earlier)
+                + ", "
+                + ClaimRef.quote(key)
+                + ")");
         continue;
       }
       String value = e.getValue() == null ? "" : e.getValue().trim();
@@ -136,7 +178,7 @@ public record ClassParameters(
                 "parameter "
                     + key
                     + "='"
-                    + value
+                    + ClaimRef.quote(value)
                     + "' is not a filesystem name such as ext4 or xfs");
           }
         }
@@ -147,7 +189,12 @@ public record ClassParameters(
             case "true", "" -> smartclone = true;
             case "false" -> smartclone = false;
             default ->
-                problems.add("parameter " + key + "='" + value + "' must be \"true\" or \"false\"");
+                problems.add(
+                    "parameter "
+                        + key
+                        + "='"
+                        + ClaimRef.quote(value)
+                        + "' must be \"true\" or \"false\"");
           }
         }
         case "rbdform" ->
@@ -165,7 +212,7 @@ public record ClassParameters(
                 "parameter "
                     + key
                     + "='"
-                    + value
+                    + ClaimRef.quote(value)
                     + "' is not a ceph-csi clusterID (letters, digits, '.', '_' and '-')");
           }
         }
@@ -173,7 +220,11 @@ public record ClassParameters(
           cephxSecret = nonEmpty(key, value, problems);
           if (cephxSecret != null && !isDnsSubdomain(cephxSecret)) {
             problems.add(
-                "parameter " + key + "='" + value + "' is not a Secret name (a DNS subdomain)");
+                "parameter "
+                    + key
+                    + "='"
+                    + ClaimRef.quote(value)
+                    + "' is not a Secret name (a DNS subdomain)");
           }
         }
         case "iscsichap" ->
@@ -185,14 +236,39 @@ public record ClassParameters(
                     "\"required\" (the default) or \"optional\" (an export without CHAP may be"
                         + " used: any pod that reaches the portal can read it)",
                     problems);
-        default -> problems.add("unknown parameter '" + key + "'" + suggestion(key));
+        case "maxsizegib" -> maxSizeGib = gib(key, value, problems);
+        default ->
+            problems.add("unknown parameter '" + ClaimRef.quote(key) + "'" + suggestion(key));
       }
     }
     if (!problems.isEmpty()) {
       throw new InvalidClassParametersException(problems);
     }
     return new ClassParameters(
-        type, zone, fsType, smartclone, rbdForm, cephClusterId, cephxSecret, iscsiChap);
+        type, zone, fsType, smartclone, rbdForm, cephClusterId, cephxSecret, iscsiChap, maxSizeGib);
+  }
+
+  /** A whole number of GiB from 1 to {@link #MAX_GIB}; a problem saying so otherwise. */
+  private static Integer gib(String key, String value, List<String> problems) {
+    String v = nonEmpty(key, value, problems);
+    if (v == null) {
+      return null;
+    }
+    if (v.length() <= 5 && v.chars().allMatch(Character::isDigit)) {
+      int n = Integer.parseInt(v);
+      if (n >= 1 && n <= MAX_GIB) {
+        return n;
+      }
+    }
+    problems.add(
+        "parameter "
+            + key
+            + "='"
+            + ClaimRef.quote(value)
+            + "' must be a whole number of GiB from 1 to "
+            + MAX_GIB
+            + " (e.g. \"500\" for 500Gi)");
+    return null;
   }
 
   /** One of the allowed values, in lower case; a problem saying which are allowed otherwise. */
@@ -204,7 +280,7 @@ public record ClassParameters(
     }
     v = v.toLowerCase(Locale.ROOT);
     if (!allowed.contains(v)) {
-      problems.add("parameter " + key + "='" + value + "' must be " + must);
+      problems.add("parameter " + key + "='" + ClaimRef.quote(value) + "' must be " + must);
     }
     return v;
   }

@@ -51,7 +51,15 @@ class ClassParametersTest {
         Arguments.of(
             "CHAP required, said out loud",
             Map.of("iscsichap", "required"),
-            new ClassParameters(null, null, null, false, null, null, null, "required")));
+            new ClassParameters(null, null, null, false, null, null, null, "required")),
+        Arguments.of(
+            "a bound on volume size",
+            Map.of("maxSizeGiB", " 500 "),
+            new ClassParameters(null, null, null, false, null, null, null, null, 500)),
+        Arguments.of(
+            "the provisioner's own bound, said out loud",
+            Map.of("maxsizegib", "65536"),
+            new ClassParameters(null, null, null, false, null, null, null, null, 65536)));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -101,7 +109,18 @@ class ClassParametersTest {
             Map.of("cephxSecret", "Cephx"),
             "is not a Secret name (a DNS subdomain)"),
         Arguments.of(
-            "misspelt ceph key", Map.of("cephxSecrets", "x"), "did you mean 'cephxSecret'?"));
+            "misspelt ceph key", Map.of("cephxSecrets", "x"), "did you mean 'cephxSecret'?"),
+        Arguments.of(
+            "maxSizeGiB as a quantity",
+            Map.of("maxSizeGiB", "500Gi"),
+            "parameter maxSizeGiB='500Gi' must be a whole number of GiB from 1 to 65536"),
+        Arguments.of("maxSizeGiB of zero", Map.of("maxSizeGiB", "0"), "from 1 to 65536"),
+        Arguments.of("maxSizeGiB past 64 TiB", Map.of("maxSizeGiB", "65537"), "from 1 to 65536"),
+        Arguments.of(
+            "a value of 100,000 characters is quoted short",
+            Map.of("maxSizeGiB", "9".repeat(100_000)),
+            "='99999999999999999999999999999999999999999999999999999999999999999999999999999999"
+                + "... (100000 characters)' must be"));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -468,12 +468,12 @@ class CloneAttacksE2EIT {
   }
 
   /**
-   * The attack of issue 43: the token slipped in by an update the webhook never judged. The
-   * claim-updates entry lets updates through when the webhook does not answer (failurePolicy
-   * Ignore, so that binds and finalizers never wait on it), and a review larger than the webhook
-   * reads (an update carries the claim twice, and the API server writes each {@code <} of an
-   * annotation as six bytes) is not answered either. Either way the provisioner does not clone on a
-   * token whose requester nobody authenticated, and says so on the claim.
+   * The attack: the token slipped in by an update the webhook never judged. The claim-updates entry
+   * lets updates through when the webhook does not answer (failurePolicy Ignore, so that binds and
+   * finalizers never wait on it), and a review larger than the webhook reads (an update carries the
+   * claim twice, and the API server writes each {@code <} of an annotation as six bytes) is not
+   * answered either. Either way the provisioner does not clone on a token whose requester nobody
+   * authenticated, and says so on the claim.
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({"the webhook stopped, stopped", "an update too large for the webhook (413), large"})

@@ -51,11 +51,11 @@ class HostileObjectsE2EIT {
   }
 
   /**
-   * The attack of issue 43: a claim whose {@code k8s.io/CloneRequest} names a source of 100,000 DNS
-   * labels (200 KB, within an annotation's 256 KiB). Its pattern's repeated group once overflowed
-   * the stack of every worker that read it: no claim in the cluster was provisioned after it, while
-   * /healthz said ok. The webhook refuses to let a claim gain a clone request, so the tenant adds
-   * it while the webhook does not answer (claim updates are let through then).
+   * The attack: a claim whose {@code k8s.io/CloneRequest} names a source of 100,000 DNS labels (200
+   * KB, within an annotation's 256 KiB). Its pattern's repeated group once overflowed the stack of
+   * every worker that read it: no claim in the cluster was provisioned after it, while /healthz
+   * said ok. The webhook refuses to let a claim gain a clone request, so the tenant adds it while
+   * the webhook does not answer (claim updates are let through then).
    */
   @Test
   void aClaimNamingASourceOfAHundredThousandLabelsFailsAloneAndEveryWorkerLives() throws Exception {

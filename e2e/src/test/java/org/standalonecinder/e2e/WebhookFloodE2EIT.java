@@ -180,11 +180,11 @@ class WebhookFloodE2EIT {
   }
 
   /**
-   * The starvation of issue 43, as reproduced then: 72 connections from 3 addresses, each declaring
-   * a 256 KiB body and holding it (the webhook's 16 MiB of bodies in flight, taken), and a
-   * connection flood from 20 more addresses (1,280 connections: past the 1,024 the webhook keeps).
-   * The webhook cannot tell the API server from them (no --client-ca here), yet every claim created
-   * through the API server meanwhile is admitted, p99 under 5 s: whoever holds the most yields.
+   * The starvation as it was reproduced: 72 connections from 3 addresses, each declaring a 256 KiB
+   * body and holding it (the webhook's 16 MiB of bodies in flight, taken), and a connection flood
+   * from 20 more addresses (1,280 connections: past the 1,024 the webhook keeps). The webhook
+   * cannot tell the API server from them (no --client-ca here), yet every claim created through the
+   * API server meanwhile is admitted, p99 under 5 s: whoever holds the most yields.
    */
   @Test
   void heldBodiesFromThreeAddressesAndConnectionsFromTwentyDoNotLockOutTheApiServer(LocalInstall it)

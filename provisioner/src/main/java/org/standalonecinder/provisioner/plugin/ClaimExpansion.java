@@ -19,9 +19,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.provision.ClaimRequest;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.VolumeExpander;
 
@@ -128,9 +131,8 @@ public final class ClaimExpansion {
 
   /** Whether the claim asks for more than its PV has, or its status still lags behind the PV. */
   static boolean wanted(PersistentVolumeClaim claim, PersistentVolume pv) {
-    int asked = gib(storage(claim.getSpec().getResources().getRequests()), RoundingMode.CEILING);
     int pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
-    if (asked > pvGib) {
+    if (exceeds(storage(claim.getSpec().getResources().getRequests()), pvGib)) {
       return true;
     }
     int status =
@@ -146,9 +148,9 @@ public final class ClaimExpansion {
    * @throws ProvisioningException when something cannot be done (now or at all)
    */
   void sync(PersistentVolumeClaim claim, PersistentVolume pv, StorageClass sc) {
-    int asked = gib(storage(claim.getSpec().getResources().getRequests()), RoundingMode.CEILING);
     int pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
-    if (asked > pvGib) {
+    Quantity request = storage(claim.getSpec().getResources().getRequests());
+    if (exceeds(request, pvGib)) {
       if (sc == null || !Boolean.TRUE.equals(sc.getAllowVolumeExpansion())) {
         throw ProvisioningException.invalid(
             "StorageClass "
@@ -158,6 +160,26 @@ public final class ClaimExpansion {
                 + pvGib
                 + " GiB");
       }
+      ClassParameters params;
+      try {
+        params = ClassParameters.parse(sc.getParameters());
+      } catch (InvalidClassParametersException e) {
+        throw ProvisioningException.invalid(e.getMessage());
+      }
+      // Checked before Cinder is asked: a tenant's resize must not take the project's quota.
+      if (exceeds(request, params.largestGib())) {
+        throw ProvisioningException.invalid(
+            "growing to "
+                + request
+                + " is refused: "
+                + ClaimRequest.largest(sc.getMetadata().getName(), params)
+                + "; the volume stays at "
+                + pvGib
+                + " GiB");
+      }
+    }
+    int asked = gib(request, RoundingMode.CEILING);
+    if (asked > pvGib) {
       if (pv.getSpec().getRbd() != null || pv.getSpec().getCsi() != null) {
         throw ProvisioningException.invalid(
             "growing Ceph RBD volumes is not supported yet; the volume stays at " + pvGib + " GiB");
@@ -306,6 +328,15 @@ public final class ClaimExpansion {
 
   private static Quantity storage(Map<String, Quantity> m) {
     return m == null ? null : m.get("storage");
+  }
+
+  /** Whether {@code q} rounds up to more than {@code gib} GiB (however large it is). */
+  private static boolean exceeds(Quantity q, int gib) {
+    return q != null
+        && Quantity.getAmountInBytes(q)
+                .divide(GIB, 0, RoundingMode.CEILING)
+                .compareTo(BigDecimal.valueOf(gib))
+            > 0;
   }
 
   private static int gib(Quantity q, RoundingMode mode) {

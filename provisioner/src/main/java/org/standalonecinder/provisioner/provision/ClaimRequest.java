@@ -24,9 +24,6 @@ import org.standalonecinder.provisioner.controller.ProvisioningException;
 public record ClaimRequest(
     int sizeGib, ClassParameters params, boolean block, boolean readOnly, boolean multiNode) {
 
-  /** The largest volume we ask for; Cinder's own limit is the project quota. */
-  static final long MAX_GIB = 64L * 1024;
-
   private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
   /**
@@ -67,11 +64,16 @@ public record ClaimRequest(
     if (bytes.signum() <= 0) {
       throw ProvisioningException.invalid("the claim requests " + request + " of storage");
     }
-    long gib = bytes.divide(GIB, 0, RoundingMode.CEILING).longValueExact();
-    if (gib > MAX_GIB) {
+    BigDecimal wholeGib = bytes.divide(GIB, 0, RoundingMode.CEILING);
+    if (wholeGib.compareTo(BigDecimal.valueOf(params.largestGib())) > 0) {
       throw ProvisioningException.invalid(
-          "the claim requests " + request + "; the largest volume is " + MAX_GIB + " GiB");
+          "the claim requests "
+              + request
+              + "; "
+              + largest(sc.getMetadata().getName(), params)
+              + ": nothing was asked of Cinder");
     }
+    long gib = wholeGib.longValueExact();
     Quantity limit =
         spec.getResources().getLimits() == null
             ? null
@@ -92,6 +94,17 @@ public record ClaimRequest(
               throw ProvisioningException.invalid(reason);
             });
     return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
+  }
+
+  /** What bounds a volume of the class, for a refusal. */
+  public static String largest(String className, ClassParameters params) {
+    return params.maxSizeGib() == null
+        ? "the largest volume is " + ClassParameters.MAX_GIB + " GiB"
+        : "StorageClass "
+            + className
+            + " allows at most "
+            + params.maxSizeGib()
+            + " GiB a volume (parameter maxSizeGiB)";
   }
 
   /**

@@ -135,38 +135,10 @@ class ExpansionTest {
   @MethodSource("expansions")
   void aClaimAskingForMoreGetsIt(
       String name, boolean allowed, String mode, Consumer<FakeCinderClient> before, Expect expect) {
-    client
-        .storage()
-        .v1()
-        .storageClasses()
-        .resource(
-            new StorageClassBuilder()
-                .withNewMetadata()
-                .withName("cinder")
-                .endMetadata()
-                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
-                .withReclaimPolicy("Delete")
-                .withVolumeBindingMode("Immediate")
-                .withAllowVolumeExpansion(allowed)
-                .build())
-        .create();
-    PersistentVolumeClaim c =
-        Cluster.createClaim(
-            client, "data", "cinder", ProvisionerSettings.DEFAULT_NAME, mode, Map.of());
-    PersistentVolume pv = Cluster.bind(client, c);
-    Cluster.await(
-        "the volume in use",
-        () -> cinder.volumes().get("vol-1").status().equals("in-use"),
-        Duration.ofSeconds(10));
+    PersistentVolume pv = boundClaim(allowed, mode, Map.of());
     before.accept(cinder);
     cinder.clearLog();
-
-    claimResource()
-        .edit(
-            x -> {
-              x.getSpec().getResources().getRequests().put("storage", new Quantity("2Gi"));
-              return x;
-            });
+    ask("2Gi");
 
     Cluster.await(
         "the claim told " + expect.event(),
@@ -191,6 +163,73 @@ class ExpansionTest {
                 .toList();
     assertThat(conditions)
         .isEqualTo(expect.condition() == null ? List.of() : List.of(expect.condition()));
+  }
+
+  /**
+   * The bound on a volume's size holds for growing too, and is checked before Cinder is asked: a
+   * tenant's resize must not take the project's quota (nor a size past what a long holds).
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "past the class's maxSizeGiB | 1 | 2Gi | growing to 2Gi is refused: StorageClass cinder"
+            + " allows at most 1 GiB a volume (parameter maxSizeGiB); the volume stays at 1 GiB",
+        "past the provisioner's 64 TiB | | 65537Gi | growing to 65537Gi is refused: the largest"
+            + " volume is 65536 GiB",
+        "past what a number of GiB can hold | | 1000000000000Ei | growing to 1000000000000Ei is"
+            + " refused: the largest volume is 65536 GiB",
+      })
+  void growingPastTheBoundIsRefusedBeforeCinderIsAsked(
+      String name, String maxSizeGib, String request, String says) {
+    boundClaim(true, "Block", maxSizeGib == null ? Map.of() : Map.of("maxSizeGiB", maxSizeGib));
+    cinder.clearLog();
+    ask(request);
+    Cluster.await(
+        "the claim told why",
+        () -> events().stream().anyMatch(e -> e.startsWith(ClaimExpansion.RESIZE_FAILED + ": ")),
+        Duration.ofSeconds(10));
+    assertThat(events()).anyMatch(e -> e.contains(says));
+    assertThat(cinder.log()).as("nothing asked of Cinder").isEmpty();
+    assertThat(cinder.volumes().get("vol-1").sizeGib()).isEqualTo(1);
+  }
+
+  /** A claim of 1Gi of a class with these parameters, bound to its volume, in use. */
+  private PersistentVolume boundClaim(boolean allowed, String mode, Map<String, String> params) {
+    client
+        .storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName("cinder")
+                .endMetadata()
+                .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+                .withParameters(params)
+                .withReclaimPolicy("Delete")
+                .withVolumeBindingMode("Immediate")
+                .withAllowVolumeExpansion(allowed)
+                .build())
+        .create();
+    PersistentVolumeClaim c =
+        Cluster.createClaim(
+            client, "data", "cinder", ProvisionerSettings.DEFAULT_NAME, mode, Map.of());
+    PersistentVolume pv = Cluster.bind(client, c);
+    Cluster.await(
+        "the volume in use",
+        () -> cinder.volumes().get("vol-1").status().equals("in-use"),
+        Duration.ofSeconds(10));
+    return pv;
+  }
+
+  private void ask(String size) {
+    claimResource()
+        .edit(
+            x -> {
+              x.getSpec().getResources().getRequests().put("storage", new Quantity(size));
+              return x;
+            });
   }
 
   private io.fabric8.kubernetes.client.dsl.Resource<PersistentVolumeClaim> claimResource() {

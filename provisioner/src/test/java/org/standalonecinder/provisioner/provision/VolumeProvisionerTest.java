@@ -662,6 +662,16 @@ class VolumeProvisionerTest {
         Arguments.of("no size", claimOf(UID, "x", "0", null), Map.of(), "requests 0 of storage"),
         Arguments.of("too big", claim("100Ti"), Map.of(), "the largest volume is"),
         Arguments.of(
+            "larger than the class allows",
+            claim("11Gi"),
+            Map.of("maxSizeGiB", "10"),
+            "the claim requests 11Gi; StorageClass"),
+        Arguments.of(
+            "larger than a number of GiB can hold",
+            claim("1000000000000Ei"),
+            Map.of(),
+            "the largest volume is 65536 GiB: nothing was asked of Cinder"),
+        Arguments.of(
             "unknown access mode",
             claim("1Gi", "ReadWriteSometimes"),
             Map.of(),

@@ -712,7 +712,7 @@ class WebhookServerTest {
   }
 
   /**
-   * The attack of issue 43 in miniature (96 KiB in all, 32 KiB a client): three addresses each hold
+   * The starvation attack in miniature (96 KiB in all, 32 KiB a client): three addresses each hold
    * their whole share with bodies they never finish, so together they hold everything. The API
    * server, from a fourth address and without a client certificate the webhook could know it by, is
    * still answered: the address that holds the most yields its newest request (its connection

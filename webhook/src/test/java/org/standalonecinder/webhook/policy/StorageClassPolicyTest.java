@@ -154,7 +154,7 @@ class StorageClassPolicyTest {
             false,
             false,
             "known parameters: [type, availability, fsType, smartclone, rbdForm, cephClusterID,"
-                + " cephxSecret, iscsiChap]"),
+                + " cephxSecret, iscsiChap, maxSizeGiB]"),
         row(
             "the Ceph parameters pass untouched",
             "CREATE",
