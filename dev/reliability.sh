@@ -18,10 +18,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec "$ROOT/dev/test.sh" \
   -Dtest='WebhookServerTest*,*RuleTest,ClonePolicyTest,StorageClassPolicyTest,CloneTokenTest,CloneTokenGuardTest,CloneAuthorizationTest,ErrorsTest,SecretsNeverShownTest' \
   -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dit.test='WebhookFuzzE2EIT,WebhookFloodE2EIT,CloneAttacksE2EIT,NoLeakIT,FailoverE2EIT,WebhookDownE2EIT,CaRotationE2EIT,CrashEveryStepE2EIT,CinderFaultsE2EIT,KubeFaultsE2EIT' \
+  -Dit.test='WebhookFuzzE2EIT,WebhookFloodE2EIT,CloneAttacksE2EIT,HostileObjectsE2EIT,NoLeakIT,FailoverE2EIT,WebhookDownE2EIT,CaRotationE2EIT,CrashEveryStepE2EIT,CinderFaultsE2EIT,KubeFaultsE2EIT' \
   -Dit.failIfNoSpecifiedTests=false \
   -Dfailsafe.failIfNoSpecifiedTests=false \
   -Dfuzz.cases="${FUZZ_CASES:-120000}" -Dfuzz.slow="${FUZZ_SLOW:-500}" \
   -Dfaults.burst="${FAULTS_BURST:-36}" \
   -Dflood.requests="${FLOOD_REQUESTS:-3000}" -Dflood.claims="${FLOOD_CLAIMS:-50}" \
+  -Dcrowd.claims="${CROWD_CLAIMS:-2000}" \
   "$@"

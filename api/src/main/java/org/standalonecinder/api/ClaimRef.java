@@ -39,8 +39,10 @@ public record ClaimRef(String namespace, String name) {
   static final int MAX_NAMESPACE = 63;
 
   // How much of a value that is not a name a message quotes: a tenant's annotation may hold 256
-  // KiB, and the message goes into an event and a denial.
-  private static final int QUOTED = 80;
+  // KiB, and the message goes into an event and a denial. Up to WHOLE characters a value is quoted
+  // whole, so that a value already quoted (a start of CUT and the length) is not quoted again.
+  private static final int WHOLE = 120;
+  private static final int CUT = 80;
 
   /**
    * Whether {@code s} can name a claim or a class (a DNS subdomain, RFC 1123). The length is
@@ -64,9 +66,9 @@ public record ClaimRef(String namespace, String name) {
     if (value == null) {
       return "null";
     }
-    return value.length() <= QUOTED
+    return value.length() <= WHOLE
         ? value
-        : value.substring(0, QUOTED) + "... (" + value.length() + " characters)";
+        : value.substring(0, CUT) + "... (" + value.length() + " characters)";
   }
 
   /**

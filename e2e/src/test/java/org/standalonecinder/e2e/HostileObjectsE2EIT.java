@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,6 +28,7 @@ import org.standalonecinder.demo.Waits;
  */
 @ExtendWith(Installed.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 @Order(3)
 class HostileObjectsE2EIT {
 
@@ -58,9 +60,12 @@ class HostileObjectsE2EIT {
    * the webhook does not answer (claim updates are let through then).
    */
   @Test
+  @org.junit.jupiter.api.Order(1)
   void aClaimNamingASourceOfAHundredThousandLabelsFailsAloneAndEveryWorkerLives() throws Exception {
     String ns = it.namespace("e2e-poison");
     String poison = "a" + ".a".repeat(100_000);
+    java.nio.file.Path log = it.work.resolve("logs").resolve("provisioner.log");
+    long logFrom = Files.size(log);
     it.kubectl.ok(Claims.yaml(ns, "poison", "e2e-later", ""), "create", "-f", "-");
     it.processes.stop("webhook");
     try {
@@ -111,9 +116,127 @@ class HostileObjectsE2EIT {
                 HttpResponse.BodyHandlers.ofString());
     assertThat(health.statusCode()).isEqualTo(200);
     assertThat(health.body()).isEqualTo("ok: 4 of 4 workers alive (0 replaced)\n");
-    assertThat(Files.readString(it.work.resolve("logs").resolve("provisioner.log")))
+    String logged = Files.readString(log);
+    assertThat(logged.substring((int) Math.min(logFrom, logged.length())))
+        .as("the provisioner's log since the poison")
         .doesNotContain("StackOverflowError")
         .doesNotContain(poison.substring(0, 1_000));
     it.kubectl.ok(null, "delete", "pvc", "poison", "plain", "-n", ns, "--wait=false");
+  }
+
+  /** Foreign claims of 200 KiB: {@code crowd.claims} (1,000 in CI; 2,000 in dev/reliability.sh). */
+  static final int CROWD = Integer.getInteger("crowd.claims", 1_000);
+
+  /**
+   * The attack on memory: claims anywhere in the cluster, of another provisioner's class, each with
+   * 200 KiB of annotations (within the 256 KiB an object's annotations may hold). Kept whole, 1,500
+   * of them are 300 MB, past the provisioner's heap (192 MiB of the Pod's 384 MiB): it died at
+   * every start. It keeps of each only what it reads, lists them a page at a time, starts within
+   * its memory limit, and provisions.
+   */
+  @Test
+  @org.junit.jupiter.api.Order(2)
+  void thousandsOfLargeForeignClaimsDoNotStopTheProvisioner() throws Exception {
+    String ns = it.namespace("e2e-crowd");
+    it.kubectl.ok(
+        """
+        apiVersion: storage.k8s.io/v1
+        kind: StorageClass
+        metadata: {name: e2e-foreign}
+        provisioner: example.com/other
+        """,
+        "apply",
+        "-f",
+        "-");
+    String padding = "x".repeat(200 * 1024);
+    long t0 = System.nanoTime();
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+      for (int i = 0; i < CROWD; i++) {
+        String name = "crowd-" + i;
+        done.add(
+            pool.submit(
+                () ->
+                    it.admin
+                        .persistentVolumeClaims()
+                        .inNamespace(ns)
+                        .resource(
+                            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                                .withNewMetadata()
+                                .withName(name)
+                                .addToAnnotations("e2e.example.com/padding", padding)
+                                .endMetadata()
+                                .withNewSpec()
+                                .withStorageClassName("e2e-foreign")
+                                .withAccessModes("ReadWriteOnce")
+                                .withNewResources()
+                                .addToRequests(
+                                    "storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi"))
+                                .endResources()
+                                .endSpec()
+                                .build())
+                        .create()));
+      }
+      for (var f : done) {
+        f.get(5, java.util.concurrent.TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long createdMillis = (System.nanoTime() - t0) / 1_000_000;
+    long pid = it.processes.pid("provisioner");
+    assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+        .as("the provisioner lived through the claims' arrival")
+        .isTrue();
+    long rssBefore = WebhookFuzzE2EIT.rss(pid);
+
+    // And starts with them all there: one list, a page at a time.
+    it.processes.stop("provisioner");
+    long s0 = System.nanoTime();
+    it.processes.restart("provisioner");
+    Waits.await(
+        "the provisioner ready",
+        () -> {
+          try {
+            return HttpClient.newHttpClient()
+                    .send(
+                        HttpRequest.newBuilder(
+                                URI.create(
+                                    "http://127.0.0.1:" + it.provisionerHealthPort() + "/readyz"))
+                            .build(),
+                        HttpResponse.BodyHandlers.discarding())
+                    .statusCode()
+                == 200;
+          } catch (java.io.IOException e) {
+            return false;
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        },
+        Duration.ofSeconds(120));
+    long readyMillis = (System.nanoTime() - s0) / 1_000_000;
+    long t1 = System.nanoTime();
+    String plain = it.namespace("e2e-after-crowd");
+    it.kubectl.ok(Claims.yaml(plain, "plain", "e2e-cinder", ""), "create", "-f", "-");
+    it.claims.bound(plain, "plain");
+    long boundMillis = (System.nanoTime() - t1) / 1_000_000;
+    long rssAfter = WebhookFuzzE2EIT.rss(it.processes.pid("provisioner"));
+    System.out.printf(
+        "HostileObjectsE2EIT: %d foreign claims of 200 KiB created in %.1f s; the provisioner's RSS"
+            + " %.0f MiB then; restarted, ready in %.1f s, RSS %.0f MiB (the Pod's limit 384 MiB);"
+            + " a plain claim bound %d ms after%n",
+        CROWD,
+        createdMillis / 1000.0,
+        rssBefore / 1048576.0,
+        readyMillis / 1000.0,
+        rssAfter / 1048576.0,
+        boundMillis);
+    assertThat(rssAfter).as("within the Pod's memory limit").isLessThan(384L << 20);
+    // Gone in the background: the namespace controller deletes the crowd.
+    it.kubectl.ok(null, "delete", "namespace", ns, "--wait=false");
+    it.kubectl.ok(null, "delete", "pvc", "plain", "-n", plain, "--wait=false");
   }
 }

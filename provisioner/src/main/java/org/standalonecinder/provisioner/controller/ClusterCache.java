@@ -11,10 +11,17 @@ import java.util.List;
 
 /**
  * The claims, PVs and classes of the cluster as informers keep them: what the loop and its
- * provisioner read instead of asking the API server. A cache may lag behind the API server; a
- * reader that must not act on an old view (before a delete, say) asks the API server.
+ * provisioner read instead of asking the API server. Claims are kept trimmed to what is read
+ * ({@link ClaimStore}). A cache may lag behind the API server; a reader that must not act on an old
+ * view (before a delete, say) asks the API server.
  */
 public final class ClusterCache implements AutoCloseable {
+
+  /**
+   * Claims a list page holds: at most 30 MiB of tenants' claims read at once (an object may hold
+   * 1.5 MiB), rather than every claim of the cluster in one answer; 2,000 claims are 100 requests.
+   */
+  static final long CLAIMS_PAGE = 20;
 
   private final KubernetesClient client;
   private final Duration resync;
@@ -37,7 +44,17 @@ public final class ClusterCache implements AutoCloseable {
     long millis = resync.toMillis();
     classes = client.storage().v1().storageClasses().inform();
     volumes = client.persistentVolumes().inform(onVolume, millis);
-    claims = client.persistentVolumeClaims().inAnyNamespace().inform(onClaim, millis);
+    // Listed a page at a time and kept trimmed (ClaimStore): the claims are every tenant's, and
+    // their size is theirs to choose.
+    claims =
+        client
+            .persistentVolumeClaims()
+            .inAnyNamespace()
+            .withLimit(CLAIMS_PAGE)
+            .runnableInformer(millis)
+            .itemStore(new ClaimStore())
+            .addEventHandler(onClaim)
+            .run();
   }
 
   /** Whether every informer has listed everything once. */
