@@ -5,13 +5,21 @@ import org.standalonecinder.api.settings.LogSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The webhook's command line: {@code serve}, {@code certs generate} and {@code cds-training}. */
+/**
+ * The webhook's command line: {@code serve}, {@code certs generate}, {@code cds-training} and
+ * {@code exposure}.
+ */
 @Command(
     name = "standalone-cinder-webhook",
     mixinStandardHelpOptions = true,
     version = "standalone-cinder-webhook 0.1.0",
     description = "Admission webhook for standalone-cinder clone requests.",
-    subcommands = {ServeCommand.class, CertsCommand.class, CdsTrainingCommand.class})
+    subcommands = {
+      ServeCommand.class,
+      CertsCommand.class,
+      CdsTrainingCommand.class,
+      ExposureCommand.class
+    })
 public final class WebhookMain {
 
   public static void main(String[] args) {
