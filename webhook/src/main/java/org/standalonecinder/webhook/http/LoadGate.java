@@ -155,6 +155,9 @@ final class LoadGate implements PlatformHandler {
     return () ->
         context.runOnContext(
             v -> {
+              if (ctx.response().ended() || ctx.response().closed()) {
+                return; // answered meanwhile: nothing is held any more
+              }
               if (req.version() == HttpVersion.HTTP_2) {
                 ctx.response().reset();
               } else {
