@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.authentication.UserInfoBuilder;
 import java.util.Map;
@@ -98,34 +97,38 @@ class StatefulSetPolicyTest {
         .map(Arguments::of);
   }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("rows")
-  void review(Row row) {
-    ClaimRuleTable.Cluster cluster = new ClaimRuleTable.Cluster();
-    row.setup().accept(cluster);
-    var chain = ClaimRuleTable.chain("", cluster);
-    StatefulSet sts =
+  /** The StatefulSet db in apps with these claim templates, created by bob (lean request). */
+  static org.standalonecinder.webhook.admission.ReviewRequest statefulSet(
+      String operation, java.util.List<PersistentVolumeClaim> templates) {
+    AdmissionRequest r = new AdmissionRequest();
+    r.setUid("u");
+    r.setNamespace("apps");
+    r.setOperation(operation);
+    r.setObject(
         new StatefulSetBuilder()
             .withNewMetadata()
             .withName("db")
             .withNamespace("apps")
             .endMetadata()
             .withNewSpec()
-            .withVolumeClaimTemplates(row.template())
+            .withVolumeClaimTemplates(templates)
             .endSpec()
-            .build();
-    AdmissionRequest r = new AdmissionRequest();
-    r.setUid("u");
-    r.setNamespace("apps");
-    r.setOperation(row.operation());
-    r.setObject(sts);
+            .build());
     // Whoever the user: the claims are the controller's to create.
     r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
+    return LeanRequests.of(r);
+  }
 
-    assertThat(chain.review(LeanRequests.of(r), true).allowed())
-        .as("the mutating endpoint never judges")
-        .isTrue();
-    Decision d = chain.review(LeanRequests.of(r), false);
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("rows")
+  void review(Row row) {
+    ClaimRuleTable.Cluster cluster = new ClaimRuleTable.Cluster();
+    row.setup().accept(cluster);
+    var chain = ClaimRuleTable.chain("", cluster);
+    var r = statefulSet(row.operation(), java.util.List.of(row.template()));
+
+    assertThat(chain.review(r, true).allowed()).as("the mutating endpoint never judges").isTrue();
+    Decision d = chain.review(r, false);
     assertThat(d.allowed()).as(String.valueOf(d.message())).isEqualTo(row.refusal() == null);
     if (row.refusal() != null) {
       assertThat(d.rules()).containsExactly(StatefulSetPolicy.RULE);
@@ -168,23 +171,7 @@ class StatefulSetPolicyTest {
       t.getMetadata().setName("t" + i);
       list.add(t);
     }
-    StatefulSet sts =
-        new StatefulSetBuilder()
-            .withNewMetadata()
-            .withName("db")
-            .withNamespace("apps")
-            .endMetadata()
-            .withNewSpec()
-            .withVolumeClaimTemplates(list)
-            .endSpec()
-            .build();
-    AdmissionRequest r = new AdmissionRequest();
-    r.setUid("u");
-    r.setNamespace("apps");
-    r.setOperation("CREATE");
-    r.setObject(sts);
-    r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
-    Decision d = policy.review(LeanRequests.of(r), false);
+    Decision d = policy.review(statefulSet("CREATE", list), false);
     assertThat(calls.get()).as("templates judged").isEqualTo(judged);
     assertThat(d.allowed()).isFalse();
     assertThat(d.message().split("volumeClaimTemplates ").length - 1).isEqualTo(refused);
@@ -201,23 +188,9 @@ class StatefulSetPolicyTest {
       t.getMetadata().setName("t" + i);
       list.add(t);
     }
-    AdmissionRequest r = new AdmissionRequest();
-    r.setUid("u");
-    r.setNamespace("apps");
-    r.setOperation("CREATE");
-    r.setObject(
-        new StatefulSetBuilder()
-            .withNewMetadata()
-            .withName("db")
-            .withNamespace("apps")
-            .endMetadata()
-            .withNewSpec()
-            .withVolumeClaimTemplates(list)
-            .endSpec()
-            .build());
-    r.setUserInfo(new UserInfoBuilder().withUsername("bob").build());
     Decision d =
-        ClaimRuleTable.chain("", new ClaimRuleTable.Cluster()).review(LeanRequests.of(r), false);
+        ClaimRuleTable.chain("", new ClaimRuleTable.Cluster())
+            .review(statefulSet("CREATE", list), false);
     assertThat(d.allowed()).as(String.valueOf(d.message())).isTrue();
     assertThat(d.warnings())
         .containsExactly(
