@@ -109,13 +109,7 @@ class HostileObjectsE2EIT {
     System.out.printf(
         "HostileObjectsE2EIT: a plain claim bound %d ms after the poison%n", boundMillis);
     assertThat(boundMillis).as("bound within 10 s").isLessThan(10_000);
-    HttpResponse<String> health =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + it.provisionerHealthPort() + "/healthz"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> health = provisioner(it, "/healthz");
     assertThat(health.statusCode()).isEqualTo(200);
     assertThat(health.body()).isEqualTo("ok: 4 of 4 workers alive (0 replaced)\n");
     String logged = Files.readString(log);
@@ -202,15 +196,7 @@ class HostileObjectsE2EIT {
         "the provisioner ready",
         () -> {
           try {
-            return HttpClient.newHttpClient()
-                    .send(
-                        HttpRequest.newBuilder(
-                                URI.create(
-                                    "http://127.0.0.1:" + it.provisionerHealthPort() + "/readyz"))
-                            .build(),
-                        HttpResponse.BodyHandlers.discarding())
-                    .statusCode()
-                == 200;
+            return provisioner(it, "/readyz").statusCode() == 200;
           } catch (java.io.IOException e) {
             return false;
           } catch (InterruptedException e) {
@@ -265,6 +251,17 @@ class HostileObjectsE2EIT {
       drop.shutdownNow();
     }
     gone(it, ns);
+  }
+
+  /** GET of the first provisioner's health port ({@code /healthz}, {@code /readyz}, ...). */
+  static HttpResponse<String> provisioner(LocalInstall it, String path)
+      throws java.io.IOException, InterruptedException {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + it.provisionerHealthPort() + path))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
   }
 
   /**

@@ -7,9 +7,6 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -139,13 +136,7 @@ class HostileObjectsFuzzE2EIT {
         "its PV deleted",
         () -> it.admin.persistentVolumes().withName(pv).get() == null,
         Duration.ofSeconds(90));
-    HttpResponse<String> health =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + it.provisionerHealthPort() + "/healthz"))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> health = HostileObjectsE2EIT.provisioner(it, "/healthz");
     String logged = Files.readString(log);
     String since = logged.substring((int) Math.min(logFrom, logged.length()));
     long stackLines = since.lines().filter(l -> l.startsWith("\tat ")).count();
@@ -175,14 +166,7 @@ class HostileObjectsFuzzE2EIT {
   /** The provisioner's metric's value (first sample), or a large number while it cannot be read. */
   private static double metric(LocalInstall it, String name) {
     try {
-      String text =
-          HttpClient.newHttpClient()
-              .send(
-                  HttpRequest.newBuilder(
-                          URI.create("http://127.0.0.1:" + it.provisionerHealthPort() + "/metrics"))
-                      .build(),
-                  HttpResponse.BodyHandlers.ofString())
-              .body();
+      String text = HostileObjectsE2EIT.provisioner(it, "/metrics").body();
       return text.lines()
           .filter(l -> l.startsWith(name + " ") || l.startsWith(name + "{"))
           .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))

@@ -91,21 +91,9 @@ class WebhookFloodE2EIT {
     connected.await(60, TimeUnit.SECONDS);
 
     // The API server's reviews while the flood lasts: plain claims, each created and reviewed.
-    List<Long> millis = Collections.synchronizedList(new ArrayList<>());
-    List<String> refused = new ArrayList<>();
-    for (int i = 0; i < CLAIMS; i++) {
-      long s = System.nanoTime();
-      var r =
-          it.kubectl.run(
-              // A class that names no provisioner of ours: the webhook reviews the claim (and
-              // looks its class up) as any other, and no volume is made that the test would have
-              // to wait to see deleted.
-              Claims.yaml(ns, "during-" + i, "e2e-flood-no-such-class", ""), "create", "-f", "-");
-      millis.add((System.nanoTime() - s) / 1_000_000);
-      if (!r.ok()) {
-        refused.add(r.err());
-      }
-    }
+    Reviews reviews = createClaims(it, ns, "during-");
+    List<Long> millis = reviews.millis();
+    List<String> refused = reviews.refused();
     for (Thread t : flood) {
       t.join(TimeUnit.SECONDS.toMillis(90));
     }
@@ -123,10 +111,9 @@ class WebhookFloodE2EIT {
                 + WebhookFuzzE2EIT.metric(probe, shed + "bytes\"")
                 + WebhookFuzzE2EIT.metric(probe, shed + "large\""));
 
-    List<Long> sorted = new ArrayList<>(millis);
-    Collections.sort(sorted);
-    long p50 = sorted.get(sorted.size() / 2);
-    long p99 = sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(sorted.size() * 0.99) - 1));
+    List<Long> sorted = reviews.sorted();
+    long p50 = reviews.p50();
+    long p99 = reviews.p99();
     String report =
         String.format(
             "webhook flood: %d connections from 8 addresses, each declaring %d bytes (half sent"
@@ -230,24 +217,10 @@ class WebhookFloodE2EIT {
       long floodMillis = (System.nanoTime() - t0) / 1_000_000;
       var probe = WebhookFuzzE2EIT.client(tls, java.net.http.HttpClient.Version.HTTP_2);
       String shed = "standalone_cinder_webhook_shed_total{reason=\"";
-      List<Long> millis = new ArrayList<>();
-      List<String> refused = new ArrayList<>();
-      for (int i = 0; i < CLAIMS; i++) {
-        long s = System.nanoTime();
-        var r =
-            it.kubectl.run(
-                Claims.yaml(ns, "starved-" + i, "e2e-flood-no-such-class", ""),
-                "create",
-                "-f",
-                "-");
-        millis.add((System.nanoTime() - s) / 1_000_000);
-        if (!r.ok()) {
-          refused.add(r.err());
-        }
-      }
-      List<Long> sorted = new ArrayList<>(millis);
-      Collections.sort(sorted);
-      long p99 = sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(sorted.size() * 0.99) - 1));
+      Reviews reviews = createClaims(it, ns, "starved-");
+      List<String> refused = reviews.refused();
+      List<Long> sorted = reviews.sorted();
+      long p99 = reviews.p99();
       String report =
           String.format(
               "webhook starvation: 3 addresses x 24 held 256 KiB bodies, 20 addresses x %d"
@@ -259,7 +232,7 @@ class WebhookFloodE2EIT {
               floodMillis / 1000.0,
               CLAIMS,
               refused.size(),
-              sorted.get(sorted.size() / 2),
+              reviews.p50(),
               p99,
               sorted.get(sorted.size() - 1),
               (long) WebhookFuzzE2EIT.metric(probe, shed + "displaced\""),
@@ -284,6 +257,44 @@ class WebhookFloodE2EIT {
       }
     }
     it.kubectl.ok(null, "delete", "namespace", ns, "--wait=false");
+  }
+
+  /** The API server's reviews, as kubectl saw them: how long each create took, and refusals. */
+  record Reviews(List<Long> millis, List<String> refused) {
+    List<Long> sorted() {
+      List<Long> sorted = new ArrayList<>(millis);
+      Collections.sort(sorted);
+      return sorted;
+    }
+
+    long p50() {
+      return sorted().get(millis.size() / 2);
+    }
+
+    long p99() {
+      return sorted().get(Math.min(millis.size() - 1, (int) Math.ceil(millis.size() * 0.99) - 1));
+    }
+  }
+
+  /**
+   * {@link #CLAIMS} claims created through kubectl one after another, each reviewed by the webhook:
+   * of a class that names no provisioner of ours, so that the webhook reviews the claim (and looks
+   * its class up) as any other, and no volume is made that the test would have to see deleted.
+   */
+  private static Reviews createClaims(LocalInstall it, String ns, String prefix) {
+    List<Long> millis = new ArrayList<>();
+    List<String> refused = new ArrayList<>();
+    for (int i = 0; i < CLAIMS; i++) {
+      long s = System.nanoTime();
+      var r =
+          it.kubectl.run(
+              Claims.yaml(ns, prefix + i, "e2e-flood-no-such-class", ""), "create", "-f", "-");
+      millis.add((System.nanoTime() - s) / 1_000_000);
+      if (!r.ok()) {
+        refused.add(r.err());
+      }
+    }
+    return new Reviews(millis, refused);
   }
 
   private static SSLSocket connect(SSLContext tls, String from) throws IOException {

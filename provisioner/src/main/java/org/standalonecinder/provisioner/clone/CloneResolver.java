@@ -138,8 +138,12 @@ public final class CloneResolver {
             + " (annotation "
             + ClaimAnnotations.CLONE_GRANT
             + ")";
+    if (token == null) {
+      throw ProvisioningException.invalid(
+          refused + noGrant + "; and the claim carries no " + ClaimAnnotations.CLONE_TOKEN);
+    }
     Optional<CloneToken.Keys> keys = cluster.cloneTokenKeys();
-    if (keys.isEmpty() && token != null) {
+    if (keys.isEmpty()) {
       throw ProvisioningException.invalid(
           refused
               + noGrant
@@ -152,11 +156,7 @@ public final class CloneResolver {
     try {
       claims =
           CloneToken.verify(
-              token,
-              keys.orElse(CloneToken.Keys.of(new byte[] {0}, null)),
-              source,
-              self,
-              created == null ? null : Instant.parse(created));
+              token, keys.get(), source, self, created == null ? null : Instant.parse(created));
     } catch (CloneToken.InvalidTokenException e) {
       throw ProvisioningException.invalid(refused + noGrant + "; and " + e.getMessage());
     }

@@ -281,6 +281,8 @@ public final class ClaimController implements AutoCloseable {
           processed.accept(key, about);
         }
       }
+    } catch (OutOfMemoryError e) {
+      throw e; // the process' to handle (the images exit on it): no worker to replace
     } catch (Throwable e) {
       // process() keeps a key's failures to the key; what escapes it (a listener, the queue, an
       // Error while an event was told) must not leave the cluster with one worker fewer.
@@ -288,9 +290,6 @@ public final class ClaimController implements AutoCloseable {
         LOG.error("worker {} died ({}); starting another", slot, e.toString());
         metrics.workerReplaced();
         startWorker(slot);
-      }
-      if (e instanceof OutOfMemoryError oom) {
-        throw oom;
       }
     }
   }

@@ -332,11 +332,7 @@ public final class ClaimExpansion {
 
   /** Whether {@code q} rounds up to more than {@code gib} GiB (however large it is). */
   private static boolean exceeds(Quantity q, int gib) {
-    return q != null
-        && Quantity.getAmountInBytes(q)
-                .divide(GIB, 0, RoundingMode.CEILING)
-                .compareTo(BigDecimal.valueOf(gib))
-            > 0;
+    return q != null && ClaimRequest.wholeGib(q).compareTo(BigDecimal.valueOf(gib)) > 0;
   }
 
   private static int gib(Quantity q, RoundingMode mode) {

@@ -64,7 +64,7 @@ public record ClaimRequest(
     if (bytes.signum() <= 0) {
       throw ProvisioningException.invalid("the claim requests " + request + " of storage");
     }
-    BigDecimal wholeGib = bytes.divide(GIB, 0, RoundingMode.CEILING);
+    BigDecimal wholeGib = wholeGib(request);
     if (wholeGib.compareTo(BigDecimal.valueOf(params.largestGib())) > 0) {
       throw ProvisioningException.invalid(
           "the claim requests "
@@ -94,6 +94,11 @@ public record ClaimRequest(
               throw ProvisioningException.invalid(reason);
             });
     return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
+  }
+
+  /** The whole GiB a size takes, rounded up, however large (Cinder allocates whole GiB). */
+  public static BigDecimal wholeGib(Quantity size) {
+    return Quantity.getAmountInBytes(size).divide(GIB, 0, RoundingMode.CEILING);
   }
 
   /** What bounds a volume of the class, for a refusal. */

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /**
@@ -192,10 +193,7 @@ public record Placement(String cinderZone, String nodeZone, String from) {
       // recurses once a label.
       if (key == null || key.trim().length() > 317 || !LABEL_KEY.matcher(key.trim()).matches()) {
         throw new IllegalArgumentException(
-            "'"
-                + org.standalonecinder.api.ClaimRef.quote(key)
-                + "' is not a label key such as "
-                + DEFAULT_ZONE_LABEL);
+            "'" + ClaimRef.quote(key) + "' is not a label key such as " + DEFAULT_ZONE_LABEL);
       }
       return key.trim();
     }

@@ -109,6 +109,10 @@ final class FairShare {
     if (have + amount > perClient) {
       return new Admission(null, Refusal.CLIENT, 0);
     }
+    if (held + amount <= total) {
+      // The common case, on every review: room enough, nothing to plan.
+      return new Admission(hold(client, amount, displace), null, 0);
+    }
     // Planned on copies first: nothing is displaced unless that makes room.
     Map<String, Long> amounts = new HashMap<>();
     Map<String, java.util.Iterator<Holding>> newestFirst = new HashMap<>();
@@ -138,12 +142,16 @@ final class FairShare {
         clients.remove(d.client);
       }
     }
+    return new Admission(hold(client, amount, displace), null, displaced.size());
+  }
+
+  private Holding hold(String client, long amount, Runnable displace) {
     Holding h = new Holding(client, amount, displace);
     Client c = clients.computeIfAbsent(client, k -> new Client());
     c.holdings.addLast(h);
     c.amount += amount;
     held += amount;
-    return new Admission(h, null, displaced.size());
+    return h;
   }
 
   private static String mostHeldExcept(Map<String, Long> amounts, String client) {

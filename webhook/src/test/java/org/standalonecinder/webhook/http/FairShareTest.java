@@ -35,8 +35,10 @@ class FairShareTest {
             + " | a=6 b=6 c=4",
         "as much is displaced as the newcomer needs | a:1 a:1 a:1 a:1 a:1 a:1 b:4 c:4 d:4"
             + " | + + + + + + + + +2 | a=4 b=4 c=4 d=4",
-        "nothing is displaced when that would not make room | a:6 b:6 c:4 d:6 | + + + T"
-            + " | a=6 b=6 c=4",
+        "nobody bigger than the newcomer would be: refused at once | a:6 b:6 c:4 d:6"
+            + " | + + + T | a=6 b=6 c=4",
+        "nothing is displaced when displacing would not make room | a:3 a:3 b:5 c:5 d:5"
+            + " | + + + + T | a=6 b=5 c=5",
       })
   void whoGetsIn(String name, String steps, String outcomes, String holds) {
     FairShare share = new FairShare(16, 6);
