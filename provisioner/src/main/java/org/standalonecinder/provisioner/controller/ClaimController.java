@@ -43,7 +43,9 @@ public final class ClaimController implements AutoCloseable {
   private final RetryPolicy retry;
   private final int workers;
   private final Duration resync;
-  private final WorkQueue<WorkKey> queue = new WorkQueue<>();
+  // Claims take turns by namespace; PVs, which only admins make, share one line.
+  private final WorkQueue<WorkKey> queue =
+      new WorkQueue<>(k -> k instanceof WorkKey.Claim c ? c.namespace() : "");
   private final Map<WorkKey, Integer> failures = new ConcurrentHashMap<>();
   private final ProvisionMetrics metrics;
   private final ClaimSync sync;
@@ -395,17 +397,17 @@ public final class ClaimController implements AutoCloseable {
                   + " (gave up after "
                   + n
                   + " attempts; will try again at the next change or resync)";
-      LOG.warn("{}: {}", key, note);
-      if (about != null) {
-        events.warning(about, reason, note);
-      }
+      // A refusal told already (the same at every resync) is logged quietly, as it is not told
+      // again: a tenant's thousand refused claims do not flood the log either.
+      boolean told = about == null || events.warning(about, reason, note);
+      LOG.atLevel(told ? org.slf4j.event.Level.WARN : org.slf4j.event.Level.DEBUG)
+          .log("{}: {}", key, note);
       return;
     }
     Duration delay = retry.delay(n);
-    LOG.info("{}: {}; attempt {} failed, retrying in {}s", key, message, n, delay.toSeconds());
-    if (about != null) {
-      events.warning(about, reason, message);
-    }
+    boolean told = about == null || events.warning(about, reason, message);
+    LOG.atLevel(told ? org.slf4j.event.Level.INFO : org.slf4j.event.Level.DEBUG)
+        .log("{}: {}; attempt {} failed, retrying in {}s", key, message, n, delay.toSeconds());
     queue.addAfter(key, delay);
   }
 

@@ -3,18 +3,25 @@ package org.standalonecinder.provisioner.controller;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.MicroTime;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
-import io.fabric8.kubernetes.api.model.events.v1.Event;
 import io.fabric8.kubernetes.api.model.events.v1.EventBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Clock;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Writes {@code events.k8s.io/v1} Events about claims and volumes (fabric8 has no recorder). An
  * Event that cannot be written is logged, never thrown: events inform, they do not decide.
+ *
+ * <p>An event told again about the same object with the same reason and note within {@link #QUIET}
+ * is not written: it is counted, and the first repeat after the quiet time is written as a series
+ * with that count, as Kubernetes' own recorders do. So a claim that fails the same way at every
+ * resync costs the API server one write per quiet time, not one per resync; a tenant with thousands
+ * of such claims cannot turn the provisioner into an event flood.
  */
 public class EventRecorder {
 
@@ -38,6 +45,12 @@ public class EventRecorder {
       DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
           .withZone(java.time.ZoneOffset.UTC);
 
+  /** How long an identical event is not written again. */
+  static final java.time.Duration QUIET = java.time.Duration.ofMinutes(10);
+
+  // Enough for every claim a tenant flood leaves failing; each entry is under 200 bytes.
+  private static final int REMEMBERED = 16_384;
+
   private final KubernetesClient client;
   private final String controller;
   private final String instance;
@@ -54,8 +67,12 @@ public class EventRecorder {
     record(about, "Normal", reason, note);
   }
 
-  public void warning(HasMetadata about, String reason, String note) {
-    record(about, "Warning", reason, note);
+  /**
+   * Tells a warning; returns false when it is a repeat within the quiet time, not written (what a
+   * caller may then log quietly too).
+   */
+  public boolean warning(HasMetadata about, String reason, String note) {
+    return record(about, "Warning", reason, note);
   }
 
   private final java.util.concurrent.atomic.AtomicLong lastNanos =
@@ -87,22 +104,99 @@ public class EventRecorder {
     return base + suffix;
   }
 
-  private void record(HasMetadata about, String type, String reason, String note) {
+  /**
+   * The note cut to what the API server takes: at most {@value #MAX_NOTE} bytes of UTF-8 (it counts
+   * bytes, not characters), never in the middle of a character.
+   */
+  static String fit(String note) {
+    byte[] utf8 = note.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (utf8.length <= MAX_NOTE) {
+      return note;
+    }
+    int end = MAX_NOTE - 3;
+    while (end > 0 && (utf8[end] & 0xC0) == 0x80) {
+      end--; // a continuation byte: the character started before
+    }
+    return new String(utf8, 0, end, java.nio.charset.StandardCharsets.UTF_8) + "...";
+  }
+
+  /** An event as told, by the object it is about; the note by a 64-bit digest. */
+  private record Told(String about, String type, String reason, long note) {}
+
+  /** When an event was last written and how often it was told since. */
+  private static final class Seen {
+    java.time.Instant written;
+    int total = 1;
+
+    Seen(java.time.Instant written) {
+      this.written = written;
+    }
+  }
+
+  private final Map<Told, Seen> seen =
+      new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Told, Seen> eldest) {
+          return size() > REMEMBERED;
+        }
+      };
+
+  /**
+   * Whether the event is to be written now: 0 when not (told within the quiet time), 1 for a first,
+   * else how often it was told in all (a series).
+   */
+  private int count(HasMetadata about, String type, String reason, String note) {
+    String who =
+        about.getMetadata().getUid() != null
+            ? about.getMetadata().getUid()
+            : about.getKind()
+                + "/"
+                + about.getMetadata().getNamespace()
+                + "/"
+                + about.getMetadata().getName();
+    Told told = new Told(who, type, reason, digest(note));
+    java.time.Instant now = clock.instant();
+    synchronized (seen) {
+      Seen s = seen.get(told);
+      if (s == null) {
+        seen.put(told, new Seen(now));
+        return 1;
+      }
+      s.total++;
+      if (now.isBefore(s.written.plus(QUIET))) {
+        return 0;
+      }
+      s.written = now;
+      return s.total;
+    }
+  }
+
+  private static long digest(String note) {
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    crc.update(note.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return (crc.getValue() << 32) ^ (note.hashCode() & 0xffffffffL);
+  }
+
+  private boolean record(HasMetadata about, String type, String reason, String note) {
+    int count = count(about, type, reason, note);
+    if (count == 0) {
+      return false;
+    }
     String ns = about.getMetadata().getNamespace();
     // Events about cluster-scoped objects (PVs) go to kube-system: an API server before 1.22
     // refuses an events.k8s.io Event about one anywhere else (422, "involvedObject.namespace ...
     // does not match event.namespace"), later ones take default too. kubectl describe finds
     // them in any namespace.
     String eventNs = ns == null ? CLUSTER_SCOPED_EVENTS : ns;
-    String text = note.length() > MAX_NOTE ? note.substring(0, MAX_NOTE - 3) + "..." : note;
-    Event e =
+    String text = fit(note);
+    MicroTime now = new MicroTime(MICRO.format(clock.instant().truncatedTo(ChronoUnit.MICROS)));
+    EventBuilder e =
         new EventBuilder()
             .withNewMetadata()
             .withName(name(about.getMetadata().getName(), uniqueNanos()))
             .withNamespace(eventNs)
             .endMetadata()
-            .withEventTime(
-                new MicroTime(MICRO.format(clock.instant().truncatedTo(ChronoUnit.MICROS))))
+            .withEventTime(now)
             .withReportingController(controller)
             .withReportingInstance(instance)
             .withAction(reason)
@@ -117,10 +211,12 @@ public class EventRecorder {
                     .withName(about.getMetadata().getName())
                     .withUid(about.getMetadata().getUid())
                     .withResourceVersion(about.getMetadata().getResourceVersion())
-                    .build())
-            .build();
+                    .build());
+    if (count > 1) {
+      e.withNewSeries().withCount(count).withLastObservedTime(now).endSeries();
+    }
     try {
-      client.events().v1().events().inNamespace(eventNs).resource(e).create();
+      client.events().v1().events().inNamespace(eventNs).resource(e.build()).create();
     } catch (RuntimeException ex) {
       LOG.warn(
           "cannot record event {} on {}/{}: {}",
@@ -129,5 +225,6 @@ public class EventRecorder {
           about.getMetadata().getName(),
           ex.getMessage());
     }
+    return true;
   }
 }

@@ -2,26 +2,35 @@ package org.standalonecinder.provisioner.controller;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * A keyed work queue as in client-go: a key waits in the queue at most once, a key being worked on
  * is never handed to a second worker, and a key added while it is being worked on is queued again
  * when the worker is done. Delayed adds serve backoff. A paused queue keeps taking keys but hands
  * none out, so a standby holds everything that arrived until it leads.
+ *
+ * <p>Unlike client-go's, it is fair between owners: keys wait in one line per bucket (for claims,
+ * their namespace) and the lines take turns, so the thousands of claims one tenant can make delay
+ * another tenant's claim by at most one key per busy namespace, not by all of them.
  */
 final class WorkQueue<K> {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition handOut = lock.newCondition();
-  private final Deque<K> ready = new ArrayDeque<>();
+  private final Function<K, String> bucketOf;
+  // Each bucket's waiting keys, and the buckets with some in the order they take turns.
+  private final Map<String, ArrayDeque<K>> lines = new HashMap<>();
+  private final ArrayDeque<String> turns = new ArrayDeque<>();
   private final Set<K> queued = new HashSet<>();
   private final Set<K> processing = new HashSet<>();
   private final Set<K> dirty = new HashSet<>();
@@ -36,6 +45,39 @@ final class WorkQueue<K> {
   private boolean paused;
   private boolean shutDown;
 
+  /**
+   * @param bucketOf the owner whose keys share one line (all in one when constant)
+   */
+  WorkQueue(Function<K, String> bucketOf) {
+    this.bucketOf = bucketOf;
+  }
+
+  // Under the lock.
+  private void enqueue(K key) {
+    String bucket = bucketOf.apply(key);
+    ArrayDeque<K> line = lines.get(bucket);
+    if (line == null) {
+      line = new ArrayDeque<>();
+      lines.put(bucket, line);
+      turns.add(bucket);
+    }
+    line.add(key);
+    handOut.signal();
+  }
+
+  // Under the lock, with a key waiting: the first of the bucket whose turn it is.
+  private K dequeue() {
+    String bucket = turns.poll();
+    ArrayDeque<K> line = lines.get(bucket);
+    K key = line.poll();
+    if (line.isEmpty()) {
+      lines.remove(bucket);
+    } else {
+      turns.add(bucket);
+    }
+    return key;
+  }
+
   void add(K key) {
     lock.lock();
     try {
@@ -47,8 +89,7 @@ final class WorkQueue<K> {
         return;
       }
       if (queued.add(key)) {
-        ready.add(key);
-        handOut.signal();
+        enqueue(key);
       }
     } finally {
       lock.unlock();
@@ -83,13 +124,13 @@ final class WorkQueue<K> {
   K take() throws InterruptedException {
     lock.lock();
     try {
-      while (!shutDown && (paused || ready.isEmpty())) {
+      while (!shutDown && (paused || turns.isEmpty())) {
         handOut.await();
       }
       if (shutDown) {
         return null;
       }
-      K key = ready.poll();
+      K key = dequeue();
       queued.remove(key);
       processing.add(key);
       return key;
@@ -103,8 +144,7 @@ final class WorkQueue<K> {
     try {
       processing.remove(key);
       if (dirty.remove(key) && queued.add(key)) {
-        ready.add(key);
-        handOut.signal();
+        enqueue(key);
       }
     } finally {
       lock.unlock();

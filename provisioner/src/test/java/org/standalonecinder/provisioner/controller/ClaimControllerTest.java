@@ -165,14 +165,14 @@ class ClaimControllerTest {
                 false,
                 List.of("ProvisioningFailed: bad parameter")),
             new Row(
-                "transient failure: retried until the policy gives up, then told so",
+                "transient failure: retried until the policy gives up, then told so (a retry that"
+                    + " fails the same way is not told again)",
                 r -> {
                   throw new ProvisioningException("backend busy", false, null);
                 },
                 false,
                 true,
                 List.of(
-                    "ProvisioningFailed: backend busy",
                     "ProvisioningFailed: backend busy",
                     "ProvisioningFailed: backend busy (gave up after 3 attempts; will try again at the"
                         + " next change or resync)")),

@@ -1,0 +1,75 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class WorkQueueTest {
+
+  private final WorkQueue<String> queue = new WorkQueue<>(k -> k.substring(0, k.indexOf('/')));
+
+  @AfterEach
+  void shutDown() {
+    queue.shutDown();
+  }
+
+  static Stream<Arguments> turns() {
+    return Stream.of(
+        Arguments.of(
+            "one namespace: first in, first out", List.of("a/1", "a/2", "a/3"), "a/1 a/2 a/3"),
+        Arguments.of(
+            "a tenant's thousand keys delay another's by one",
+            Stream.concat(
+                    Stream.iterate(0, i -> i + 1).limit(1000).map(i -> "crowd/" + i),
+                    Stream.of("quiet/plain"))
+                .toList(),
+            "crowd/0 quiet/plain crowd/1"),
+        Arguments.of(
+            "three namespaces take turns",
+            List.of("a/1", "a/2", "a/3", "b/1", "b/2", "c/1"),
+            "a/1 b/1 c/1 a/2 b/2 a/3"),
+        Arguments.of(
+            "a key waits once however often it is added",
+            List.of("a/1", "a/1", "b/1", "a/1"),
+            "a/1 b/1"),
+        Arguments.of(
+            "a namespace that emptied joins at the back again",
+            List.of("a/1", "b/1", "b/2", "c/1"),
+            "a/1 b/1 c/1 b/2"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("turns")
+  void keysAreHandedOutInTurnsByNamespace(String name, List<String> added, String firstOut)
+      throws InterruptedException {
+    added.forEach(queue::add);
+    int want = firstOut.split(" ").length;
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < want; i++) {
+      String key = queue.take();
+      out.add(key);
+      queue.done(key);
+    }
+    assertThat(String.join(" ", out)).isEqualTo(firstOut);
+    assertThat(queue.size()).isEqualTo(new java.util.HashSet<>(added).size() - want);
+  }
+
+  @Test
+  void aKeyAddedWhileWorkedOnComesBackOnceWhenDone() throws InterruptedException {
+    queue.add("a/1");
+    String key = queue.take();
+    queue.add("a/1");
+    queue.add("a/1");
+    assertThat(queue.size()).as("not handed to a second worker meanwhile").isZero();
+    queue.done(key);
+    assertThat(queue.size()).isOne();
+    assertThat(queue.take()).isEqualTo("a/1");
+  }
+}
