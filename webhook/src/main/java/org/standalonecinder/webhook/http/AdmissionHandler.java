@@ -24,7 +24,8 @@ import org.standalonecinder.webhook.admission.WouldBlock;
  * AdmissionReview JSON in, AdmissionReview JSON out, for v1 and v1beta1 (answered in the version
  * asked). Bad input gets a plain HTTP error with the reason: 415 for another content type, 400 for
  * JSON that is not an AdmissionReview with a request uid. The decision is made on the event loop
- * when it needs no lookup, else on a worker.
+ * when it needs no lookup, else on a worker, and there cancelled when the client leaves ({@link
+ * Judging}).
  */
 final class AdmissionHandler implements Handler<RoutingContext> {
 
@@ -97,10 +98,21 @@ final class AdmissionHandler implements Handler<RoutingContext> {
       answer(ctx, apiVersion, uid, here);
       return;
     }
+    Judging<Decision> judging = new Judging<>(() -> controller.review(request, mutating));
+    Departures.onLeave(ctx, judging::cancel);
     vertx
-        .<Decision>executeBlocking(() -> controller.review(request, mutating), false)
-        .onSuccess(d -> answer(ctx, apiVersion, uid, d))
-        .onFailure(e -> failed(ctx, apiVersion, uid, e));
+        .executeBlocking(judging::run, false)
+        .onComplete(
+            r -> {
+              if (judging.cancelled()) {
+                // Nobody to answer: what it did or failed at is of no one's concern.
+                LOG.debug("review {} abandoned: its client left", ClaimRef.quote(uid));
+              } else if (r.succeeded()) {
+                answer(ctx, apiVersion, uid, r.result());
+              } else {
+                failed(ctx, apiVersion, uid, r.cause());
+              }
+            });
   }
 
   private static void answer(RoutingContext ctx, String apiVersion, String uid, Decision d) {

@@ -141,7 +141,7 @@ final class LoadGate implements PlatformHandler {
           }
         };
     ctx.addEndHandler(v -> free.run());
-    ctx.response().closeHandler(v -> free.run());
+    Departures.onLeave(ctx, free);
     ctx.next();
   }
 
