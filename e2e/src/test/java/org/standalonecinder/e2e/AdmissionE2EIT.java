@@ -285,6 +285,28 @@ class AdmissionE2EIT {
     assertThat(copy.sourceVolumeId()).isEqualTo(source.id());
   }
 
+  /** Lets {@code user} create and read claims in {@code namespace}, nothing more. */
+  private void mayCreateClaims(String namespace, String user) {
+    it.kubectl.ok(
+        null,
+        "create",
+        "role",
+        "claims",
+        "-n",
+        namespace,
+        "--verb=create,get,list",
+        "--resource=persistentvolumeclaims");
+    it.kubectl.ok(
+        null,
+        "create",
+        "rolebinding",
+        user + "-claims",
+        "-n",
+        namespace,
+        "--role=claims",
+        "--user=" + user);
+  }
+
   private Map<String, String> annotations(String claim) {
     PersistentVolumeClaim c =
         it.admin.persistentVolumeClaims().inNamespace(ns).withName(claim).get();
@@ -297,17 +319,7 @@ class AdmissionE2EIT {
   @Order(9)
   void aSourceThatGrantsANamespaceMayBeClonedThereByWhoMayNotCreatePodsBesideIt() {
     String granted = it.namespace("e2e-granted");
-    it.kubectl.ok(
-        null,
-        "create",
-        "role",
-        "claims",
-        "-n",
-        granted,
-        "--verb=create,get,list",
-        "--resource=persistentvolumeclaims");
-    it.kubectl.ok(
-        null, "create", "rolebinding", "bob-claims", "-n", granted, "--role=claims", "--user=bob");
+    mayCreateClaims(granted, "bob");
     String wanted = claim(granted, "shared", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
     Kubectl.Result before = create(wanted, "--as=bob", "--dry-run=server");
     assertThat(before.ok()).as("no grant yet").isFalse();
@@ -318,6 +330,60 @@ class AdmissionE2EIT {
     Kubectl.Result after = create(wanted, "--as=bob");
     assertThat(after.ok()).as(after.toString()).isTrue();
     it.claims.bound(granted, "shared");
+  }
+
+  /**
+   * The ecosystem's form of the same consent: a ReferenceGrant (the Gateway API's kind, installed
+   * here from a minimal CRD) in the source's namespace, from claims of the clone's namespace to the
+   * source. The webhook admits the clone on it, and the provisioner, which reads it again when it
+   * clones, makes it; the source carries no annotation.
+   */
+  @Test
+  @Order(11)
+  void aReferenceGrantInTheSourcesNamespaceLetsItBeCloned() throws Exception {
+    it.kubectl.ok(
+        java.nio.file.Files.readString(
+            java.nio.file.Path.of("src/test/resources/referencegrant-crd.yaml")),
+        "apply",
+        "-f",
+        "-");
+    it.kubectl.ok(
+        null,
+        "wait",
+        "--for=condition=Established",
+        "crd/referencegrants.gateway.networking.k8s.io",
+        "--timeout=60s");
+    it.kubectl.ok(null, "annotate", "pvc", "src", "-n", ns, "standalone-cinder.io/clone-grant-");
+    String referring = it.namespace("e2e-referring");
+    mayCreateClaims(referring, "carol");
+    String wanted = claim(referring, "copy", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
+    Kubectl.Result before = create(wanted, "--as=carol", "--dry-run=server");
+    assertThat(before.ok()).as("no grant yet").isFalse();
+    assertThat(before.err()).contains("or a ReferenceGrant in " + ns);
+    it.kubectl.ok(
+        "apiVersion: gateway.networking.k8s.io/v1beta1\n"
+            + "kind: ReferenceGrant\n"
+            + "metadata: {name: clones-for-"
+            + referring
+            + ", namespace: "
+            + ns
+            + "}\n"
+            + "spec:\n"
+            + "  from: [{group: '', kind: PersistentVolumeClaim, namespace: "
+            + referring
+            + "}]\n"
+            + "  to: [{group: '', kind: PersistentVolumeClaim, name: src}]\n",
+        "apply",
+        "-f",
+        "-");
+    Kubectl.Result after = create(wanted, "--as=carol");
+    assertThat(after.ok()).as(after.toString()).isTrue();
+    PersistentVolume pv = it.claims.bound(referring, "copy");
+    Volume copy =
+        it.cinder
+            .getVolume(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
+            .orElseThrow();
+    assertThat(copy.sourceVolumeId()).isEqualTo(source.id());
   }
 
   @Test
@@ -395,6 +461,12 @@ class AdmissionE2EIT {
     } finally {
       java.nio.file.Files.writeString(it.policyFile, before);
     }
+    // The next tests expect enforcement: the webhook reads the file again within 2 s.
+    String probe = claim(thief, "probe", "e2e-cinder", "k8s.io/CloneRequest: ghost");
+    Waits.await(
+        "enforce mode in force again",
+        () -> !create(probe, "--dry-run=server").ok(),
+        Duration.ofSeconds(30));
     Waits.await(
         "the provisioner's refusal",
         () ->
@@ -453,24 +525,7 @@ class AdmissionE2EIT {
       throws Exception {
     String target = it.namespace("e2e-target");
     // alice may manage claims in her namespace, nothing in the source's.
-    it.kubectl.ok(
-        null,
-        "create",
-        "role",
-        "claims",
-        "-n",
-        target,
-        "--verb=create,get,list",
-        "--resource=persistentvolumeclaims");
-    it.kubectl.ok(
-        null,
-        "create",
-        "rolebinding",
-        "alice-claims",
-        "-n",
-        target,
-        "--role=claims",
-        "--user=alice");
+    mayCreateClaims(target, "alice");
     String wanted = claim(target, "stolen", "e2e-cinder", "k8s.io/CloneRequest: " + ns + "/src");
     // The install as it comes: the webhook does not authenticate the API server, so no
     // requester's rights are asked (any pod could have written the review).
@@ -481,7 +536,9 @@ class AdmissionE2EIT {
             + target
             + " is not allowed: the source grants no clone to "
             + target
-            + " (annotation standalone-cinder.io/clone-grant); your own rights in "
+            + " (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in "
+            + ns
+            + "); your own rights in "
             + ns
             + " are not asked";
     Kubectl.Result denied = create(wanted, "--as=alice");

@@ -470,13 +470,18 @@ class CloneAttacksE2EIT {
   /**
    * The attack: the token slipped in by an update the webhook never judged. The claim-updates entry
    * lets updates through when the webhook does not answer (failurePolicy Ignore, so that binds and
-   * finalizers never wait on it), and a review larger than the webhook reads (an update carries the
-   * claim twice, and the API server writes each {@code <} of an annotation as six bytes) is not
-   * answered either. Either way the provisioner does not clone on a token whose requester nobody
-   * authenticated, and says so on the claim.
+   * finalizers never wait on it): stopped, answering 429 or 500, or sent a review larger than it
+   * reads (an update carries the claim twice, and the API server writes each {@code <} of an
+   * annotation as six bytes). Either way the provisioner does not clone on a token whose requester
+   * nobody authenticated, and says so on the claim.
    */
   @ParameterizedTest(name = "{0}")
-  @CsvSource({"the webhook stopped, stopped", "an update too large for the webhook (413), large"})
+  @CsvSource({
+    "the webhook stopped, stopped",
+    "an update too large for the webhook (413), large",
+    "the webhook answering too busy (429), 429",
+    "the webhook failing (500), 500"
+  })
   @Order(5)
   void aTokenSlippedInByAnUpdateTheWebhookDidNotJudgeDoesNotClone(String name, String how)
       throws Exception {
@@ -507,8 +512,13 @@ class CloneAttacksE2EIT {
                 c.getMetadata().setLabels(labels);
                 return c;
               });
-    } else {
+    }
+    io.vertx.core.Vertx standIn = null;
+    if (!"large".equals(how)) {
       it.processes.stop("webhook");
+      if (!"stopped".equals(how)) {
+        standIn = answeringOnly(Integer.parseInt(how));
+      }
     }
     Kubectl.Result slipped;
     try {
@@ -523,6 +533,9 @@ class CloneAttacksE2EIT {
               "k8s.io/CloneRequest=" + victim + "/db",
               "standalone-cinder.io/clone-token=" + token);
     } finally {
+      if (standIn != null) {
+        standIn.close().toCompletionStage().toCompletableFuture().get();
+      }
       if (!"large".equals(how)) {
         it.processes.restart("webhook");
         it.awaitWebhook();
@@ -542,6 +555,54 @@ class CloneAttacksE2EIT {
         Duration.ofSeconds(60));
     assertThat(anyCloneOfTheVictim()).isFalse();
     it.kubectl.ok(null, "delete", "pvc", claim, "-n", attacker, "--wait=false");
+  }
+
+  /**
+   * In the webhook's place, on its port and with a serving certificate of its CA (so that the API
+   * server trusts it): a server that answers every request with {@code status}, as an overloaded or
+   * broken webhook would.
+   */
+  private io.vertx.core.Vertx answeringOnly(int status) throws Exception {
+    var secret =
+        it.admin
+            .secrets()
+            .inNamespace(LocalInstall.NS)
+            .withName("standalone-cinder-webhook-ca")
+            .get();
+    var ca =
+        org.standalonecinder.certs.CertificateAuthority.fromPem(
+            new String(
+                Base64.getDecoder().decode(secret.getData().get("tls.crt")),
+                StandardCharsets.UTF_8),
+            new String(
+                Base64.getDecoder().decode(secret.getData().get("tls.key")),
+                StandardCharsets.UTF_8));
+    var serving =
+        ca.issueServing(
+            List.of(), List.of("127.0.0.1"), Duration.ofHours(1), java.time.Clock.systemUTC());
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    vertx
+        .createHttpServer(
+            new io.vertx.core.http.HttpServerOptions()
+                .setSsl(true)
+                .setUseAlpn(true)
+                .setKeyCertOptions(
+                    new io.vertx.core.net.PemKeyCertOptions()
+                        .addCertValue(io.vertx.core.buffer.Buffer.buffer(serving.chainPem()))
+                        .addKeyValue(io.vertx.core.buffer.Buffer.buffer(serving.keyPem()))))
+        .requestHandler(
+            r -> {
+              r.response().setStatusCode(status);
+              if (status == 429) {
+                r.response().putHeader("Retry-After", "1");
+              }
+              r.response().end("a stand-in for the webhook answering " + status + "\n");
+            })
+        .listen(LocalInstall.WEBHOOK_PORT, "127.0.0.1")
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get();
+    return vertx;
   }
 
   /**

@@ -144,13 +144,19 @@ class ManifestsIT {
     RENDERS.put(
         "kustomize manifests/network-policy", objects(kustomize("manifests/network-policy")));
     RENDERS.put("kustomize manifests/adopt-go", objects(kustomize("manifests/adopt-go")));
+    RENDERS.put(
+        "kustomize manifests/cabundle-guard", objects(kustomize("manifests/cabundle-guard")));
     // Helm's own default capabilities name a current Kubernetes: each form is asked for by name.
     Map<String, String> selectors = new LinkedHashMap<>(REQUIRED);
     selectors.put("webhook.matchConditions", "false");
+    selectors.put("webhook.caBundleGuard", "false");
     RENDERS.put("helm template (required values)", objects(template(selectors, null)));
     Map<String, String> conditions = new LinkedHashMap<>(REQUIRED);
     conditions.put("webhook.matchConditions", "true");
     RENDERS.put("helm template (match conditions)", objects(template(conditions, null)));
+    Map<String, String> guarded = new LinkedHashMap<>(selectors);
+    guarded.put("webhook.caBundleGuard", "true");
+    RENDERS.put("helm template (caBundle guard)", objects(template(guarded, null)));
     Map<String, String> fenced = new LinkedHashMap<>(selectors);
     fenced.put("networkPolicy.enabled", "true");
     fenced.put("networkPolicy.apiServer[0]", "192.0.2.10/32");
@@ -364,6 +370,13 @@ class ManifestsIT {
     assertSameObjects(
         RENDERS.get("kustomize manifests/match-conditions"),
         RENDERS.get("helm template (match conditions)"));
+  }
+
+  @Test
+  void theChartWithTheCaBundleGuardRendersWhatTheCaBundleGuardOverlayHolds() {
+    assertSameObjects(
+        RENDERS.get("kustomize manifests/cabundle-guard"),
+        RENDERS.get("helm template (caBundle guard)"));
   }
 
   @Test

@@ -47,14 +47,14 @@ class MatchConditionsIT {
   /** By "entry: condition": the results it gave over the rows. */
   private static final Map<String, Set<Boolean>> SEEN = new HashMap<>();
 
-  private static final CelCompiler COMPILER =
+  static final CelCompiler COMPILER =
       CelCompilerFactory.standardCelCompilerBuilder()
           .setStandardMacros(dev.cel.parser.CelStandardMacro.STANDARD_MACROS)
           .addVar("object", SimpleType.DYN)
           .addVar("oldObject", SimpleType.DYN)
           .addVar("request", SimpleType.DYN)
           .build();
-  private static final CelRuntime RUNTIME = CelRuntimeFactory.standardCelRuntimeBuilder().build();
+  static final CelRuntime RUNTIME = CelRuntimeFactory.standardCelRuntimeBuilder().build();
 
   @BeforeAll
   static void render() throws Exception {

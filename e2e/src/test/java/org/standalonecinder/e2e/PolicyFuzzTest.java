@@ -55,6 +55,11 @@ class PolicyFuzzTest {
         }
 
         @Override
+        public List<Map<String, Object>> referenceGrants(String namespace) {
+          return List.of();
+        }
+
+        @Override
         public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
           return Optional.of(
               new PersistentVolumeClaimBuilder()

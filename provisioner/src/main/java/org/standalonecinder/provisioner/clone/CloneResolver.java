@@ -12,6 +12,7 @@ import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.ReferenceGrants;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
@@ -107,8 +108,9 @@ public final class CloneResolver {
    *
    * <ol>
    *   <li>the source, as it is now, grants the clone to this namespace ({@code
-   *       standalone-cinder.io/clone-grant}): its owner's consent needs no token, and so holds with
-   *       the webhook bypassed, removed or let through ({@code failurePolicy: Ignore});
+   *       standalone-cinder.io/clone-grant}, or a ReferenceGrant in its namespace): its owner's
+   *       consent needs no token, and so holds with the webhook bypassed, removed or let through
+   *       ({@code failurePolicy: Ignore});
    *   <li>else the claim carries the webhook's token for this source and claim, the source is still
    *       the claim the webhook judged (its uid), and its basis still holds: the admin's policy
    *       allowed every clone, or the requester may still create pods in the source's namespace,
@@ -127,7 +129,7 @@ public final class CloneResolver {
     }
     String refused = "cloning " + source + " across namespaces is refused: ";
     PersistentVolumeClaim now = cluster.claim(source.namespace(), source.name()).orElse(null);
-    if (now != null && grants(now, self.namespace())) {
+    if (now != null && consents(now, self.namespace())) {
       return;
     }
     Map<String, String> ann = target.getMetadata().getAnnotations();
@@ -137,6 +139,8 @@ public final class CloneResolver {
             + self.namespace()
             + " (annotation "
             + ClaimAnnotations.CLONE_GRANT
+            + ", or a ReferenceGrant in "
+            + source.namespace()
             + ")";
     if (token == null) {
       throw ProvisioningException.invalid(
@@ -175,6 +179,8 @@ public final class CloneResolver {
                   + self.namespace()
                   + " (annotation "
                   + ClaimAnnotations.CLONE_GRANT
+                  + ", or a ReferenceGrant in "
+                  + source.namespace()
                   + ")");
       case REQUESTER -> {
         if (!claims.callerAuthenticated()) {
@@ -197,6 +203,18 @@ public final class CloneResolver {
         // The admin's policy allowed every clone across namespaces: nothing to ask again.
       }
     }
+  }
+
+  /**
+   * The source owner's consent as it is now: the source's grant annotation, or a ReferenceGrant in
+   * its namespace (read only when the annotation does not say so already).
+   */
+  private boolean consents(PersistentVolumeClaim source, String namespace) {
+    return grants(source, namespace)
+        || ReferenceGrants.allowClaim(
+            cluster.referenceGrants(source.getMetadata().getNamespace()),
+            namespace,
+            source.getMetadata().getName());
   }
 
   private static boolean grants(PersistentVolumeClaim source, String namespace) {

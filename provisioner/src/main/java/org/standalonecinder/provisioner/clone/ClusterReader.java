@@ -26,4 +26,10 @@ public interface ClusterReader {
    * authorization a clone across namespaces was admitted on, asked again when the clone is made.
    */
   boolean canCreatePods(org.standalonecinder.api.CloneToken.Principal principal, String namespace);
+
+  /**
+   * The {@code spec}s of the ReferenceGrants in the namespace ({@link
+   * org.standalonecinder.api.ReferenceGrants}); empty where the kind is not installed.
+   */
+  java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace);
 }

@@ -7,13 +7,18 @@ import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReviewBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.standalonecinder.api.CloneToken;
 
 /** {@link ClusterReader} on the API server, uncached. */
 public final class KubernetesClusterReader implements ClusterReader {
+
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(KubernetesClusterReader.class);
 
   private final KubernetesClient client;
   private final String ownNamespace;
@@ -74,5 +79,30 @@ public final class KubernetesClusterReader implements ClusterReader {
             .build();
     SubjectAccessReview answer = client.authorization().v1().subjectAccessReview().create(review);
     return answer.getStatus() != null && Boolean.TRUE.equals(answer.getStatus().getAllowed());
+  }
+
+  @Override
+  public List<Map<String, Object>> referenceGrants(String namespace) {
+    try {
+      return ReferenceGrantLists.specs(
+          client
+              .genericKubernetesResources(ReferenceGrantLists.CONTEXT)
+              .inNamespace(namespace)
+              .list(ReferenceGrantLists.PAGE)
+              .getItems());
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404) {
+        return List.of(); // the kind is not installed: nobody granted anything by it
+      }
+      if (e.getCode() == 403) {
+        // An install from before the rule: the annotation still works; say why this does not.
+        LOG.warn(
+            "cannot read the ReferenceGrants of {}: this account may not list referencegrants"
+                + " (apply the current RBAC); they are not honoured meanwhile",
+            namespace);
+        return List.of();
+      }
+      throw e;
+    }
   }
 }

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -80,6 +81,14 @@ class CloneAuthorizationTest {
       accessReviews++;
       return podCreators.contains(who.user() + "@" + namespace);
     }
+
+    /** ReferenceGrant specs by namespace. */
+    final Map<String, List<Map<String, Object>>> referenceGrants = new HashMap<>();
+
+    @Override
+    public List<Map<String, Object>> referenceGrants(String namespace) {
+      return referenceGrants.getOrDefault(namespace, List.of());
+    }
   }
 
   static PersistentVolumeClaim source(String uid, String grant) {
@@ -92,6 +101,20 @@ class CloneAuthorizationTest {
             grant == null ? Map.of() : new HashMap<>(Map.of(ClaimAnnotations.CLONE_GRANT, grant)))
         .endMetadata()
         .build();
+  }
+
+  /** A ReferenceGrant's spec: claims of {@code from} may use claim {@code to} (all when null). */
+  static Map<String, Object> referenceGrant(String from, String to) {
+    Map<String, Object> target =
+        new HashMap<>(Map.of("group", "", "kind", "PersistentVolumeClaim"));
+    if (to != null) {
+      target.put("name", to);
+    }
+    return Map.of(
+        "from",
+        List.of(Map.of("group", "", "kind", "PersistentVolumeClaim", "namespace", from)),
+        "to",
+        List.of(target));
   }
 
   /** The name a webhook started with --client-ca signs as the sender of its reviews. */
@@ -132,8 +155,11 @@ class CloneAuthorizationTest {
     String byBob = token(Basis.REQUESTER, "bob", SOURCE_UID, KEY);
     String noGrant =
         "the source does not grant the clone to attacker (annotation"
-            + " standalone-cinder.io/clone-grant)";
+            + " standalone-cinder.io/clone-grant, or a ReferenceGrant in victim)";
     Consumer<Cluster> ungranted = c -> c.claims.put("victim/db", source(SOURCE_UID, null));
+    Consumer<Cluster> referenceGranted =
+        ungranted.andThen(
+            c -> c.referenceGrants.put("victim", List.of(referenceGrant("attacker", null))));
     return Stream.of(
             new Row("the grant still holds", granted, c -> {}, null),
             new Row(
@@ -148,7 +174,46 @@ class CloneAuthorizationTest {
                 granted,
                 ungranted,
                 "the source no longer grants the clone to attacker (annotation"
-                    + " standalone-cinder.io/clone-grant)"),
+                    + " standalone-cinder.io/clone-grant, or a ReferenceGrant in victim)"),
+            new Row(
+                "a ReferenceGrant in the source's namespace, no token at all",
+                null,
+                referenceGranted,
+                null),
+            new Row(
+                "a ReferenceGrant for db by name",
+                null,
+                ungranted.andThen(
+                    c ->
+                        c.referenceGrants.put("victim", List.of(referenceGrant("attacker", "db")))),
+                null),
+            new Row(
+                "a ReferenceGrant for another claim of victim",
+                null,
+                ungranted.andThen(
+                    c ->
+                        c.referenceGrants.put(
+                            "victim", List.of(referenceGrant("attacker", "logs")))),
+                noGrant),
+            new Row(
+                "a ReferenceGrant for another namespace",
+                null,
+                ungranted.andThen(
+                    c -> c.referenceGrants.put("victim", List.of(referenceGrant("ops", null)))),
+                noGrant),
+            new Row(
+                "the attack: a ReferenceGrant the attacker made in its own namespace",
+                null,
+                ungranted.andThen(
+                    c ->
+                        c.referenceGrants.put(
+                            "attacker", List.of(referenceGrant("attacker", null)))),
+                noGrant),
+            new Row(
+                "the ReferenceGrant a token was given on was deleted",
+                granted,
+                ungranted,
+                "the source no longer grants the clone to attacker"),
             new Row(
                 "the owner narrowed the grant to another namespace",
                 granted,

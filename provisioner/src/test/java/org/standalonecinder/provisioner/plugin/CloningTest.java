@@ -463,7 +463,7 @@ class CloningTest {
     assertThat(eventsOf("nokey").get(0))
         .contains(
             "the source does not grant the clone to apps (annotation"
-                + " standalone-cinder.io/clone-grant); and the claim carries no"
+                + " standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b); and the claim carries no"
                 + " standalone-cinder.io/clone-token");
 
     client

@@ -224,6 +224,17 @@ final class ClaimReview {
     return crossNamespace() ? crossNamespaceBasis.get() : Optional.empty();
   }
 
+  /**
+   * Whether a ReferenceGrant in the source's namespace lets claims of this namespace use the
+   * source.
+   */
+  boolean referenceGranted() {
+    ClaimRef src = source();
+    return src != null
+        && org.standalonecinder.api.ReferenceGrants.allowClaim(
+            cluster.referenceGrants(src.namespace()), namespace, src.name());
+  }
+
   /** Whether the requester may create pods in {@code namespace} (a SubjectAccessReview). */
   boolean requesterCanCreatePods(String namespace) {
     return cluster.canCreatePods(request.userInfo(), namespace);

@@ -20,4 +20,10 @@ public interface ClusterView {
    * can mount the namespace's claims and read their data anyway, so may clone them.
    */
   boolean canCreatePods(UserInfo user, String namespace);
+
+  /**
+   * The {@code spec}s of the ReferenceGrants in the namespace ({@link
+   * org.standalonecinder.api.ReferenceGrants}); empty where the kind is not installed.
+   */
+  java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace);
 }

@@ -7,12 +7,13 @@ import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneToken;
 
 /**
- * Default-deny across namespaces: a namespace the source grants may clone it; so may whoever may
- * create pods in the source's namespace (they can mount the source and read it anyway), but only
- * where the webhook authenticates the API server as the sender of its reviews, since otherwise a
- * review's requester is whatever its sender wrote. A controller that creates claims for users
- * ({@link Requesters}) needs the grant: its own rights are not its users'. The denial is the same
- * whether the source exists or not, so the webhook cannot be used to probe namespaces.
+ * Default-deny across namespaces: a namespace the source grants may clone it (its annotation, or a
+ * ReferenceGrant in its namespace); so may whoever may create pods in the source's namespace (they
+ * can mount the source and read it anyway), but only where the webhook authenticates the API server
+ * as the sender of its reviews, since otherwise a review's requester is whatever its sender wrote.
+ * A controller that creates claims for users ({@link Requesters}) needs the grant: its own rights
+ * are not its users'. The denial is the same whether the source exists or not, so the webhook
+ * cannot be used to probe namespaces.
  */
 final class CrossNamespaceRule implements ClaimRule {
 
@@ -51,6 +52,8 @@ final class CrossNamespaceRule implements ClaimRule {
                       + r.namespace
                       + " (annotation "
                       + ClaimAnnotations.CLONE_GRANT
+                      + ", or a ReferenceGrant in "
+                      + src.namespace()
                       + "), or the admin may trust this controller (policy trustedDeputies)"
                   : !r.settings.callerAuthenticated()
                       ? into
@@ -58,6 +61,8 @@ final class CrossNamespaceRule implements ClaimRule {
                           + r.namespace
                           + " (annotation "
                           + ClaimAnnotations.CLONE_GRANT
+                          + ", or a ReferenceGrant in "
+                          + src.namespace()
                           + "); your own rights in "
                           + src.namespace()
                           + " are not asked: this webhook does not authenticate the API server"
@@ -69,6 +74,8 @@ final class CrossNamespaceRule implements ClaimRule {
                           + r.namespace
                           + " (annotation "
                           + ClaimAnnotations.CLONE_GRANT
+                          + ", or a ReferenceGrant in "
+                          + src.namespace()
                           + ")");
     } else if (r.settings.crossNamespace() == CrossNamespace.ALLOW) {
       f.warn(
@@ -91,7 +98,8 @@ final class CrossNamespaceRule implements ClaimRule {
       case ALLOW -> Optional.of(CloneToken.Basis.POLICY);
       case DENY -> Optional.empty();
       case AUTHORIZED -> {
-        if (r.sourceClaim().map(s -> grants(s, r.namespace)).orElse(false)) {
+        if (r.sourceClaim().map(s -> grants(s, r.namespace)).orElse(false)
+            || (r.sourceClaim().isPresent() && r.referenceGranted())) {
           yield Optional.of(CloneToken.Basis.GRANT);
         }
         // A deputy's own rights say nothing of the user it acts for: only the source's consent.

@@ -11,6 +11,7 @@ import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.ReferenceGrants;
 
 /**
  * The cluster as the API server answers now: no cache, since a stale answer could let a clone
@@ -20,6 +21,7 @@ import org.standalonecinder.api.ClaimRef;
  * <p>A name that cannot be a Kubernetes name names nothing, and is never asked for: it would go
  * into the URL's path, where {@code ..} or a {@code /} reaches another resource than the one meant.
  */
+@SuppressWarnings("unchecked") // a ReferenceGrant's spec, read as JSON maps
 public final class KubernetesClusterView implements ClusterView {
 
   private static final Logger LOG = LoggerFactory.getLogger(KubernetesClusterView.class);
@@ -70,6 +72,51 @@ public final class KubernetesClusterView implements ClusterView {
         ? java.util.Map.of()
         : ns.getMetadata().getLabels();
   }
+
+  @Override
+  public java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace) {
+    if (!ClaimRef.isNamespace(namespace)) {
+      return java.util.List.of();
+    }
+    try {
+      return client
+          .genericKubernetesResources(REFERENCE_GRANTS)
+          .inNamespace(namespace)
+          .list(
+              new io.fabric8.kubernetes.api.model.ListOptionsBuilder()
+                  .withLimit((long) ReferenceGrants.MAX_READ)
+                  .build())
+          .getItems()
+          .stream()
+          .map(g -> g.getAdditionalProperties().get("spec"))
+          .filter(java.util.Map.class::isInstance)
+          .map(m -> (java.util.Map<String, Object>) m)
+          .toList();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404) {
+        return java.util.List.of(); // the kind is not installed: nobody granted anything by it
+      }
+      if (e.getCode() == 403) {
+        LOG.warn(
+            "cannot read the ReferenceGrants of {}: this account may not list referencegrants"
+                + " (apply the current RBAC); they are not honoured meanwhile",
+            namespace);
+        return java.util.List.of();
+      }
+      throw new LookupFailedException("the ReferenceGrants of " + namespace, e);
+    }
+  }
+
+  // Named in full, so that a cluster without the kind answers 404 rather than failing discovery.
+  private static final io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext
+      REFERENCE_GRANTS =
+          new io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext.Builder()
+              .withGroup(ReferenceGrants.GROUP)
+              .withVersion(ReferenceGrants.VERSION)
+              .withKind(ReferenceGrants.KIND)
+              .withPlural(ReferenceGrants.PLURAL)
+              .withNamespaced(true)
+              .build();
 
   @Override
   public boolean canCreatePods(UserInfo user, String namespace) {

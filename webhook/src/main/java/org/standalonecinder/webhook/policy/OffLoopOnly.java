@@ -46,6 +46,12 @@ public final class OffLoopOnly {
         check(mayBlock);
         return cluster.canCreatePods(user, namespace);
       }
+
+      @Override
+      public java.util.List<Map<String, Object>> referenceGrants(String namespace) {
+        check(mayBlock);
+        return cluster.referenceGrants(namespace);
+      }
     };
   }
 

@@ -384,7 +384,7 @@ class WebhookAppTest {
                     false),
                 false,
                 null,
-                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)",
+                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)",
                 List.of()),
             new Row(
                 "cross-namespace: the SubjectAccessReview says yes",

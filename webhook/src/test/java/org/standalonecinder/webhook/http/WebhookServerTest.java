@@ -268,6 +268,11 @@ class WebhookServerTest {
                   io.fabric8.kubernetes.api.model.authentication.UserInfo u, String ns) {
                 throw new UnsupportedOperationException();
               }
+
+              @Override
+              public List<java.util.Map<String, Object>> referenceGrants(String ns) {
+                throw new UnsupportedOperationException();
+              }
             },
             WebhookServer::mayBlock);
     AdmissionController where =

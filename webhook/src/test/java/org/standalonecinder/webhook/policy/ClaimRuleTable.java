@@ -94,6 +94,15 @@ abstract class ClaimRuleTable {
       podCreators.put("team-b", Set.of("bob"));
     }
 
+    /** ReferenceGrant specs by namespace. */
+    final Map<String, java.util.List<Map<String, Object>>> referenceGrants = new HashMap<>();
+
+    @Override
+    public java.util.List<Map<String, Object>> referenceGrants(String namespace) {
+      reach("referencegrants of " + namespace);
+      return referenceGrants.getOrDefault(namespace, java.util.List.of());
+    }
+
     @Override
     public Optional<StorageClass> storageClass(String name) {
       reach("storageclass " + name);

@@ -23,7 +23,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
             deny(
                 "cross-namespace without authorization is denied",
                 target(clone("team-b/shared"), "clone", "1Gi", null),
-                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)"),
+                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)"),
             allow(
                     "cross-namespace by someone who may create pods there",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -42,10 +42,55 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .getAnnotations()
                             .put(ClonePolicy.CLONE_GRANT, "ops, apps"))
                 .fired(CloneTokenRule.NAME),
+            allow(
+                    "cross-namespace with a ReferenceGrant in the source's namespace",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    stamped("team-b/shared", Basis.GRANT, "alice"))
+                .given(
+                    c ->
+                        c.referenceGrants.put(
+                            "team-b", java.util.List.of(referenceGrant("apps", "shared"))))
+                .fired(CloneTokenRule.NAME),
+            allow(
+                    "a ReferenceGrant holds with a webhook that authenticates nobody",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    stampedBy("team-b/shared", Basis.GRANT, "bob", null))
+                .by("bob")
+                .given(
+                    c -> {
+                      c.caller = null;
+                      c.referenceGrants.put(
+                          "team-b", java.util.List.of(referenceGrant("apps", null)));
+                    })
+                .fired(CloneTokenRule.NAME),
+            deny(
+                    "a ReferenceGrant for another claim does not count",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)")
+                .given(
+                    c ->
+                        c.referenceGrants.put(
+                            "team-b", java.util.List.of(referenceGrant("apps", "other")))),
+            deny(
+                    "the attack: a ReferenceGrant made in the requester's own namespace",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)")
+                .given(
+                    c ->
+                        c.referenceGrants.put(
+                            "apps", java.util.List.of(referenceGrant("apps", null)))),
+            deny(
+                    "a ReferenceGrant does not reveal a source that does not exist",
+                    target(clone("team-b/ghost"), "clone", "1Gi", null),
+                    "cloning team-b/ghost into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)")
+                .given(
+                    c ->
+                        c.referenceGrants.put(
+                            "team-b", java.util.List.of(referenceGrant("apps", null)))),
             deny(
                     "a grant to another namespace does not count",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)")
+                    "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)")
                 .given(
                     c ->
                         c.claims
@@ -57,7 +102,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                     "the attack: a webhook that authenticates nobody does not take the rights of"
                         + " whom a review names, since any pod could have written it",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: the source grants no clone to apps (annotation standalone-cinder.io/clone-grant); your own rights in team-b are not asked: this webhook does not authenticate the API server (serve --client-ca), so a review could name anyone as its requester")
+                    "cloning team-b/shared into namespace apps is not allowed: the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b); your own rights in team-b are not asked: this webhook does not authenticate the API server (serve --client-ca), so a review could name anyone as its requester")
                 .by("bob")
                 .given(c -> c.caller = null),
             allow(
@@ -94,19 +139,19 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                     "a service account that may create pods in the source's namespace is a deputy:"
                         + " its own rights do not count",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:serviceaccount:kube-system:statefulset-controller, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:serviceaccount:kube-system:statefulset-controller, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b), or the admin may trust this controller (policy trustedDeputies)")
                 .by(STATEFULSET_CONTROLLER)
                 .given(c -> c.podCreators.put("team-b", Set.of(STATEFULSET_CONTROLLER))),
             deny(
                     "the controller manager with its own credentials is a deputy too",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:kube-controller-manager, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:kube-controller-manager, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b), or the admin may trust this controller (policy trustedDeputies)")
                 .by("system:kube-controller-manager")
                 .given(c -> c.podCreators.put("team-b", Set.of("system:kube-controller-manager"))),
             deny(
                     "a node is a deputy",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:node:worker-1, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by system:node:worker-1, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b), or the admin may trust this controller (policy trustedDeputies)")
                 .by("system:node:worker-1")
                 .given(c -> c.podCreators.put("team-b", Set.of("system:node:worker-1"))),
             allow(
@@ -140,13 +185,13 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
             deny(
                     "a user the admin names a deputy is one",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by bob, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant), or the admin may trust this controller (policy trustedDeputies)")
+                    "cloning team-b/shared into namespace apps is not allowed: the claim is created by bob, a controller acting for someone else, so its own rights in team-b do not count; the source must grant the clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b), or the admin may trust this controller (policy trustedDeputies)")
                 .by("bob")
                 .deputies("bob"),
             deny(
                 "a missing cross-namespace source looks like a forbidden one",
                 target(clone("team-b/ghost"), "clone", "1Gi", null),
-                "cloning team-b/ghost into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)"),
+                "cloning team-b/ghost into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)"),
             deny(
                     "an authorized user learns that a cross-namespace source is missing",
                     target(clone("team-b/ghost"), "clone", "1Gi", null),
@@ -161,7 +206,7 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                     "PersistentVolumeClaim",
                     "shared",
                     "team-b"),
-                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant)"),
+                "cloning team-b/shared into namespace apps is not allowed: you may not create pods in team-b and the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)"),
             allow(
                     "a native clone from another namespace by an authorized user",
                     withDataSource(
@@ -174,5 +219,19 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                 .by("bob")
                 .fired(CloneTokenRule.NAME))
         .map(Arguments::of);
+  }
+
+  /** A ReferenceGrant's spec: claims of {@code from} may use claim {@code to} (all when null). */
+  static Map<String, Object> referenceGrant(String from, String to) {
+    Map<String, Object> target =
+        new java.util.HashMap<>(Map.of("group", "", "kind", "PersistentVolumeClaim"));
+    if (to != null) {
+      target.put("name", to);
+    }
+    return Map.of(
+        "from",
+        java.util.List.of(Map.of("group", "", "kind", "PersistentVolumeClaim", "namespace", from)),
+        "to",
+        java.util.List.of(target));
   }
 }

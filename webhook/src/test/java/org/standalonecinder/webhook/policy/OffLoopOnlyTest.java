@@ -50,6 +50,12 @@ class OffLoopOnlyTest {
           calls.add("canCreatePods");
           return false;
         }
+
+        @Override
+        public java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace) {
+          calls.add("referenceGrants");
+          return java.util.List.of();
+        }
       };
 
   private final CloneCheck check =
@@ -76,6 +82,8 @@ class OffLoopOnlyTest {
         Arguments.of(
             "canCreatePods",
             (Function<Guarded, Object>) g -> g.cluster().canCreatePods(new UserInfo(), "ns")),
+        Arguments.of(
+            "referenceGrants", (Function<Guarded, Object>) g -> g.cluster().referenceGrants("ns")),
         Arguments.of(
             "refusal",
             (Function<Guarded, Object>)

@@ -28,7 +28,7 @@ class SourceDeletingRuleTest extends ClaimRuleTable {
                     target(clone("team-b/shared"), "clone", "1Gi", null),
                     "cloning team-b/shared into namespace apps is not allowed: you may not create"
                         + " pods in team-b and the source grants no clone to apps (annotation"
-                        + " standalone-cinder.io/clone-grant)")
+                        + " standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b)")
                 .given(
                     c ->
                         c.claims
