@@ -205,12 +205,14 @@ class WebhookManifestsTest {
   @Test
   void theWebhookHasItsOwnAccountWithWhatItDoesAndNoMore() {
     // Every grant of the webhook's account, cluster-wide and in its namespace, as one table:
-    // reads for the rules, SubjectAccessReviews, our configurations' caBundle, its two Secrets.
+    // reads for the rules (ReferenceGrants listed), SubjectAccessReviews, our configurations'
+    // caBundle, its two Secrets.
     java.util.Set<String> expected =
         java.util.Set.of(
             "cluster get persistentvolumeclaims",
             "cluster get storageclasses",
             "cluster get namespaces",
+            "cluster list referencegrants",
             "cluster create subjectaccessreviews",
             "cluster get mutatingwebhookconfigurations ["
                 + defaults.options().webhookConfiguration()
