@@ -131,6 +131,42 @@ public interface CinderClient extends AutoCloseable {
    */
   void markDetached(String volumeId, String attachmentId);
 
+  /**
+   * Starts a snapshot of the volume, {@code available} or {@code in-use} (crash-consistent: nothing
+   * quiesces the filesystem). The result is usually still {@code creating}.
+   */
+  Snapshot createSnapshot(SnapshotSpec spec);
+
+  /** The snapshot, or empty when Cinder does not know it. */
+  Optional<Snapshot> getSnapshot(String snapshotId);
+
+  /**
+   * Snapshots whose name is {@code name} (when not null) and whose metadata contains every entry of
+   * {@code metadata}: the look-up before a snapshot is taken, and the restart sweep's list.
+   */
+  List<Snapshot> findSnapshots(String name, Map<String, String> metadata);
+
+  /**
+   * Polls until the snapshot's status is one of {@code wanted}, with exponential backoff.
+   *
+   * @throws CinderException.UnexpectedState when it reaches an {@code error*} status or the
+   *     deadline passes
+   * @throws CinderException.NotFound when the snapshot disappears
+   */
+  Snapshot awaitSnapshotStatus(String snapshotId, Set<String> wanted, Backoff backoff);
+
+  /** Starts deleting the snapshot. One that is already gone counts as deleted. */
+  void deleteSnapshot(String snapshotId);
+
+  /**
+   * Polls until Cinder no longer knows the snapshot.
+   *
+   * @throws CinderException.UnexpectedState when it reaches {@code error_deleting}, when its
+   *     backend keeps it ({@code available} again: on RBD a volume made from it depends on it), or
+   *     when the deadline passes
+   */
+  void awaitSnapshotDeleted(String snapshotId, Backoff backoff);
+
   /** The scheduler's pools with their capacity (needs an admin role). */
   List<Pool> pools();
 

@@ -25,6 +25,12 @@ public record Microversion(int major, int minor) implements Comparable<Microvers
   /** An attachment's {@code mode} ({@code ro}) at its creation. */
   public static final Microversion ATTACH_MODE = new Microversion(3, 54);
 
+  /**
+   * Snapshots of {@code in-use} volumes without {@code force} (which is refused from here on, and
+   * needed below it).
+   */
+  public static final Microversion SNAPSHOT_IN_USE = new Microversion(3, 66);
+
   /** The newest version this client was tested against (Cinder 2023.1). */
   public static final Microversion NEWEST_KNOWN = new Microversion(3, 70);
 

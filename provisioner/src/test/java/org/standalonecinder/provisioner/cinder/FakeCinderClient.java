@@ -19,6 +19,7 @@ import java.util.function.Supplier;
 public final class FakeCinderClient implements CinderClient {
 
   private final Map<String, Volume> volumes = new LinkedHashMap<>();
+  private final FakeSnapshots snapshots = new FakeSnapshots();
   private final Map<String, String> attachments = new HashMap<>();
   private final Map<String, Connector> connectors = new HashMap<>();
   private final Map<String, String> modes = new HashMap<>();
@@ -229,6 +230,19 @@ public final class FakeCinderClient implements CinderClient {
             "req-fake");
       }
     }
+    if (spec.snapshotId() != null) {
+      Snapshot from = snapshots.existing(spec.snapshotId());
+      if (spec.sizeGib() < from.sizeGib()) {
+        throw new CinderException.BadRequest(
+            "Invalid input received: Volume size '"
+                + spec.sizeGib()
+                + "'GB cannot be smaller than the snapshot size "
+                + from.sizeGib()
+                + "GB. They must be >= original snapshot size.",
+            400,
+            "req-fake");
+      }
+    }
     String id = "vol-" + ids.incrementAndGet();
     Volume v =
         new Volume(
@@ -320,6 +334,15 @@ public final class FakeCinderClient implements CinderClient {
     if (!v.status().equals("available") && !v.status().startsWith("error")) {
       throw new CinderException.BadRequest(
           "Invalid volume: Volume status must be available or error, but is " + v.status(),
+          400,
+          "req-fake");
+    }
+    if (snapshots.any(volumeId)) {
+      throw new CinderException.BadRequest(
+          "Invalid volume: Volume status must be available or error or error_restoring or"
+              + " error_extending or error_managing and must not be migrating, attached, belong to"
+              + " a group, have snapshots, awaiting a transfer, or be disassociated from snapshots"
+              + " after volume transfer.",
           400,
           "req-fake");
     }
@@ -538,6 +561,52 @@ public final class FakeCinderClient implements CinderClient {
   public synchronized List<Pool> pools() {
     call("pools", "");
     return pools;
+  }
+
+  @Override
+  public synchronized Snapshot createSnapshot(SnapshotSpec spec) {
+    call("createSnapshot", spec.name());
+    return snapshots.create(spec, existing(spec.volumeId()));
+  }
+
+  @Override
+  public synchronized Optional<Snapshot> getSnapshot(String snapshotId) {
+    call("getSnapshot", snapshotId);
+    return snapshots.get(snapshotId);
+  }
+
+  @Override
+  public synchronized List<Snapshot> findSnapshots(String name, Map<String, String> metadata) {
+    call("findSnapshots", name);
+    return snapshots.find(name, metadata);
+  }
+
+  @Override
+  public synchronized Snapshot awaitSnapshotStatus(
+      String snapshotId, Set<String> wanted, Backoff b) {
+    waits.add(b.deadline());
+    call("awaitSnapshotStatus", snapshotId);
+    return snapshots.await(snapshotId, wanted);
+  }
+
+  @Override
+  public synchronized void deleteSnapshot(String snapshotId) {
+    call("deleteSnapshot", snapshotId);
+    snapshots.delete(snapshotId);
+  }
+
+  @Override
+  public synchronized void awaitSnapshotDeleted(String snapshotId, Backoff b) {
+    call("awaitSnapshotDeleted", snapshotId);
+  }
+
+  /** Sets a snapshot's status, as Cinder's volume service would. */
+  public synchronized void setSnapshotStatus(String snapshotId, String status) {
+    snapshots.status(snapshotId, status);
+  }
+
+  public synchronized Map<String, Snapshot> snapshots() {
+    return snapshots.all();
   }
 
   @Override

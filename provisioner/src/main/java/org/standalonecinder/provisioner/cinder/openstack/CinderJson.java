@@ -54,12 +54,35 @@ final class CinderJson {
   }
 
   static Snapshot snapshot(JsonNode s) {
+    Map<String, String> md = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = s.path("metadata").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      md.put(e.getKey(), e.getValue().asText());
+    }
     return new Snapshot(
         text(s, "id"),
         text(s, "name"),
         text(s, "volume_id"),
         text(s, "status"),
-        s.path("size").asInt());
+        s.path("size").asInt(),
+        md,
+        instant(text(s, "created_at")));
+  }
+
+  /** Cinder's timestamps: ISO local date-times in UTC, with or without a zone; null if unread. */
+  static java.time.Instant instant(String t) {
+    if (t == null) {
+      return null;
+    }
+    try {
+      return java.time.OffsetDateTime.parse(t).toInstant();
+    } catch (java.time.format.DateTimeParseException withoutZone) {
+      try {
+        return java.time.LocalDateTime.parse(t).toInstant(java.time.ZoneOffset.UTC);
+      } catch (java.time.format.DateTimeParseException e) {
+        return null;
+      }
+    }
   }
 
   static Attachment attachment(JsonNode a) {

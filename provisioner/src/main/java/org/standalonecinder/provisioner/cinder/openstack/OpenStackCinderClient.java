@@ -13,6 +13,7 @@ import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.Snapshot;
+import org.standalonecinder.provisioner.cinder.SnapshotSpec;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
@@ -169,28 +170,34 @@ public final class OpenStackCinderClient implements CinderClient {
     attachments.deleteAttachment(attachmentId);
   }
 
-  /**
-   * Starts a snapshot of the volume. Snapshots are not part of {@link CinderClient}: the
-   * provisioner clones volumes; a snapshot is what an admin makes (and what pins a volume against
-   * deletion).
-   */
-  public Snapshot createSnapshot(String volumeId, String name, Map<String, String> metadata) {
-    return snapshots.createSnapshot(volumeId, name, metadata);
+  @Override
+  public Snapshot createSnapshot(SnapshotSpec spec) {
+    return snapshots.createSnapshot(spec);
   }
 
-  /** The snapshot, or empty when Cinder does not know it. */
+  @Override
   public Optional<Snapshot> getSnapshot(String snapshotId) {
     return snapshots.getSnapshot(snapshotId);
   }
 
-  /** Polls until the snapshot is {@code available}. */
-  public Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff) {
-    return snapshots.awaitSnapshotAvailable(snapshotId, backoff);
+  @Override
+  public List<Snapshot> findSnapshots(String name, Map<String, String> metadata) {
+    return snapshots.findSnapshots(name, metadata);
   }
 
-  /** Starts deleting the snapshot; one already gone counts as deleted. */
+  @Override
+  public Snapshot awaitSnapshotStatus(String snapshotId, Set<String> wanted, Backoff backoff) {
+    return snapshots.awaitSnapshotStatus(snapshotId, wanted, backoff);
+  }
+
+  @Override
   public void deleteSnapshot(String snapshotId) {
     snapshots.deleteSnapshot(snapshotId);
+  }
+
+  @Override
+  public void awaitSnapshotDeleted(String snapshotId, Backoff backoff) {
+    snapshots.awaitSnapshotDeleted(snapshotId, backoff);
   }
 
   @Override

@@ -2,19 +2,24 @@ package org.standalonecinder.provisioner.cinder.openstack;
 
 import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.JSON;
 import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.id;
+import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.putIfSet;
 import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.required;
 import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.openstack4j.core.transport.HttpMethod;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Snapshot;
+import org.standalonecinder.provisioner.cinder.SnapshotSpec;
 
-/** Snapshots: create, wait for, delete. */
+/** Snapshots: take, find, wait for, delete. */
 final class SnapshotCalls {
 
   private final CinderHttp http;
@@ -23,18 +28,30 @@ final class SnapshotCalls {
     this.http = http;
   }
 
-  Snapshot createSnapshot(String volumeId, String name, Map<String, String> metadata) {
+  Snapshot createSnapshot(SnapshotSpec spec) {
     ObjectNode body = JSON.createObjectNode();
     ObjectNode s = body.putObject("snapshot");
-    s.put("volume_id", volumeId);
-    s.put("name", name);
-    if (metadata != null && !metadata.isEmpty()) {
+    s.put("volume_id", spec.volumeId());
+    s.put("name", spec.name());
+    putIfSet(s, "description", spec.description());
+    if (!spec.metadata().isEmpty()) {
       ObjectNode md = s.putObject("metadata");
-      metadata.forEach(md::put);
+      spec.metadata().forEach(md::put);
+    }
+    // Below 3.66 Cinder refuses a snapshot of an in-use volume without force (400 "status must
+    // be available"); from 3.66 on it takes one without, and refuses force=false. The snapshot is
+    // crash-consistent either way: nothing here quiesces the filesystem.
+    if (!http.apiVersions().used().atLeast(Microversion.SNAPSHOT_IN_USE)) {
+      s.put("force", true);
     }
     JsonNode res =
-        http.call("snapshot volume " + volumeId, HttpMethod.POST, "/snapshots", body, null);
-    return snapshot(required(res, "snapshot", "snapshot volume " + volumeId));
+        http.call(
+            "snapshot volume " + spec.volumeId() + " as " + spec.name(),
+            HttpMethod.POST,
+            "/snapshots",
+            body,
+            null);
+    return snapshot(required(res, "snapshot", "snapshot volume " + spec.volumeId()));
   }
 
   Optional<Snapshot> getSnapshot(String snapshotId) {
@@ -47,7 +64,12 @@ final class SnapshotCalls {
     }
   }
 
-  Snapshot awaitSnapshotAvailable(String snapshotId, Backoff backoff) {
+  List<Snapshot> findSnapshots(String name, Map<String, String> metadata) {
+    return Listing.all(
+        http, "/snapshots/detail", "snapshots", name, metadata, CinderJson::snapshot, Snapshot::id);
+  }
+
+  Snapshot awaitSnapshotStatus(String snapshotId, Set<String> wanted, Backoff backoff) {
     long deadline = System.nanoTime() + backoff.deadline().toNanos();
     for (int attempt = 0; ; attempt++) {
       Snapshot s =
@@ -55,16 +77,24 @@ final class SnapshotCalls {
               .orElseThrow(
                   () ->
                       new CinderException.NotFound(
-                          "snapshot " + snapshotId + " disappeared", null));
-      if (s.status().equals("available")) {
+                          "snapshot " + snapshotId + " disappeared while waiting for " + wanted,
+                          null));
+      if (wanted.contains(s.status())) {
         return s;
       }
       if (s.status().startsWith("error")) {
         throw new CinderException.UnexpectedState(
-            "snapshot " + snapshotId + " went to status " + s.status(), s.status(), false);
+            "snapshot "
+                + snapshotId
+                + " went to status "
+                + s.status()
+                + " while waiting for "
+                + wanted,
+            s.status(),
+            false);
       }
       Waiting.sleepOrGiveUp(
-          backoff, attempt, deadline, "snapshot " + snapshotId, "available", s.status());
+          backoff, attempt, deadline, "snapshot " + snapshotId, wanted.toString(), s.status());
     }
   }
 
@@ -72,7 +102,36 @@ final class SnapshotCalls {
     try {
       http.call("delete snapshot " + snapshotId, HttpMethod.DELETE, "/snapshots/" + id(snapshotId));
     } catch (CinderException.NotFound e) {
-      // already gone
+      // already gone: what the caller wanted
+    }
+  }
+
+  void awaitSnapshotDeleted(String snapshotId, Backoff backoff) {
+    long deadline = System.nanoTime() + backoff.deadline().toNanos();
+    for (int attempt = 0; ; attempt++) {
+      Optional<Snapshot> s = getSnapshot(snapshotId);
+      if (s.isEmpty()) {
+        return;
+      }
+      String status = s.get().status();
+      if (status.equals("error_deleting")) {
+        throw new CinderException.UnexpectedState(
+            "snapshot " + snapshotId + " failed to delete (status error_deleting)", status, false);
+      }
+      // Cinder marks a snapshot deleting before it answers the DELETE; one that is available
+      // again was kept by its backend: on RBD a volume made from it depends on it (cinder-volume
+      // logs SnapshotIsBusy). Deleting that volume first lets it go.
+      if (status.equals("available") && attempt > 0) {
+        throw new CinderException.UnexpectedState(
+            "snapshot "
+                + snapshotId
+                + " is available again after its deletion: its backend keeps it (on RBD, a"
+                + " volume made from it still depends on it)",
+            status,
+            false);
+      }
+      Waiting.sleepOrGiveUp(
+          backoff, attempt, deadline, "snapshot " + snapshotId, "deleted", status);
     }
   }
 }

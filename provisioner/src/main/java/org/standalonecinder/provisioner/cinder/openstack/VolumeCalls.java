@@ -8,9 +8,6 @@ import static org.standalonecinder.provisioner.cinder.openstack.CinderJson.volum
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,9 +20,6 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
 
 /** Volumes: create, find, wait for, change and delete. */
 final class VolumeCalls {
-
-  /** A bound on listing pages (1000 volumes each): a server that links forever cannot hang us. */
-  private static final int MAX_PAGES = 1000;
 
   private final CinderHttp http;
 
@@ -65,34 +59,8 @@ final class VolumeCalls {
   }
 
   List<Volume> findVolumes(String name, Map<String, String> metadata) {
-    Map<String, Object> q = new LinkedHashMap<>();
-    if (name != null) {
-      q.put("name", name);
-    }
-    if (metadata != null && !metadata.isEmpty()) {
-      try {
-        q.put("metadata", JSON.writeValueAsString(metadata));
-      } catch (IOException e) {
-        throw new IllegalArgumentException(e);
-      }
-    }
-    List<Volume> out = new ArrayList<>();
-    // Cinder answers at most osapi_max_limit (1000) volumes a page and links the next one.
-    for (int page = 1; ; page++) {
-      JsonNode res = http.call("list volumes", HttpMethod.GET, "/volumes/detail", null, q);
-      JsonNode volumes = required(res, "volumes", "list volumes");
-      for (JsonNode v : volumes) {
-        out.add(volume(v));
-      }
-      boolean more = false;
-      for (JsonNode link : res.path("volumes_links")) {
-        more |= "next".equals(link.path("rel").asText());
-      }
-      if (!more || volumes.isEmpty() || page >= MAX_PAGES) {
-        return out;
-      }
-      q.put("marker", out.get(out.size() - 1).id());
-    }
+    return Listing.all(
+        http, "/volumes/detail", "volumes", name, metadata, CinderJson::volume, Volume::id);
   }
 
   Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff backoff) {
