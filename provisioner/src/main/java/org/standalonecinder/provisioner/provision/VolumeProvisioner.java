@@ -273,7 +273,7 @@ public final class VolumeProvisioner {
         // The PV's attachment, and strays of retried attempts whose answers were lost: any of
         // them would block the delete.
         volumes.detachAll(volume);
-        cinder.deleteVolume(volumeId);
+        deleteUnlessSnapshotted(volumeId);
         cinder.awaitVolumeDeleted(volumeId, backoff);
       }
     } catch (CinderException.NotFound gone) {
@@ -287,6 +287,30 @@ public final class VolumeProvisioner {
       auth.release(pv);
     }
     return DeleteOutcome.DELETED;
+  }
+
+  /**
+   * Deletes the volume, unless Cinder keeps it for its snapshots: then the release waits for them
+   * (retried, told as an event), since deleting them with it ({@code cascade}) would destroy what
+   * the user kept on purpose.
+   */
+  private void deleteUnlessSnapshotted(String volumeId) {
+    try {
+      cinder.deleteVolume(volumeId);
+    } catch (CinderException.BadRequest e) {
+      if (!e.getMessage().contains("snapshots")) {
+        throw e;
+      }
+      throw new ProvisioningException(
+          "volume "
+              + volumeId
+              + " has snapshots in Cinder, so it is kept until they are deleted (delete the"
+              + " VolumeSnapshots taken of this claim, or the snapshots in Cinder); tried again"
+              + " until then. Cinder said: "
+              + e.getMessage(),
+          false,
+          e);
+    }
   }
 
   /**

@@ -859,14 +859,40 @@ class VolumeProvisionerTest {
         "deleteVolume",
         () ->
             new CinderException.BadRequest(
-                "Invalid volume: Volume status must be available or error ... have snapshots",
+                "Invalid volume: Volume status must be available or error ... migrating",
                 400,
                 "req-s"));
     assertThatThrownBy(() -> provisioner.delete(pv))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
-        .hasMessageContaining("have snapshots")
+        .hasMessageContaining("migrating")
         .hasMessageContaining("req-s");
     assertThat(secrets.secrets).hasSize(1);
+    assertThat(provisioner.delete(pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
+    assertThat(cinder.volumes()).isEmpty();
+    assertThat(secrets.secrets).isEmpty();
+  }
+
+  /**
+   * A volume with snapshots is never deleted with them (no cascade: they are what the user kept):
+   * the release says why and waits, retried, until they are gone.
+   */
+  @Test
+  void aVolumeWithSnapshotsIsKeptUntilTheyAreGone() {
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    String volume = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+    var kept =
+        cinder.createSnapshot(
+            new org.standalonecinder.provisioner.cinder.SnapshotSpec(
+                "kept", volume, null, Map.of()));
+    assertThatThrownBy(() -> provisioner.delete(pv))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+        .hasMessageContaining("has snapshots in Cinder, so it is kept until they are deleted")
+        .hasMessageContaining("have snapshots");
+    assertThat(cinder.volumes()).containsKey(volume);
+    assertThat(cinder.snapshots()).containsKey(kept.id());
+    assertThat(secrets.secrets).hasSize(1);
+    cinder.deleteSnapshot(kept.id());
     assertThat(provisioner.delete(pv))
         .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     assertThat(cinder.volumes()).isEmpty();
