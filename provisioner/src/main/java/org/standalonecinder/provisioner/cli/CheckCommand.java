@@ -8,6 +8,7 @@ import java.util.concurrent.Callable;
 import org.standalonecinder.provisioner.cinder.ApiVersions;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.ExportPath;
+import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Pool;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
@@ -19,8 +20,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * The first thing an admin runs: configuration, authentication, catalog endpoint, API versions, a
- * project-scoped call and the pools, each step on its own line. The exit code names the first step
- * that failed.
+ * project-scoped call, snapshots and the pools, each step on its own line. The exit code names the
+ * first step that failed.
  */
 @Command(
     name = "check",
@@ -76,6 +77,23 @@ final class CheckCommand implements Callable<Integer> {
               + ")");
       int n = step(out, "project", () -> cinder.findVolumes(null, Map.of()).size());
       out.println("project         ok    " + n + " volume(s) visible");
+      try {
+        int snapshots = cinder.findSnapshots(null, Map.of()).size();
+        out.println(
+            "snapshots       ok    "
+                + snapshots
+                + " snapshot(s) visible; a volume in use is snapshotted "
+                + (v.used().atLeast(Microversion.SNAPSHOT_IN_USE)
+                    ? "as it is (3.66 and later)"
+                    : "with force (below 3.66)")
+                + ", crash-consistent");
+      } catch (CinderException.Forbidden e) {
+        out.println(
+            "snapshots       WARN  "
+                + e.getMessage()
+                + " (this project may not list snapshots: snapshots of its claims would fail;"
+                + " provisioning works without them)");
+      }
       try {
         List<Pool> pools = cinder.pools();
         out.println("pools           ok    " + pools.size() + " pool(s)");

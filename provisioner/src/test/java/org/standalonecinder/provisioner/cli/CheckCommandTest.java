@@ -52,13 +52,7 @@ class CheckCommandTest {
   }
 
   static Stream<Arguments> cases() {
-    Consumer<MockCloud> healthy =
-        c ->
-            c.cinderAlways(
-                r ->
-                    r.getPath().contains("get_pools")
-                        ? MockCloud.recorded("get-pools-detail.json")
-                        : MockCloud.recorded("list-volumes-metadata.json"));
+    Consumer<MockCloud> healthy = c -> c.cinderAlways(CheckCommandTest::healthy);
     return Stream.of(
         row(
             "noauth, all well",
@@ -68,8 +62,29 @@ class CheckCommandTest {
             "configuration   ok    NOAUTH",
             "api versions    ok    server 3.0 .. 3.70, using 3.70 (exports through the attachments API (create + complete))",
             "project         ok",
+            "snapshots       ok    1 snapshot(s) visible; a volume in use is snapshotted as it is"
+                + " (3.66 and later), crash-consistent",
             "pools           ok    1 pool(s)",
             "protocol iSCSI"),
+        row(
+            "an older Cinder: snapshots of volumes in use with force",
+            healthy.andThen(c -> c.maxVersion("3.50")),
+            false,
+            0,
+            "a volume in use is snapshotted with force (below 3.66)"),
+        row(
+            "snapshots forbidden by the cloud's policy: a warning",
+            c ->
+                c.cinderAlways(
+                    r ->
+                        r.getPath().contains("/snapshots")
+                            ? MockCloud.status(403, "{\"forbidden\":{\"message\":\"Policy\"}}")
+                            : healthy(r)),
+            false,
+            0,
+            "snapshots       WARN",
+            "snapshots of its claims would fail",
+            "pools           ok"),
         row(
             "keystone, all well",
             healthy,
@@ -105,7 +120,7 @@ class CheckCommandTest {
                     r ->
                         r.getPath().contains("get_pools")
                             ? MockCloud.status(403, "{\"forbidden\":{\"message\":\"Policy\"}}")
-                            : MockCloud.recorded("list-volumes-metadata.json")),
+                            : healthy(r)),
             false,
             0,
             "pools           WARN"),
@@ -115,6 +130,16 @@ class CheckCommandTest {
             false,
             CheckCommand.UNREACHABLE,
             "project         FAIL"));
+  }
+
+  /** A healthy Cinder's answers, as the lab recorded them. */
+  static okhttp3.mockwebserver.MockResponse healthy(okhttp3.mockwebserver.RecordedRequest r) {
+    if (r.getPath().contains("get_pools")) {
+      return MockCloud.recorded("get-pools-detail.json");
+    }
+    return r.getPath().contains("/snapshots")
+        ? MockCloud.recorded("list-snapshots.json")
+        : MockCloud.recorded("list-volumes-metadata.json");
   }
 
   @ParameterizedTest(name = "{0}")
@@ -150,11 +175,7 @@ class CheckCommandTest {
   void theCloudConfigComesFromTheFlagElseCloudConfig(
       String name, String flag, String variable, int exit, String line, @TempDir Path dir)
       throws Exception {
-    cloud.cinderAlways(
-        r ->
-            r.getPath().contains("get_pools")
-                ? MockCloud.recorded("get-pools-detail.json")
-                : MockCloud.recorded("list-volumes-metadata.json"));
+    cloud.cinderAlways(CheckCommandTest::healthy);
     Path good = dir.resolve("cloud.conf");
     Files.writeString(
         good,
