@@ -23,8 +23,50 @@ public final class ReferenceGrants {
   public static final String KIND = "ReferenceGrant";
   public static final String PLURAL = "referencegrants";
 
-  /** How many grants of one namespace are read at most (a namespace's owner writes them). */
-  public static final int MAX_READ = 1_000;
+  /**
+   * Grants read a page: a namespace's owner writes them, and each may carry up to 256 KiB of
+   * annotations, so a page is kept small and only one is held at a time.
+   */
+  public static final int PAGE = 20;
+
+  /** Pages read at most: past 200 grants, the rest of a namespace's grant nothing. */
+  public static final int MAX_PAGES = 10;
+
+  /**
+   * One page of a namespace's ReferenceGrants: their {@code spec}s as JSON maps, and the list's
+   * continue token for the next page (null or empty at the end).
+   */
+  public record Page(List<Map<String, Object>> specs, String next) {
+    public Page {
+      specs = specs == null ? List.of() : specs;
+    }
+
+    /** Everything in one page (what a cluster without paging, or a test, answers). */
+    public static Page of(List<Map<String, Object>> specs) {
+      return new Page(specs, null);
+    }
+  }
+
+  /**
+   * Whether the grants {@code pages} reads (given the previous page's continue token, null for the
+   * first) let claims of {@code fromNamespace} use the claim {@code sourceName}: read a page at a
+   * time, stopping at the first that grants it, and after {@link #MAX_PAGES}.
+   */
+  public static boolean allowClaim(
+      java.util.function.Function<String, Page> pages, String fromNamespace, String sourceName) {
+    String next = null;
+    for (int i = 0; i < MAX_PAGES; i++) {
+      Page page = pages.apply(next);
+      if (allowClaim(page.specs(), fromNamespace, sourceName)) {
+        return true;
+      }
+      if (page.next() == null || page.next().isEmpty()) {
+        return false;
+      }
+      next = page.next();
+    }
+    return false;
+  }
 
   private static final String CLAIM = "PersistentVolumeClaim";
 

@@ -53,4 +53,43 @@ class ReferenceGrantsTest {
   void aGrantAllowsExactlyWhatItNames(String name, String yaml, boolean allows) {
     assertThat(ReferenceGrants.allowClaim(specs(yaml), "apps", "db")).isEqualTo(allows);
   }
+
+  /**
+   * The attack: a namespace's owner writes hundreds of grants (each may carry 256 KiB of
+   * annotations) to make every clone from it read them all. They are read a page at a time, the
+   * reading stops at the first page that grants, and after 10 pages.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "the grant on the first page: one page read, 1, 1, true",
+    "the grant on page 3: three read, 3, 3, true",
+    "the grant on page 10: ten read, 10, 10, true",
+    "the grant on page 11: never read, 11, 10, false",
+    "no grant in 50 pages: ten read, 0, 10, false",
+  })
+  void grantsAreReadAPageAtATimeAndNoMoreThanTenPages(
+      String name, int grantingPage, int read, boolean allows) {
+    java.util.concurrent.atomic.AtomicInteger pages =
+        new java.util.concurrent.atomic.AtomicInteger();
+    List<Map<String, Object>> other =
+        specs(
+            "[{from: [{group: '', kind: PersistentVolumeClaim, namespace: web}], to: [{group: '',"
+                + " kind: PersistentVolumeClaim}]}]");
+    List<Map<String, Object>> granting =
+        specs(
+            "[{from: [{group: '', kind: PersistentVolumeClaim, namespace: apps}], to: [{group:"
+                + " '', kind: PersistentVolumeClaim}]}]");
+    boolean got =
+        ReferenceGrants.allowClaim(
+            next -> {
+              int page = pages.incrementAndGet();
+              assertThat(next).isEqualTo(page == 1 ? null : "after-" + (page - 1));
+              return new ReferenceGrants.Page(
+                  page == grantingPage ? granting : other, page < 50 ? "after-" + page : null);
+            },
+            "apps",
+            "db");
+    assertThat(got).isEqualTo(allows);
+    assertThat(pages.get()).as("pages read").isEqualTo(read);
+  }
 }

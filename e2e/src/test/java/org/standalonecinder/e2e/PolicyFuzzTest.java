@@ -55,8 +55,9 @@ class PolicyFuzzTest {
         }
 
         @Override
-        public List<Map<String, Object>> referenceGrants(String namespace) {
-          return List.of();
+        public org.standalonecinder.api.ReferenceGrants.Page referenceGrants(
+            String namespace, String next) {
+          return org.standalonecinder.api.ReferenceGrants.Page.of(List.of());
         }
 
         @Override

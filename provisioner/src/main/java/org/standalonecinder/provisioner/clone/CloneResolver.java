@@ -212,7 +212,7 @@ public final class CloneResolver {
   private boolean consents(PersistentVolumeClaim source, String namespace) {
     return grants(source, namespace)
         || ReferenceGrants.allowClaim(
-            cluster.referenceGrants(source.getMetadata().getNamespace()),
+            next -> cluster.referenceGrants(source.getMetadata().getNamespace(), next),
             namespace,
             source.getMetadata().getName());
   }

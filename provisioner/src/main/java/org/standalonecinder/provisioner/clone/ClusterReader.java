@@ -28,8 +28,9 @@ public interface ClusterReader {
   boolean canCreatePods(org.standalonecinder.api.CloneToken.Principal principal, String namespace);
 
   /**
-   * The {@code spec}s of the ReferenceGrants in the namespace ({@link
-   * org.standalonecinder.api.ReferenceGrants}); empty where the kind is not installed.
+   * A page of the ReferenceGrants in the namespace ({@link
+   * org.standalonecinder.api.ReferenceGrants}), from the continue token of the previous one (null
+   * for the first); empty where the kind is not installed.
    */
-  java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace);
+  org.standalonecinder.api.ReferenceGrants.Page referenceGrants(String namespace, String next);
 }

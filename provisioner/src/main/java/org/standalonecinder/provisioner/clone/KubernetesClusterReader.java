@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.standalonecinder.api.CloneToken;
+import org.standalonecinder.api.ReferenceGrants;
 
 /** {@link ClusterReader} on the API server, uncached. */
 public final class KubernetesClusterReader implements ClusterReader {
@@ -82,17 +83,12 @@ public final class KubernetesClusterReader implements ClusterReader {
   }
 
   @Override
-  public List<Map<String, Object>> referenceGrants(String namespace) {
+  public ReferenceGrants.Page referenceGrants(String namespace, String next) {
     try {
-      return ReferenceGrantLists.specs(
-          client
-              .genericKubernetesResources(ReferenceGrantLists.CONTEXT)
-              .inNamespace(namespace)
-              .list(ReferenceGrantLists.PAGE)
-              .getItems());
+      return ReferenceGrantLists.page(client, namespace, next);
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404) {
-        return List.of(); // the kind is not installed: nobody granted anything by it
+        return ReferenceGrants.Page.of(List.of()); // the kind is not installed: no grant by it
       }
       if (e.getCode() == 403) {
         // An install from before the rule: the annotation still works; say why this does not.
@@ -100,7 +96,7 @@ public final class KubernetesClusterReader implements ClusterReader {
             "cannot read the ReferenceGrants of {}: this account may not list referencegrants"
                 + " (apply the current RBAC); they are not honoured meanwhile",
             namespace);
-        return List.of();
+        return ReferenceGrants.Page.of(List.of());
       }
       throw e;
     }

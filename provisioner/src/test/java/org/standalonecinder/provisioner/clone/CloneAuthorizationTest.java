@@ -86,8 +86,10 @@ class CloneAuthorizationTest {
     final Map<String, List<Map<String, Object>>> referenceGrants = new HashMap<>();
 
     @Override
-    public List<Map<String, Object>> referenceGrants(String namespace) {
-      return referenceGrants.getOrDefault(namespace, List.of());
+    public org.standalonecinder.api.ReferenceGrants.Page referenceGrants(
+        String namespace, String next) {
+      return org.standalonecinder.api.ReferenceGrants.Page.of(
+          referenceGrants.getOrDefault(namespace, List.of()));
     }
   }
 

@@ -232,7 +232,7 @@ final class ClaimReview {
     ClaimRef src = source();
     return src != null
         && org.standalonecinder.api.ReferenceGrants.allowClaim(
-            cluster.referenceGrants(src.namespace()), namespace, src.name());
+            next -> cluster.referenceGrants(src.namespace(), next), namespace, src.name());
   }
 
   /** Whether the requester may create pods in {@code namespace} (a SubjectAccessReview). */

@@ -22,8 +22,9 @@ public interface ClusterView {
   boolean canCreatePods(UserInfo user, String namespace);
 
   /**
-   * The {@code spec}s of the ReferenceGrants in the namespace ({@link
-   * org.standalonecinder.api.ReferenceGrants}); empty where the kind is not installed.
+   * A page of the ReferenceGrants in the namespace ({@link
+   * org.standalonecinder.api.ReferenceGrants}), from the continue token of the previous one (null
+   * for the first); empty where the kind is not installed.
    */
-  java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace);
+  org.standalonecinder.api.ReferenceGrants.Page referenceGrants(String namespace, String next);
 }

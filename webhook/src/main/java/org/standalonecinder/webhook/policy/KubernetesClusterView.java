@@ -74,34 +74,45 @@ public final class KubernetesClusterView implements ClusterView {
   }
 
   @Override
-  public java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace) {
+  public ReferenceGrants.Page referenceGrants(String namespace, String next) {
     if (!ClaimRef.isNamespace(namespace)) {
-      return java.util.List.of();
+      return ReferenceGrants.Page.of(java.util.List.of());
     }
     try {
-      return client
-          .genericKubernetesResources(REFERENCE_GRANTS)
-          .inNamespace(namespace)
-          .list(
-              new io.fabric8.kubernetes.api.model.ListOptionsBuilder()
-                  .withLimit((long) ReferenceGrants.MAX_READ)
-                  .build())
-          .getItems()
-          .stream()
-          .map(g -> g.getAdditionalProperties().get("spec"))
-          .filter(java.util.Map.class::isInstance)
-          .map(m -> (java.util.Map<String, Object>) m)
-          .toList();
+      // A small page at a time, each grant kept as its from and to only: a namespace's owner
+      // writes its grants, up to 256 KiB of annotations each.
+      var list =
+          client
+              .genericKubernetesResources(REFERENCE_GRANTS)
+              .inNamespace(namespace)
+              .list(
+                  new io.fabric8.kubernetes.api.model.ListOptionsBuilder()
+                      .withLimit((long) ReferenceGrants.PAGE)
+                      .withContinue(next)
+                      .build());
+      java.util.List<java.util.Map<String, Object>> specs =
+          list.getItems().stream()
+              .map(g -> g.getAdditionalProperties().get("spec"))
+              .filter(java.util.Map.class::isInstance)
+              .map(m -> (java.util.Map<String, Object>) m)
+              .map(
+                  m ->
+                      java.util.Map.of(
+                          "from", m.getOrDefault("from", ""), "to", m.getOrDefault("to", "")))
+              .toList();
+      return new ReferenceGrants.Page(
+          specs, list.getMetadata() == null ? null : list.getMetadata().getContinue());
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404) {
-        return java.util.List.of(); // the kind is not installed: nobody granted anything by it
+        // the kind is not installed: nobody granted anything by it
+        return ReferenceGrants.Page.of(java.util.List.of());
       }
       if (e.getCode() == 403) {
         LOG.warn(
             "cannot read the ReferenceGrants of {}: this account may not list referencegrants"
                 + " (apply the current RBAC); they are not honoured meanwhile",
             namespace);
-        return java.util.List.of();
+        return ReferenceGrants.Page.of(java.util.List.of());
       }
       throw new LookupFailedException("the ReferenceGrants of " + namespace, e);
     }

@@ -48,9 +48,10 @@ public final class OffLoopOnly {
       }
 
       @Override
-      public java.util.List<Map<String, Object>> referenceGrants(String namespace) {
+      public org.standalonecinder.api.ReferenceGrants.Page referenceGrants(
+          String namespace, String next) {
         check(mayBlock);
-        return cluster.referenceGrants(namespace);
+        return cluster.referenceGrants(namespace, next);
       }
     };
   }

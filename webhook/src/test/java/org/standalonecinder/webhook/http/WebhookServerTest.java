@@ -270,7 +270,8 @@ class WebhookServerTest {
               }
 
               @Override
-              public List<java.util.Map<String, Object>> referenceGrants(String ns) {
+              public org.standalonecinder.api.ReferenceGrants.Page referenceGrants(
+                  String ns, String next) {
                 throw new UnsupportedOperationException();
               }
             },

@@ -98,9 +98,11 @@ abstract class ClaimRuleTable {
     final Map<String, java.util.List<Map<String, Object>>> referenceGrants = new HashMap<>();
 
     @Override
-    public java.util.List<Map<String, Object>> referenceGrants(String namespace) {
+    public org.standalonecinder.api.ReferenceGrants.Page referenceGrants(
+        String namespace, String next) {
       reach("referencegrants of " + namespace);
-      return referenceGrants.getOrDefault(namespace, java.util.List.of());
+      return org.standalonecinder.api.ReferenceGrants.Page.of(
+          referenceGrants.getOrDefault(namespace, java.util.List.of()));
     }
 
     @Override

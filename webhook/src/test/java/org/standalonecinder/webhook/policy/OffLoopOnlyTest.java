@@ -52,9 +52,10 @@ class OffLoopOnlyTest {
         }
 
         @Override
-        public java.util.List<java.util.Map<String, Object>> referenceGrants(String namespace) {
+        public org.standalonecinder.api.ReferenceGrants.Page referenceGrants(
+            String namespace, String next) {
           calls.add("referenceGrants");
-          return java.util.List.of();
+          return org.standalonecinder.api.ReferenceGrants.Page.of(java.util.List.of());
         }
       };
 
@@ -83,7 +84,8 @@ class OffLoopOnlyTest {
             "canCreatePods",
             (Function<Guarded, Object>) g -> g.cluster().canCreatePods(new UserInfo(), "ns")),
         Arguments.of(
-            "referenceGrants", (Function<Guarded, Object>) g -> g.cluster().referenceGrants("ns")),
+            "referenceGrants",
+            (Function<Guarded, Object>) g -> g.cluster().referenceGrants("ns", null)),
         Arguments.of(
             "refusal",
             (Function<Guarded, Object>)
