@@ -829,6 +829,15 @@ class WebhookServerTest {
   }
 
   /** Whether the server ends a connection that sent nothing, within the socket's timeout. */
+  /** Waits until the server has let in {@code count} connections (its side of the handshake). */
+  private static void awaitOpen(WebhookServer server, int count) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (server.shedding().openConnections() < count && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(server.shedding().openConnections()).as("connections let in").isEqualTo(count);
+  }
+
   private static boolean endedByServer(javax.net.ssl.SSLSocket s) {
     try {
       return s.getInputStream().read() < 0;
@@ -862,8 +871,11 @@ class WebhookServerTest {
     byte[] body = review("admission.k8s.io/v1", "api", "data").getBytes(StandardCharsets.UTF_8);
     List<javax.net.ssl.SSLSocket> held = new ArrayList<>();
     try {
+      // Each connection is let in before the next is opened: the server takes them in on several
+      // event loops, and which one is the newest decides which is displaced below.
       for (int i = 0; i < 4; i++) {
         held.add(connectFrom("127.0.0.2", limited.port()));
+        awaitOpen(limited, i + 1);
       }
       for (javax.net.ssl.SSLSocket s : held) {
         s.setSoTimeout(300);
@@ -874,7 +886,9 @@ class WebhookServerTest {
         assertThat(endedByServer(extra)).as("the flooder's fifth connection").isTrue();
       }
       held.add(connectFrom("127.0.0.3", limited.port()));
+      awaitOpen(limited, 5);
       held.add(connectFrom("127.0.0.3", limited.port()));
+      awaitOpen(limited, 6);
       // Every place taken: a newcomer gets one, and the address that holds the most yields its
       // newest connection (as the API server without --client-ca gets in past a flood).
       javax.net.ssl.SSLSocket newcomer = connectFrom("127.0.0.4", limited.port());
