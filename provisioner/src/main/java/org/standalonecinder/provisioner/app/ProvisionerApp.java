@@ -26,6 +26,7 @@ import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.provisioner.snapshot.SnapshotController;
 
 /**
  * The running provisioner, wired: one Vert.x serves both the Kubernetes client and the health
@@ -40,6 +41,7 @@ public final class ProvisionerApp implements AutoCloseable {
   private final KubernetesClient client;
   private final CinderClient cinder;
   private final ClaimController controller;
+  private final SnapshotController snapshots;
   private final HealthServer health;
   private final LeaderElection election;
   private final java.util.concurrent.atomic.AtomicBoolean closing;
@@ -51,6 +53,7 @@ public final class ProvisionerApp implements AutoCloseable {
       KubernetesClient client,
       CinderClient cinder,
       ClaimController controller,
+      SnapshotController snapshots,
       HealthServer health,
       LeaderElection election,
       java.util.concurrent.atomic.AtomicBoolean closing,
@@ -60,6 +63,7 @@ public final class ProvisionerApp implements AutoCloseable {
     this.client = client;
     this.cinder = cinder;
     this.controller = controller;
+    this.snapshots = snapshots;
     this.health = health;
     this.election = election;
     this.closing = closing;
@@ -188,8 +192,10 @@ public final class ProvisionerApp implements AutoCloseable {
             o.retry(),
             o.workers(),
             o.resync(),
-            registry);
+            registry,
+            SnapshotController.Timing.DEFAULT);
     ClaimController controller = parts.controller();
+    SnapshotController snapshots = parts.snapshots();
     io.micrometer.core.instrument.Gauge.builder(
             "standalone_cinder_leader", controller, c -> c.active() ? 1 : 0)
         .description("1 while this replica acts (leads, or runs without an election)")
@@ -232,7 +238,9 @@ public final class ProvisionerApp implements AutoCloseable {
         new java.util.concurrent.atomic.AtomicBoolean();
     if (o.election() != null) {
       controller.pause();
+      snapshots.pause();
       controller.start();
+      snapshots.start();
       Runnable lost = o.onLostLeadership() == null ? () -> {} : o.onLostLeadership();
       election =
           LeaderElection.start(
@@ -244,9 +252,13 @@ public final class ProvisionerApp implements AutoCloseable {
                   o.election().leaseDuration(),
                   o.election().renewDeadline(),
                   o.election().retryPeriod()),
-              controller::resume,
+              () -> {
+                controller.resume();
+                snapshots.resume();
+              },
               () -> {
                 controller.pause();
+                snapshots.pause();
                 // Releasing the Lease at close() ends leading too; that is no loss.
                 if (!closing.get()) {
                   LOG.error("lost the Lease: this replica stopped acting");
@@ -255,9 +267,10 @@ public final class ProvisionerApp implements AutoCloseable {
               });
     } else {
       controller.start();
+      snapshots.start();
     }
     return new ProvisionerApp(
-        vertx, client, cinder, controller, health, election, closing, pools, resolver);
+        vertx, client, cinder, controller, snapshots, health, election, closing, pools, resolver);
   }
 
   /**
@@ -311,7 +324,9 @@ public final class ProvisionerApp implements AutoCloseable {
     }
     pools.close();
     controller.pause();
+    snapshots.pause();
     controller.close();
+    snapshots.close();
     if (election != null) {
       // After the workers: the next leader starts only once nothing here acts any more.
       election.close();

@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.plugin.CinderProvisioner;
 import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.provisioner.snapshot.SnapshotController;
 
 /** How the claim loop and the Cinder plug-in are put together: the one place that builds them. */
 public final class Wiring {
@@ -28,21 +29,17 @@ public final class Wiring {
    * webhook's clone check (the resolver server) share.
    *
    * @param controller the claim loop, not started
+   * @param snapshots the snapshot loop, not started (it reads the claim loop's caches)
    * @param clones resolves clone sources in Cinder
    * @param cluster the resolver's view of the cluster
    */
-  public record Parts(ClaimController controller, CloneResolver clones, ClusterReader cluster) {}
+  public record Parts(
+      ClaimController controller,
+      SnapshotController snapshots,
+      CloneResolver clones,
+      ClusterReader cluster) {}
 
-  /**
-   * The provisioner's parts.
-   *
-   * @param cinder the Cinder that clone sources are resolved in (the one {@code volumes} uses)
-   * @param volumes makes and removes the volumes
-   * @param retry the loop's retry policy
-   * @param workers how many keys are worked on at once
-   * @param resync how often every key and the housekeeping come again
-   * @param registry where the metrics go
-   */
+  /** The provisioner's parts, the snapshot loop with its default timings. */
   public static Parts build(
       KubernetesClient client,
       CinderClient cinder,
@@ -53,6 +50,41 @@ public final class Wiring {
       int workers,
       Duration resync,
       MeterRegistry registry) {
+    return build(
+        client,
+        cinder,
+        volumes,
+        settings,
+        events,
+        retry,
+        workers,
+        resync,
+        registry,
+        SnapshotController.Timing.DEFAULT);
+  }
+
+  /**
+   * The provisioner's parts.
+   *
+   * @param cinder the Cinder that clone sources are resolved in (the one {@code volumes} uses)
+   * @param volumes makes and removes the volumes
+   * @param retry the loop's retry policy
+   * @param workers how many keys are worked on at once
+   * @param resync how often every key and the housekeeping come again
+   * @param registry where the metrics go
+   * @param snapshotTiming how the snapshot loop waits for Cinder
+   */
+  public static Parts build(
+      KubernetesClient client,
+      CinderClient cinder,
+      VolumeProvisioner volumes,
+      ProvisionerSettings settings,
+      EventRecorder events,
+      RetryPolicy retry,
+      int workers,
+      Duration resync,
+      MeterRegistry registry,
+      SnapshotController.Timing snapshotTiming) {
     ClusterCache cache = new ClusterCache(client, resync);
     ClusterReader cluster = new KubernetesClusterReader(client, settings.secretNamespace());
     CloneResolver clones =
@@ -70,6 +102,18 @@ public final class Wiring {
             workers,
             resync,
             registry);
-    return new Parts(controller, clones, cluster);
+    SnapshotController snapshots =
+        new SnapshotController(
+            client,
+            cache,
+            cinder,
+            settings,
+            events,
+            retry,
+            Math.max(1, Math.min(workers, 4)),
+            resync,
+            snapshotTiming,
+            Clock.systemUTC());
+    return new Parts(controller, snapshots, clones, cluster);
   }
 }

@@ -155,6 +155,12 @@ public interface CinderClient extends AutoCloseable {
    */
   Snapshot awaitSnapshotStatus(String snapshotId, Set<String> wanted, Backoff backoff);
 
+  /**
+   * Sets these metadata entries on the snapshot, leaving its other entries as they are (Cinder
+   * merges them).
+   */
+  void updateSnapshotMetadata(String snapshotId, Map<String, String> metadata);
+
   /** Starts deleting the snapshot. One that is already gone counts as deleted. */
   void deleteSnapshot(String snapshotId);
 

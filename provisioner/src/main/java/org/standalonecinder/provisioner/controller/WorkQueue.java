@@ -23,7 +23,7 @@ import java.util.function.Function;
  * their namespace) and the lines take turns, so the thousands of claims one tenant can make delay
  * another tenant's claim by at most one key per busy namespace, not by all of them.
  */
-final class WorkQueue<K> {
+public final class WorkQueue<K> {
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition handOut = lock.newCondition();
@@ -48,7 +48,7 @@ final class WorkQueue<K> {
   /**
    * @param bucketOf the owner whose keys share one line (all in one when constant)
    */
-  WorkQueue(Function<K, String> bucketOf) {
+  public WorkQueue(Function<K, String> bucketOf) {
     this.bucketOf = bucketOf;
   }
 
@@ -78,7 +78,7 @@ final class WorkQueue<K> {
     return key;
   }
 
-  void add(K key) {
+  public void add(K key) {
     lock.lock();
     try {
       if (shutDown) {
@@ -96,7 +96,7 @@ final class WorkQueue<K> {
     }
   }
 
-  void addAfter(K key, Duration delay) {
+  public void addAfter(K key, Duration delay) {
     delayed.merge(key, 1, Integer::sum);
     try {
       timer.schedule(
@@ -113,7 +113,7 @@ final class WorkQueue<K> {
   }
 
   /** Whether {@code key} is to be added again after a delay (backoff, work in background). */
-  boolean scheduled(K key) {
+  public boolean scheduled(K key) {
     return delayed.containsKey(key);
   }
 
@@ -121,7 +121,7 @@ final class WorkQueue<K> {
    * The next key, waiting while the queue is empty or paused; null once it is shut down. Call
    * {@link #done} after.
    */
-  K take() throws InterruptedException {
+  public K take() throws InterruptedException {
     lock.lock();
     try {
       while (!shutDown && (paused || turns.isEmpty())) {
@@ -139,7 +139,7 @@ final class WorkQueue<K> {
     }
   }
 
-  void done(K key) {
+  public void done(K key) {
     lock.lock();
     try {
       processing.remove(key);
@@ -152,7 +152,7 @@ final class WorkQueue<K> {
   }
 
   /** Stops (or resumes) handing keys out; keys in progress finish. */
-  void paused(boolean pause) {
+  public void paused(boolean pause) {
     lock.lock();
     try {
       paused = pause;
@@ -163,7 +163,7 @@ final class WorkQueue<K> {
   }
 
   /** Whether {@code key} waits in the queue. */
-  boolean waiting(K key) {
+  public boolean waiting(K key) {
     lock.lock();
     try {
       return queued.contains(key);
@@ -172,7 +172,7 @@ final class WorkQueue<K> {
     }
   }
 
-  int size() {
+  public int size() {
     lock.lock();
     try {
       return queued.size();
@@ -181,7 +181,7 @@ final class WorkQueue<K> {
     }
   }
 
-  void shutDown() {
+  public void shutDown() {
     lock.lock();
     try {
       shutDown = true;

@@ -590,6 +590,12 @@ public final class FakeCinderClient implements CinderClient {
   }
 
   @Override
+  public synchronized void updateSnapshotMetadata(String snapshotId, Map<String, String> metadata) {
+    call("updateSnapshotMetadata", snapshotId);
+    snapshots.metadata(snapshotId, metadata);
+  }
+
+  @Override
   public synchronized void deleteSnapshot(String snapshotId) {
     call("deleteSnapshot", snapshotId);
     snapshots.delete(snapshotId);

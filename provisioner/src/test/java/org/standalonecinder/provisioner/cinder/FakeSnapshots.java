@@ -81,6 +81,16 @@ final class FakeSnapshots {
     return changed;
   }
 
+  /** Merges {@code entries} into the snapshot's metadata. */
+  void metadata(String id, Map<String, String> entries) {
+    Snapshot s = existing(id);
+    Map<String, String> md = new LinkedHashMap<>(s.metadata());
+    md.putAll(entries);
+    snapshots.put(
+        id,
+        new Snapshot(s.id(), s.name(), s.volumeId(), s.status(), s.sizeGib(), md, s.createdAt()));
+  }
+
   /** What stops the volume's deletion: its snapshots. */
   boolean any(String volumeId) {
     return snapshots.values().stream().anyMatch(s -> s.volumeId().equals(volumeId));

@@ -49,22 +49,38 @@ public final class Cluster {
       org.standalonecinder.provisioner.cinder.CinderClient cinder,
       ProvisionerSettings settings,
       io.micrometer.core.instrument.MeterRegistry registry) {
+    return parts(client, cinder, settings, registry).controller();
+  }
+
+  /** A snapshot loop's timings for tests: deletions waited for 5 s, a snapshot polled at 50 ms. */
+  public static final org.standalonecinder.provisioner.snapshot.SnapshotController.Timing QUICK =
+      new org.standalonecinder.provisioner.snapshot.SnapshotController.Timing(
+          new org.standalonecinder.provisioner.cinder.Backoff(
+              Duration.ofMillis(10), 2.0, Duration.ofMillis(100), Duration.ofSeconds(5)),
+          Duration.ofMillis(50));
+
+  /** Every loop as the unit tests run them (see {@link #controller}). Not started. */
+  public static org.standalonecinder.provisioner.app.Wiring.Parts parts(
+      KubernetesClient client,
+      org.standalonecinder.provisioner.cinder.CinderClient cinder,
+      ProvisionerSettings settings,
+      io.micrometer.core.instrument.MeterRegistry registry) {
     return org.standalonecinder.provisioner.app.Wiring.build(
-            client,
+        client,
+        cinder,
+        new org.standalonecinder.provisioner.provision.VolumeProvisioner(
             cinder,
-            new org.standalonecinder.provisioner.provision.VolumeProvisioner(
-                cinder,
-                new KubernetesSecretStore(client),
-                org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
-                settings,
-                org.standalonecinder.provisioner.cinder.Backoff.DEFAULT),
+            new KubernetesSecretStore(client),
+            org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
             settings,
-            new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
-            new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
-            2,
-            Duration.ofSeconds(30),
-            registry)
-        .controller();
+            org.standalonecinder.provisioner.cinder.Backoff.DEFAULT),
+        settings,
+        new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
+        new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),
+        2,
+        Duration.ofSeconds(30),
+        registry,
+        QUICK);
   }
 
   /** Settings of a provisioner instance of its own cluster id. */

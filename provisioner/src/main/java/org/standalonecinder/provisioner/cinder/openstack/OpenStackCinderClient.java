@@ -191,6 +191,11 @@ public final class OpenStackCinderClient implements CinderClient {
   }
 
   @Override
+  public void updateSnapshotMetadata(String snapshotId, Map<String, String> metadata) {
+    snapshots.updateSnapshotMetadata(snapshotId, metadata);
+  }
+
+  @Override
   public void deleteSnapshot(String snapshotId) {
     snapshots.deleteSnapshot(snapshotId);
   }

@@ -98,6 +98,19 @@ final class SnapshotCalls {
     }
   }
 
+  void updateSnapshotMetadata(String snapshotId, Map<String, String> metadata) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode md = body.putObject("metadata");
+    metadata.forEach(md::put);
+    // POST merges, as for volumes.
+    http.call(
+        "update metadata of snapshot " + snapshotId,
+        HttpMethod.POST,
+        "/snapshots/" + id(snapshotId) + "/metadata",
+        body,
+        null);
+  }
+
   void deleteSnapshot(String snapshotId) {
     try {
       http.call("delete snapshot " + snapshotId, HttpMethod.DELETE, "/snapshots/" + id(snapshotId));

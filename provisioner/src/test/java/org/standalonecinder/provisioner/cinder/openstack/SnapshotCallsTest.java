@@ -154,4 +154,15 @@ class SnapshotCallsTest {
     client().deleteSnapshot(SNAPSHOT);
     assertThat(lastCinder().getMethod()).isEqualTo("DELETE");
   }
+
+  @Test
+  void metadataIsMergedByAPostNotReplacedByAPut() throws Exception {
+    cloud.thenCinder(MockCloud.status(200, "{\"metadata\": {\"k\": \"v\", \"admin\": \"x\"}}"));
+    client().updateSnapshotMetadata(SNAPSHOT, Map.of("k", "v"));
+    RecordedRequest r = lastCinder();
+    assertThat(r.getMethod()).isEqualTo("POST");
+    assertThat(r.getPath()).endsWith("/snapshots/" + SNAPSHOT + "/metadata");
+    assertThat(MockCloud.JSON.readTree(r.getBody().readUtf8()).get("metadata").get("k").asText())
+        .isEqualTo("v");
+  }
 }

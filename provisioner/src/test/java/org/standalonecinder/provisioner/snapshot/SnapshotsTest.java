@@ -1,0 +1,297 @@
+package org.standalonecinder.provisioner.snapshot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import java.time.Duration;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.provisioner.cinder.Snapshot;
+import org.standalonecinder.provisioner.cinder.SnapshotSpec;
+import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.provision.Names;
+
+/**
+ * Dynamic and pre-provisioned snapshots, their deletion under each policy, and the restart sweep,
+ * as the snapshot loop serves them beside the claim loop.
+ */
+class SnapshotsTest extends SnapshotLoopTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  @BeforeEach
+  void up() {
+    start();
+  }
+
+  @AfterEach
+  void down() {
+    stop();
+  }
+
+  private String volumeOf(PersistentVolume pv) {
+    return pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+  }
+
+  /** A dynamic snapshot of one of our claims, through to ready; its content's name. */
+  private String readySnapshot(String name, String policy) {
+    PersistentVolume pv = boundClaim("db-" + name);
+    snapshotClass("cinder-" + name, DRIVER, policy, Map.of());
+    GenericKubernetesResource s = volumeSnapshot(name, "db-" + name, "cinder-" + name);
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+    controllerBinds(content);
+    Cluster.await("a Cinder snapshot", () -> !cinderSnapshots().isEmpty(), WAIT);
+    cinder.setSnapshotStatus(cinderSnapshots().get(0).id(), "available");
+    Cluster.await(
+        "ready",
+        () -> contentNow(content).status() != null && contentNow(content).status().readyToUse(),
+        WAIT);
+    assertThat(cinderSnapshots().get(0).volumeId()).isEqualTo(volumeOf(pv));
+    return content;
+  }
+
+  @Test
+  void aSnapshotOfOurClaimGetsAContentTheSnapshotControllerBindsAndACinderSnapshot() {
+    String name = readySnapshot("daily", "Delete");
+    Content c = contentNow(name);
+    assertThat(c.driver()).isEqualTo(DRIVER);
+    assertThat(c.deletionPolicy()).isEqualTo("Delete");
+    assertThat(c.snapshotNamespace() + "/" + c.snapshotName()).isEqualTo("apps/daily");
+    assertThat(c.snapshotUid()).isEqualTo(name.substring("snapcontent-".length()));
+    Snapshot s = cinderSnapshots().get(0);
+    assertThat(c.status().snapshotHandle()).isEqualTo(s.id());
+    assertThat(c.status().error()).isNull();
+    assertThat(s.name()).isEqualTo(name);
+    assertThat(s.metadata())
+        .containsEntry(Names.META_CLUSTER, settings.clusterId())
+        .containsEntry(SnapshotApi.META_CONTENT, name)
+        .containsEntry(SnapshotApi.META_SNAPSHOT, "apps/daily")
+        .containsEntry(SnapshotApi.META_POLICY, "Delete");
+    GenericKubernetesResource raw =
+        client.genericKubernetesResources(SnapshotApi.CONTENTS).withName(name).get();
+    @SuppressWarnings("unchecked")
+    Map<String, Object> status = (Map<String, Object>) raw.getAdditionalProperties().get("status");
+    assertThat(((Number) status.get("restoreSize")).longValue()).isEqualTo(GIB);
+    assertThat(((Number) status.get("creationTime")).longValue())
+        .isEqualTo(s.createdAt().getEpochSecond() * 1_000_000_000L);
+    // Cinder has answered: nothing is in flight, the snapshot-controller may delete it.
+    Cluster.await("being-created gone", () -> !contentNow(name).beingCreated(), WAIT);
+    assertThat(cinder.log().stream().filter(l -> l.startsWith("createSnapshot"))).hasSize(1);
+  }
+
+  static Stream<Arguments> notOurs() {
+    return Stream.of(
+        Arguments.of(
+            "a class of another driver: left to that driver, not a word",
+            "other.example.com/csi",
+            false,
+            ""),
+        Arguments.of(
+            "our class, another provisioner's claim: refused on the snapshot",
+            DRIVER,
+            true,
+            "did not make for it"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("notOurs")
+  void aSnapshotOfAVolumeThatIsNotOursGetsNoContent(
+      String name, String driver, boolean told, String says) throws Exception {
+    foreignClaim("theirs");
+    snapshotClass("theirs", driver, "Delete", Map.of());
+    GenericKubernetesResource s = volumeSnapshot("theirs", "theirs", "theirs");
+    if (told) {
+      Cluster.await("told", () -> !eventsAbout("theirs").isEmpty(), WAIT);
+      assertThat(String.join("\n", eventsAbout("theirs"))).contains(says);
+    } else {
+      Thread.sleep(300);
+      assertThat(eventsAbout("theirs")).isEmpty();
+    }
+    assertThat(contentNow(SnapshotApi.contentName(s.getMetadata().getUid()))).isNull();
+    assertThat(cinderSnapshots()).isEmpty();
+  }
+
+  @Test
+  void aContentNamingAVolumeOfAnotherClusterIsRefusedAndNothingIsTaken() {
+    cinder.seed(
+        new org.standalonecinder.provisioner.cinder.Volume(
+            "vol-elsewhere",
+            "pvc-x",
+            "available",
+            1,
+            "nova",
+            "lab",
+            Map.of(Names.META_CLUSTER, "cluster-b"),
+            null,
+            null,
+            false,
+            java.util.List.of()));
+    content("snapcontent-admin", Map.of("volumeHandle", "vol-elsewhere"), "Delete", "x");
+    Cluster.await(
+        "an error",
+        () ->
+            contentNow("snapcontent-admin").status() != null
+                && contentNow("snapcontent-admin").status().error() != null,
+        WAIT);
+    assertThat(contentNow("snapcontent-admin").status().error())
+        .contains("not made by this cluster's provisioner");
+    assertThat(cinderSnapshots()).isEmpty();
+  }
+
+  @Test
+  void aSnapshotWhoseAnswerWasLostIsFoundByNameNotTakenAgain() {
+    PersistentVolume pv = boundClaim("db");
+    snapshotClass("cinder", DRIVER, "Delete", Map.of());
+    // Cinder takes the snapshot and the answer is lost (a timeout): the retry must find it.
+    cinder.failNext(
+        "createSnapshot",
+        () -> {
+          String content =
+              client
+                  .genericKubernetesResources(SnapshotApi.CONTENTS)
+                  .list()
+                  .getItems()
+                  .get(0)
+                  .getMetadata()
+                  .getName();
+          cinder.createSnapshot(
+              new SnapshotSpec(
+                  content,
+                  volumeOf(pv),
+                  null,
+                  Map.of(
+                      Names.META_CLUSTER,
+                      settings.clusterId(),
+                      SnapshotApi.META_CONTENT,
+                      content)));
+          return new org.standalonecinder.provisioner.cinder.CinderException.Unavailable(
+              "read timed out", 0, null, null);
+        });
+    GenericKubernetesResource s = volumeSnapshot("daily", "db", "cinder");
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await(
+        "recorded",
+        () ->
+            contentNow(content) != null
+                && contentNow(content).status() != null
+                && contentNow(content).status().snapshotHandle() != null,
+        WAIT);
+    assertThat(cinderSnapshots()).hasSize(1);
+    // Until Cinder answers for good, the content says a snapshot is in flight.
+    assertThat(contentNow(content).beingCreated()).isTrue();
+  }
+
+  @Test
+  void deletedUnderDeleteTheCinderSnapshotGoesThenTheContent() {
+    String content = readySnapshot("daily", "Delete");
+    controllerDeletes(content);
+    Cluster.await("content gone", () -> contentNow(content) == null, WAIT);
+    assertThat(cinderSnapshots()).isEmpty();
+  }
+
+  @Test
+  void deletedUnderRetainTheCinderSnapshotStaysMarkedRetainedAndTheSweepKeepsIt() {
+    String content = readySnapshot("daily", "Retain");
+    controllerDeletes(content);
+    Cluster.await("content gone", () -> contentNow(content) == null, WAIT);
+    assertThat(cinderSnapshots()).hasSize(1);
+    assertThat(cinderSnapshots().get(0).metadata())
+        .containsEntry(SnapshotApi.META_POLICY, "Retain");
+    parts.snapshots().sweep();
+    assertThat(cinderSnapshots()).hasSize(1);
+  }
+
+  @Test
+  void aPreProvisionedContentIsReadFromCinderAndItsDeletionUnderRetainKeepsIt() {
+    cinder.seed(
+        new org.standalonecinder.provisioner.cinder.Volume(
+            "vol-old",
+            "old",
+            "available",
+            3,
+            "nova",
+            "lab",
+            Map.of(),
+            null,
+            null,
+            false,
+            java.util.List.of()));
+    Snapshot old = cinder.createSnapshot(new SnapshotSpec("nightly", "vol-old", null, Map.of()));
+    cinder.setSnapshotStatus(old.id(), "available");
+    content("imported", Map.of("snapshotHandle", old.id()), "Retain", "restored");
+    Cluster.await(
+        "ready",
+        () ->
+            contentNow("imported").status() != null && contentNow("imported").status().readyToUse(),
+        WAIT);
+    assertThat(contentNow("imported").status().snapshotHandle()).isEqualTo(old.id());
+    // Never bound (no VolumeSnapshot took it): deleted, it goes, and the admin's snapshot stays.
+    client.genericKubernetesResources(SnapshotApi.CONTENTS).withName("imported").delete();
+    Cluster.await("content gone", () -> contentNow("imported") == null, WAIT);
+    assertThat(cinder.snapshots()).containsKey(old.id());
+  }
+
+  @Test
+  void aPreProvisionedContentNamingNoCinderSnapshotSaysSo() {
+    content("imported", Map.of("snapshotHandle", "no-such"), "Retain", "restored");
+    Cluster.await(
+        "an error",
+        () ->
+            contentNow("imported").status() != null
+                && contentNow("imported").status().error() != null,
+        WAIT);
+    assertThat(contentNow("imported").status().error()).contains("Cinder has no snapshot no-such");
+  }
+
+  static Stream<Arguments> leftovers() {
+    return Stream.of(
+        Arguments.of("ours, Delete, content gone: deleted", "cluster-a", "Delete", "gone", false),
+        Arguments.of("ours, Retain, content gone: kept", "cluster-a", "Retain", "gone", true),
+        Arguments.of("another cluster's: kept", "cluster-b", "Delete", "gone", true),
+        Arguments.of("ours, content still there: kept", "cluster-a", "Delete", "there", true));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("leftovers")
+  void theSweepDeletesOnlyWhatItsOwnContentsLeftUnderDelete(
+      String name, String cluster, String policy, String content, boolean kept) {
+    cinder.seed(
+        new org.standalonecinder.provisioner.cinder.Volume(
+            "vol-1",
+            "v",
+            "available",
+            1,
+            "nova",
+            "lab",
+            Map.of(),
+            null,
+            null,
+            false,
+            java.util.List.of()));
+    if (content.equals("there")) {
+      content("snapcontent-live", Map.of("snapshotHandle", "elsewhere"), "Retain", "s");
+    }
+    Snapshot s =
+        cinder.createSnapshot(
+            new SnapshotSpec(
+                "snapcontent-live",
+                "vol-1",
+                null,
+                Map.of(
+                    Names.META_CLUSTER, cluster,
+                    SnapshotApi.META_CONTENT, "snapcontent-live",
+                    SnapshotApi.META_POLICY, policy)));
+    cinder.setSnapshotStatus(s.id(), "available");
+    parts.snapshots().sweep();
+    assertThat(cinder.snapshots().containsKey(s.id())).isEqualTo(kept);
+  }
+}
