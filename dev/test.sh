@@ -67,11 +67,13 @@ fi
 
 # The real control plane for the end-to-end suite (e2e/): built from Debian's source package
 # the first time (a few minutes; cached by version outside the clone), then started in seconds.
-if "$ROOT/dev/kube-local/start.sh" --running; then
+# With the snapshot API and the real snapshot-controller (../shared/snapshot-controller, built
+# once with Debian's Go): the snapshot tests need them, and a missing source fails here.
+if "$ROOT/dev/kube-local/start.sh" --snapshots --running; then
   echo "dev/test.sh: using the local control plane that is already running ($KUBE_STATE)"
 else
   kube_started=1
-  "$ROOT/dev/kube-local/start.sh" --fresh
+  "$ROOT/dev/kube-local/start.sh" --snapshots --fresh
 fi
 
 # The nodes: real Linux kernels as user-space processes (Debian's user-mode-linux), whose kernel

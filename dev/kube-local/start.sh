@@ -3,9 +3,13 @@
 # kube-apiserver and kube-controller-manager built from Debian's `kubernetes` source package
 # by build.sh (cached outside the clone), with certificates made here.
 #
-#   sudo dev/kube-local/start.sh [--fresh] [--running] [--state-dir DIR]
-#   --running: exit 0 if a control plane of this state dir answers, 1 if not; starts nothing
-#   --fresh:   stop what runs from this state dir and start anew (empty etcd, new certificates)
+#   sudo dev/kube-local/start.sh [--fresh] [--running] [--snapshots] [--state-dir DIR]
+#   --running:   exit 0 if a control plane of this state dir answers, 1 if not; starts nothing
+#   --fresh:     stop what runs from this state dir and start anew (empty etcd, new certificates)
+#   --snapshots: also the snapshot API (external-snapshotter v4.2.1's v1 CRDs) and its
+#                snapshot-controller, built once from ../shared/snapshot-controller (beside the
+#                clone; KUBE_LOCAL_SNAPSHOTTER_SRC) with Debian's Go and cached; a missing
+#                source is an error, never a skip. With --running: whether it runs too.
 #
 # Everything listens on 127.0.0.1 only and is recorded by PID under $STATE/run; stop.sh
 # ends exactly that. What it writes to $STATE:
@@ -27,7 +31,7 @@
 #
 # Env: KUBE_LOCAL_STATE (/tmp/kube-local), KUBE_LOCAL_API_PORT (6443),
 #      KUBE_LOCAL_ETCD_PORT (2379; the peer port is +1), KUBE_LOCAL_CM_PORT (10257),
-#      KUBE_LOCAL_CACHE (see build.sh), KUBE_LOCAL_TIMEOUT (60 s).
+#      KUBE_LOCAL_CACHE (see build.sh), KUBE_LOCAL_TIMEOUT (60 s), KUBE_LOCAL_SNAPSHOTTER_SRC.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,12 +45,15 @@ SCHED_PORT="${KUBE_LOCAL_SCHED_PORT:-10259}"
 TIMEOUT="${KUBE_LOCAL_TIMEOUT:-60}"
 FRESH=0
 CHECK_ONLY=0
+SNAPSHOTS=0
+SNAPSHOTTER_SRC="${KUBE_LOCAL_SNAPSHOTTER_SRC:-$HERE/../../../shared/snapshot-controller}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --fresh) FRESH=1; shift ;;
     --running) CHECK_ONLY=1; shift ;;
+    --snapshots) SNAPSHOTS=1; shift ;;
     --state-dir) STATE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "kube-local start: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -72,7 +79,7 @@ alive() { # name
 
 if [ "$CHECK_ONLY" = 1 ]; then
   alive etcd && alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler \
-    && api_ready
+    && api_ready && { [ "$SNAPSHOTS" = 0 ] || alive snapshot-controller; }
   exit $?
 fi
 
@@ -81,9 +88,14 @@ if [ "$FRESH" = 1 ] || ! { alive etcd && alive kube-apiserver; }; then
   "$HERE/stop.sh" --state-dir "$STATE" >/dev/null 2>&1 || true
   [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd" "$STATE/pki"
 fi
-if alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler && api_ready; then
+if alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler && api_ready \
+  && { [ "$SNAPSHOTS" = 0 ] || alive snapshot-controller; }; then
   log "already running ($STATE)"
   exit 0
+fi
+if [ "$SNAPSHOTS" = 1 ] && [ ! -f "$SNAPSHOTTER_SRC/build.sh" ]; then
+  log "--snapshots: no snapshot-controller source at $SNAPSHOTTER_SRC (set KUBE_LOCAL_SNAPSHOTTER_SRC)"
+  exit 1
 fi
 
 BIN="$("$HERE/build.sh")"
@@ -302,6 +314,27 @@ fi
 sched_ok() { curl -sfk --max-time 1 "https://127.0.0.1:$SCHED_PORT/healthz" >/dev/null 2>&1; }
 wait_for kube-scheduler "$TIMEOUT" sched_ok
 
+# The snapshot API: its CRDs, established before the controller starts, and the snapshot-controller
+# (with the admin's credentials: it is test infrastructure, not part of the project's install).
+t_snap=$(now)
+if [ "$SNAPSHOTS" = 1 ]; then
+  SNAP_DIR="${KUBE_LOCAL_CACHE:-/var/cache/standalone-cinder/kube}/snapshot-controller-4.2.1"
+  if [ ! -x "$SNAP_DIR/snapshot-controller" ]; then
+    log "building the snapshot-controller into $SNAP_DIR"
+    bash "$SNAPSHOTTER_SRC/build.sh" "$SNAP_DIR.new" >&2
+    rm -rf "$SNAP_DIR"; mv "$SNAP_DIR.new" "$SNAP_DIR"
+  fi
+  "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" apply -f "$SNAP_DIR/crd/" >/dev/null
+  "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" wait --for condition=established \
+    --timeout "${TIMEOUT}s" -f "$SNAP_DIR/crd/" >/dev/null
+  if ! alive snapshot-controller; then
+    launch snapshot-controller "$SNAP_DIR/snapshot-controller" \
+      --kubeconfig "$STATE/admin.kubeconfig" --leader-election=false --v=4
+  fi
+  snap_ok() { alive snapshot-controller && grep -q "Starting snapshot controller" "$LOGS/snapshot-controller.log"; }
+  wait_for snapshot-controller "$TIMEOUT" snap_ok
+fi
+
 # kubectl 1.20's kustomize (2.0) cannot read the manifests (configMapGenerator `envs`): a newer
 # kubectl, when the machine has one, applies them; it talks to a 1.20 server with a skew warning.
 KUBECTL="$BIN/kubectl"
@@ -316,5 +349,6 @@ KUBE_LOCAL_VERSION=$VERSION
 KUBE_LOCAL_AUDIT_LOG=$LOGS/audit.log
 KUBE_LOCAL_WEBHOOK_CLIENT_CA=$PKI/ca.crt
 KUBE_LOCAL_WEBHOOK_CLIENT_NAME=kube-apiserver-webhook-client
+KUBE_LOCAL_SNAPSHOTS=$SNAPSHOTS
 EOF
-echo "READY kube-local $VERSION at $SERVER (build/cache $(awk -v a="$t0" -v b="$t_built" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$t_built" -v b="$t_etcd" 'BEGIN{printf "%.1f", b-a}') s, kube-apiserver $(awk -v a="$t_etcd" -v b="$t_api" 'BEGIN{printf "%.1f", b-a}') s, controller-manager $(awk -v a="$t_api" -v b="$t_cm" 'BEGIN{printf "%.1f", b-a}') s; total $(since "$t0") s); KUBECONFIG=$STATE/admin.kubeconfig"
+echo "READY kube-local $VERSION at $SERVER (build/cache $(awk -v a="$t0" -v b="$t_built" 'BEGIN{printf "%.1f", b-a}') s, etcd $(awk -v a="$t_built" -v b="$t_etcd" 'BEGIN{printf "%.1f", b-a}') s, kube-apiserver $(awk -v a="$t_etcd" -v b="$t_api" 'BEGIN{printf "%.1f", b-a}') s, controller-manager $(awk -v a="$t_api" -v b="$t_cm" 'BEGIN{printf "%.1f", b-a}') s, snapshots $(since "$t_snap") s; total $(since "$t0") s); KUBECONFIG=$STATE/admin.kubeconfig"

@@ -42,7 +42,10 @@ class RbacAuditE2EIT {
               + " (VolumeProvisionerTest's rollback rows)",
           "standalone-cinder get storageclasses",
           "a claim that reaches the provisioner before its class reached the cache (a class and"
-              + " claim applied together; ProvisioningTest)");
+              + " claim applied together; ProvisioningTest)",
+          "standalone-cinder get snapshot.storage.k8s.io/volumesnapshotclasses",
+          "a VolumeSnapshot that reaches the provisioner before its class reached the cache (a"
+              + " class and snapshot applied together; SnapshotsTest)");
 
   /** One grant of a rule: a verb on a resource of a group, maybe by name, maybe in a namespace. */
   record Grant(

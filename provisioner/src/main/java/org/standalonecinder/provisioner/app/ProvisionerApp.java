@@ -254,7 +254,12 @@ public final class ProvisionerApp implements AutoCloseable {
                   o.election().retryPeriod()),
               () -> {
                 controller.resume();
-                snapshots.resume();
+                try {
+                  snapshots.resume();
+                } catch (RuntimeException e) {
+                  // The snapshot loop's trouble never costs the claim loop its Lease.
+                  LOG.error("snapshot loop did not resume: {}", e.toString());
+                }
               },
               () -> {
                 controller.pause();

@@ -55,6 +55,23 @@ public final class ClusterCache implements AutoCloseable {
             .itemStore(new ClaimStore())
             .addEventHandler(onClaim)
             .run();
+    synchronized (alsoOnClaims) {
+      alsoOnClaims.forEach(claims::addEventHandler);
+    }
+  }
+
+  private final List<ResourceEventHandler<PersistentVolumeClaim>> alsoOnClaims =
+      new java.util.ArrayList<>();
+
+  /** Tells {@code handler} of every change of a claim too (another loop that reads claims). */
+  public void alsoOnClaims(ResourceEventHandler<PersistentVolumeClaim> handler) {
+    synchronized (alsoOnClaims) {
+      if (claims != null) {
+        claims.addEventHandler(handler);
+      } else {
+        alsoOnClaims.add(handler);
+      }
+    }
   }
 
   /** Whether every informer has listed everything once. */

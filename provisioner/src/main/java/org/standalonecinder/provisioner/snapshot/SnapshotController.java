@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,6 +52,9 @@ public final class SnapshotController implements AutoCloseable {
   static final String CREATION_FAILED = "SnapshotCreationFailed";
   static final String DELETE_FAILED = "SnapshotDeleteError";
   static final String CONTENT_FAILED = "SnapshotContentCreationFailed";
+
+  /** How soon an object that changed under a write is looked at again. */
+  private static final Duration CONFLICT_DELAY = Duration.ofMillis(100);
 
   /** VolumeSnapshots a list page holds: they are any tenant's. */
   static final long PAGE = 50;
@@ -112,6 +116,26 @@ public final class SnapshotController implements AutoCloseable {
     this.workers = workers;
     this.resync = resync;
     ContentWrites writes = new ContentWrites(client);
+    // A snapshot applied with its claim waits for the claim to be bound, not for a resync.
+    cluster.alsoOnClaims(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(io.fabric8.kubernetes.api.model.PersistentVolumeClaim c) {
+            snapshotsOf(c.getMetadata().getNamespace(), c.getMetadata().getName())
+                .forEach(queue::add);
+          }
+
+          @Override
+          public void onUpdate(
+              io.fabric8.kubernetes.api.model.PersistentVolumeClaim old,
+              io.fabric8.kubernetes.api.model.PersistentVolumeClaim c) {
+            onAdd(c);
+          }
+
+          @Override
+          public void onDelete(
+              io.fabric8.kubernetes.api.model.PersistentVolumeClaim c, boolean unknown) {}
+        });
     this.contents =
         new ContentSync(
             writes,
@@ -159,8 +183,11 @@ public final class SnapshotController implements AutoCloseable {
   /** Acts again, looking at every snapshot and content afresh. */
   public void resume() {
     active = true;
-    requeueAll();
-    queue.paused(false);
+    try {
+      requeueAll();
+    } finally {
+      queue.paused(false);
+    }
   }
 
   /** Whether the snapshot API was found and its informers have listed everything once. */
@@ -173,10 +200,15 @@ public final class SnapshotController implements AutoCloseable {
         && snapshotInformer.hasSynced();
   }
 
+  /** Queues everything the caches hold; nothing before the informers run (they queue it all). */
   private void requeueAll() {
-    if (contentInformer != null) {
-      contentInformer.getStore().list().forEach(c -> queue.add(contentKey(c)));
-      snapshotInformer.getStore().list().forEach(s -> queue.add(snapshotKey(s)));
+    var contents = contentInformer;
+    var snaps = snapshotInformer;
+    if (contents != null) {
+      contents.getStore().list().forEach(c -> queue.add(contentKey(c)));
+    }
+    if (snaps != null) {
+      snaps.getStore().list().forEach(s -> queue.add(snapshotKey(s)));
     }
   }
 
@@ -212,26 +244,42 @@ public final class SnapshotController implements AutoCloseable {
     return resync.compareTo(Duration.ofMinutes(1)) < 0 ? resync : Duration.ofMinutes(1);
   }
 
+  /**
+   * Starts the three informers. Published together, the classes' last (what says they run), so that
+   * no reader meets one half started; if one cannot start, those started are closed and the next
+   * housekeeping round tries again.
+   */
   private synchronized void startInformers() {
     if (classInformer != null) {
       return;
     }
     long millis = resync.toMillis();
-    classInformer =
-        client.genericKubernetesResources(SnapshotApi.CLASSES).inform(handler(null), millis);
-    contentInformer =
-        client
-            .genericKubernetesResources(SnapshotApi.CONTENTS)
-            .inform(handler(SnapshotController::contentKey), millis);
-    snapshotInformer =
-        client
-            .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
-            .inAnyNamespace()
-            .withLimit(PAGE)
-            .runnableInformer(millis)
-            .itemStore(new SnapshotStore())
-            .addEventHandler(handler(SnapshotController::snapshotKey))
-            .run();
+    List<SharedIndexInformer<GenericKubernetesResource>> started = new ArrayList<>();
+    try {
+      var contents =
+          client
+              .genericKubernetesResources(SnapshotApi.CONTENTS)
+              .inform(handler(SnapshotController::contentKey), millis);
+      started.add(contents);
+      var snaps =
+          client
+              .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
+              .inAnyNamespace()
+              .withLimit(PAGE)
+              .runnableInformer(millis)
+              .itemStore(new SnapshotStore())
+              .addEventHandler(handler(SnapshotController::snapshotKey))
+              .run();
+      started.add(snaps);
+      var classes =
+          client.genericKubernetesResources(SnapshotApi.CLASSES).inform(handler(null), millis);
+      contentInformer = contents;
+      snapshotInformer = snaps;
+      classInformer = classes;
+    } catch (RuntimeException e) {
+      started.forEach(SharedIndexInformer::close);
+      throw e;
+    }
     LOG.info("snapshots: serving VolumeSnapshotClasses of driver {}", settings.provisionerName());
   }
 
@@ -267,6 +315,19 @@ public final class SnapshotController implements AutoCloseable {
     };
   }
 
+  /** The keys of the snapshots of a claim that have no content yet. */
+  private List<SnapshotKey> snapshotsOf(String namespace, String claim) {
+    var informer = snapshotInformer;
+    if (informer == null) {
+      return List.of();
+    }
+    return informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace).stream()
+        .map(VolumeSnapshot::of)
+        .filter(s -> claim.equals(s.claimName()) && s.boundContentName() == null)
+        .map(s -> (SnapshotKey) new SnapshotKey.Of(s.namespace(), s.name()))
+        .toList();
+  }
+
   private static GenericKubernetesResource cached(
       SharedIndexInformer<GenericKubernetesResource> informer, String key) {
     return informer == null ? null : informer.getStore().getByKey(key);
@@ -293,9 +354,12 @@ public final class SnapshotController implements AutoCloseable {
       if (key == null) {
         return;
       }
+      org.slf4j.MDC.put(
+          key instanceof SnapshotKey.Of ? "volumesnapshot" : "content", key.toString());
       try {
         process(key);
       } finally {
+        org.slf4j.MDC.clear();
         queue.done(key);
       }
     }
@@ -326,6 +390,16 @@ public final class SnapshotController implements AutoCloseable {
       again.ifPresent(d -> queue.addAfter(key, d));
     } catch (ProvisioningException e) {
       failed(key, about, e.getMessage(), e.isFinal(), e.reason());
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 409) {
+        // Changed since it was read (the snapshot-controller adds its finalizer as the content
+        // is first served): read again at once, no failure.
+        LOG.debug("{}: changed meanwhile, looking again", key);
+        queue.addAfter(key, CONFLICT_DELAY);
+      } else {
+        LOG.debug("{} failed", key, e);
+        failed(key, about, e.toString(), false, null);
+      }
     } catch (RuntimeException e) {
       LOG.debug("{} failed", key, e);
       failed(key, about, e.toString(), false, null);

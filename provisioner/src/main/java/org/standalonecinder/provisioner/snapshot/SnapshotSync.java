@@ -63,18 +63,20 @@ final class SnapshotSync {
     if (cls == null || !settings.provisionerName().equals(cls.driver())) {
       return;
     }
+    // A claim not there or not bound yet is waited for, quietly (the snapshot-controller tells the
+    // user): the claim's next change brings the snapshot back.
     PersistentVolumeClaim claim = cluster.claim(s.namespace(), s.claimName());
-    if (claim == null) {
-      throw new ProvisioningException(
-          "claim " + s.namespace() + "/" + s.claimName() + " does not exist", false, null);
-    }
-    String pvName = claim.getSpec() == null ? null : claim.getSpec().getVolumeName();
+    String pvName =
+        claim == null || claim.getSpec() == null ? null : claim.getSpec().getVolumeName();
     PersistentVolume pv = pvName == null || pvName.isEmpty() ? null : cluster.volume(pvName);
+    if (pvName == null || pvName.isEmpty()) {
+      LOG.debug("snapshot {}: claim {} is not bound yet", s.key(), s.claimName());
+      return;
+    }
     if (pv == null) {
+      // Bound to a PV this replica's cache has not seen yet: soon.
       throw new ProvisioningException(
-          "claim " + s.namespace() + "/" + s.claimName() + " is not bound to a volume yet",
-          false,
-          null);
+          "PV " + pvName + " of claim " + s.claimName() + " is not known yet", false, null);
     }
     String volumeId = volumeOf(pv, claim);
     if (volumeId == null) {

@@ -88,6 +88,18 @@ class SnapshotsTest extends SnapshotLoopTest {
     assertThat(cinder.log().stream().filter(l -> l.startsWith("createSnapshot"))).hasSize(1);
   }
 
+  @Test
+  void aSnapshotAppliedBeforeItsClaimGetsItsContentOnceTheClaimIsBoundNotAtTheNextResync()
+      throws Exception {
+    snapshotClass("cinder", DRIVER, "Delete", Map.of());
+    GenericKubernetesResource s = volumeSnapshot("early", "db", "cinder");
+    // Its retries (three, 50 to 200 ms apart) run out while there is no claim.
+    Thread.sleep(1_000);
+    boundClaim("db");
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+  }
+
   static Stream<Arguments> notOurs() {
     return Stream.of(
         Arguments.of(
