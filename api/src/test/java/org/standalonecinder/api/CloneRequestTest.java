@@ -39,15 +39,36 @@ class CloneRequestTest {
             false),
         Arguments.of(
             "a dataSource alone", null, null, claim("src", "ignored"), null, null, true, false),
+        Arguments.of("a snapshot: a restore", null, SNAPSHOT, null, null, null, true, false),
         Arguments.of(
-            "a snapshot cannot fill a volume of ours",
+            "a snapshot of another namespace: refused",
             null,
-            SNAPSHOT,
+            new CloneRequest.DataSource("snapshot.storage.k8s.io", "VolumeSnapshot", "s", "team-b"),
             null,
             null,
-            "only a PersistentVolumeClaim",
+            "own namespace",
             true,
             false),
+        Arguments.of(
+            "a snapshot of a malformed name",
+            null,
+            new CloneRequest.DataSource("snapshot.storage.k8s.io", "VolumeSnapshot", "S!", null),
+            null,
+            null,
+            "does not name a snapshot",
+            true,
+            false),
+        Arguments.of(
+            "another kind: its populator's",
+            null,
+            new CloneRequest.DataSource("hello.example.com", "Hello", "h", null),
+            null,
+            null,
+            null,
+            true,
+            false),
+        Arguments.of(
+            "annotation and a snapshot: two sources", "src", SNAPSHOT, null, src, null, true, true),
         Arguments.of(
             "annotation and data source agree",
             "src",
@@ -90,7 +111,13 @@ class CloneRequestTest {
     }
     assertThat(r.hasDataSource()).isEqualTo(hasDataSource);
     assertThat(r.conflicting()).isEqualTo(conflicting);
-    if (ref != null && error == null) {
+    if (ref == SNAPSHOT) {
+      assertThat(r.snapshot()).isEqualTo(new ClaimRef("apps", "s"));
+      assertThat(r.dataSource()).isNull();
+    } else if (ref != null && "Hello".equals(ref.kind())) {
+      assertThat(r.populator()).isEqualTo("hello.example.com/Hello");
+      assertThat(r.dataSource()).isNull();
+    } else if (ref != null && error == null) {
       assertThat(r.dataSource())
           .isEqualTo(new ClaimRef(ref.namespace() == null ? "apps" : ref.namespace(), ref.name()));
     }

@@ -46,10 +46,22 @@ class HostileNamesTest {
                     new CloneRequest.DataSource(null, "PersistentVolumeClaim", "src", v),
                     null)
                 .dataSourceError(),
-        "a dataSourceRef's kind",
+        "a VolumeSnapshot data source's name",
         v ->
-            CloneRequest.read("apps", null, new CloneRequest.DataSource("x.io", v, v, null), null)
+            CloneRequest.read(
+                    "apps",
+                    null,
+                    new CloneRequest.DataSource(
+                        CloneRequest.SNAPSHOT_GROUP, CloneRequest.SNAPSHOT_KIND, v, null),
+                    null)
                 .dataSourceError(),
+        "another kind's group and kind, as said (quoted)",
+        v -> {
+          String said =
+              CloneRequest.read("apps", null, new CloneRequest.DataSource(v, v, "x", null), null)
+                  .populator();
+          return said.length() < 400 && v.length() > 400 ? "quoted" : null;
+        },
         "a name checked alone",
         v -> ClaimRef.isName(v) ? null : "not a name",
         "a namespace checked alone",
@@ -83,7 +95,7 @@ class HostileNamesTest {
   static Stream<Arguments> ordinary() {
     // Not the kind: only a PersistentVolumeClaim can be a data source at all.
     return readers().entrySet().stream()
-        .filter(e -> !e.getKey().contains("kind"))
+        .filter(e -> !e.getKey().contains("another kind"))
         .map(e -> Arguments.of(e.getKey(), e.getValue()));
   }
 

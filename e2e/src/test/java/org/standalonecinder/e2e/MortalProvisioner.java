@@ -55,6 +55,7 @@ final class MortalProvisioner implements AutoCloseable {
           "completeAttachment",
           "deleteAttachment",
           "createSnapshot",
+          "updateSnapshotMetadata",
           "deleteSnapshot");
 
   private static final Set<String> KUBE_WRITES = Set.of("POST", "PUT", "PATCH", "DELETE");
@@ -105,23 +106,36 @@ final class MortalProvisioner implements AutoCloseable {
             VolumeMappers.standard(),
             settings,
             VolumeProvisioner.defaultBackoff());
-    controller =
+    var parts =
         org.standalonecinder.provisioner.app.Wiring.build(
-                client,
-                side,
-                schedulingGrace == null
-                    ? provisioner
-                    : provisioner.withSchedulingGrace(schedulingGrace),
-                settings,
-                new EventRecorder(
-                    client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),
-                new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 100),
-                2,
-                Duration.ofSeconds(30),
-                new io.micrometer.core.instrument.simple.SimpleMeterRegistry())
-            .controller();
+            client,
+            side,
+            schedulingGrace == null
+                ? provisioner
+                : provisioner.withSchedulingGrace(schedulingGrace),
+            settings,
+            new EventRecorder(
+                client, settings.provisionerName(), "mortal-" + dieAfter, Clock.systemUTC()),
+            new RetryPolicy(Duration.ofMillis(200), Duration.ofSeconds(2), 100),
+            2,
+            Duration.ofSeconds(30),
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+            SNAPSHOT_TIMING);
+    controller = parts.controller();
+    snapshots = parts.snapshots();
     controller.start();
+    snapshots.start();
   }
+
+  /** Snapshots polled every 200 ms, deletions waited for up to a minute. */
+  private static final org.standalonecinder.provisioner.snapshot.SnapshotController.Timing
+      SNAPSHOT_TIMING =
+          new org.standalonecinder.provisioner.snapshot.SnapshotController.Timing(
+              new org.standalonecinder.provisioner.cinder.Backoff(
+                  Duration.ofMillis(100), 2.0, Duration.ofSeconds(2), Duration.ofMinutes(1)),
+              Duration.ofMillis(200));
+
+  private final org.standalonecinder.provisioner.snapshot.SnapshotController snapshots;
 
   /** The steps taken so far, in order. */
   synchronized List<String> steps() {
@@ -259,6 +273,7 @@ final class MortalProvisioner implements AutoCloseable {
 
   @Override
   public void close() {
+    snapshots.close();
     controller.close();
     client.close();
   }

@@ -43,7 +43,7 @@ class RbacAuditE2EIT {
           "standalone-cinder get storageclasses",
           "a claim that reaches the provisioner before its class reached the cache (a class and"
               + " claim applied together; ProvisioningTest)",
-          "standalone-cinder get snapshot.storage.k8s.io/volumesnapshotclasses",
+          "standalone-cinder get volumesnapshotclasses",
           "a VolumeSnapshot that reaches the provisioner before its class reached the cache (a"
               + " class and snapshot applied together; SnapshotsTest)");
 

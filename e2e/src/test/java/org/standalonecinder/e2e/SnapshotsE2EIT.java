@@ -219,4 +219,110 @@ class SnapshotsE2EIT {
     ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
         it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
   }
+
+  static String restored(String ns, String name, String size, String snapshot) {
+    return """
+        apiVersion: v1
+        kind: PersistentVolumeClaim
+        metadata: {name: %s, namespace: %s}
+        spec:
+          storageClassName: e2e-cinder
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: %s}}
+          dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: %s}
+        """
+        .formatted(name, ns, size, snapshot);
+  }
+
+  /**
+   * A Pod on the real node writes a file; the claim is snapshotted while the Pod still has it
+   * mounted (after a sync: crash-consistent, nothing is frozen); claims restored from the snapshot,
+   * one of the snapshot's size and one larger, are each read by another Pod and hold the file; the
+   * snapshot and every claim deleted leave nothing in Cinder.
+   */
+  @Test
+  void aPodsFileIsInEveryClaimRestoredFromItsSnapshot(LocalInstall it) throws Exception {
+    org.standalonecinder.demo.LocalNode node = KernelNodeE2EIT.theNode();
+    assertThat(node.runsKubelet())
+        .as("the node runs a kubelet (dev/node-local --kubelet)")
+        .isTrue();
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
+    String ns = it.namespace("e2e-restore");
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "data");
+    String word = "snapshotted-in-" + ns;
+    it.pods.namespaceReady(ns);
+    it.kubectl.ok(
+        org.standalonecinder.demo.Pods.yaml(
+            ns,
+            "writer",
+            "data",
+            node.name(),
+            "echo "
+                + word
+                + " > /data/hello && sync && touch /data/synced"
+                + " && trap 'exit 0' TERM && while :; do sleep 1; done"),
+        "create",
+        "-f",
+        "-");
+    it.pods.running(ns, "writer", KubeletCases.POD);
+    Waits.await(
+        "the writer's file synced",
+        () ->
+            node.run(
+                    "ls /var/lib/kubelet/pods/*/volumes/kubernetes.io~iscsi/"
+                        + pv.getMetadata().getName()
+                        + "/synced",
+                    Duration.ofSeconds(20))
+                .ok(),
+        KubeletCases.POD);
+
+    it.kubectl.ok(snapshot(ns, "in-use", "data", "e2e-snap"), "apply", "-f", "-");
+    ready(it, ns, "in-use");
+    it.pods.delete(ns, "writer", KubeletCases.POD);
+
+    it.kubectl.ok(
+        restored(ns, "same", "1Gi", "in-use") + "---\n" + restored(ns, "larger", "2Gi", "in-use"),
+        "apply",
+        "-f",
+        "-");
+    java.util.List<PersistentVolume> made = new java.util.ArrayList<>();
+    for (String claim : java.util.List.of("same", "larger")) {
+      PersistentVolume restoredPv = it.claims.bound(ns, claim);
+      made.add(restoredPv);
+      assertThat(restoredPv.getMetadata().getAnnotations())
+          .containsEntry("standalone-cinder.io/restored-from", ns + "/in-use");
+      it.kubectl.ok(
+          org.standalonecinder.demo.Pods.yaml(
+              ns, "read-" + claim, claim, node.name(), "cat /data/hello > /dev/termination-log"),
+          "create",
+          "-f",
+          "-");
+      org.standalonecinder.demo.Pods.Ended read =
+          it.pods.ended(ns, "read-" + claim, KubeletCases.POD);
+      assertThat(read.succeeded()).as(read.toString()).isTrue();
+      assertThat(read.message()).as("the file, in " + claim).isEqualTo(word);
+      it.pods.delete(ns, "read-" + claim, KubeletCases.POD);
+    }
+    assertThat(
+            it.cinder
+                .getVolume(
+                    made.get(1).getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
+                .orElseThrow()
+                .sizeGib())
+        .isEqualTo(2);
+
+    it.kubectl.ok(null, "delete", "volumesnapshot", "in-use", "-n", ns, "--timeout=90s");
+    for (PersistentVolume each : made) {
+      ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
+          it,
+          ns,
+          each.getSpec().getClaimRef().getName(),
+          each,
+          each.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+    }
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
+        it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+  }
 }

@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.plugin.CinderProvisioner;
 import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.provisioner.snapshot.RestoreResolver;
 import org.standalonecinder.provisioner.snapshot.SnapshotController;
 
 /** How the claim loop and the Cinder plug-in are put together: the one place that builds them. */
@@ -96,7 +97,14 @@ public final class Wiring {
         new ClaimController(
             client,
             cache,
-            new CinderProvisioner(client, cache, volumes, clones, expansion, settings),
+            new CinderProvisioner(
+                client,
+                cache,
+                volumes,
+                clones,
+                new RestoreResolver(client, cinder, settings.provisionerName()),
+                expansion,
+                settings),
             events,
             retry,
             workers,
@@ -113,7 +121,8 @@ public final class Wiring {
             Math.max(1, Math.min(workers, 4)),
             resync,
             snapshotTiming,
-            Clock.systemUTC());
+            Clock.systemUTC(),
+            registry);
     return new Parts(controller, snapshots, clones, cluster);
   }
 }

@@ -67,6 +67,17 @@ public final class CloneResolver {
    *     source that is no claim (a Cinder volume of ours cannot be filled from it)
    */
   public static Optional<ClaimRef> requested(PersistentVolumeClaim claim) {
+    CloneRequest r = read(claim);
+    return Optional.ofNullable(r.dataSource() != null ? r.dataSource() : r.annotated());
+  }
+
+  /**
+   * What the claim asks to be filled from, checked: a clone's source, a snapshot to restore, a
+   * populated kind, or nothing.
+   *
+   * @throws ProvisioningException (final) for a bad annotation or data source, or two sources
+   */
+  public static CloneRequest read(PersistentVolumeClaim claim) {
     Map<String, String> ann = claim.getMetadata().getAnnotations();
     var spec = claim.getSpec();
     var ref = spec.getDataSourceRef();
@@ -95,10 +106,12 @@ public final class CloneResolver {
               + " names "
               + r.annotated()
               + " but the data source names "
-              + r.dataSource()
+              + (r.dataSource() != null
+                  ? r.dataSource()
+                  : r.snapshot() != null ? "VolumeSnapshot " + r.snapshot() : r.populator())
               + "; name one source");
     }
-    return Optional.ofNullable(r.dataSource() != null ? r.dataSource() : r.annotated());
+    return r;
   }
 
   /**

@@ -7,9 +7,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Provisioning attempts by kind and result, and how long the successful ones took: {@code
- * standalone_cinder_provisions_total{kind=blank|clone, result=succeeded|failed|refused}} (refused:
- * a final failure such as a clone into a class without smartclone; failed: retried) and {@code
- * standalone_cinder_provision_seconds{kind}}. The webhook counts the clones it denies, by rule.
+ * standalone_cinder_provisions_total{kind=blank|clone|restore, result=succeeded|failed|refused}}
+ * (refused: a final failure such as a clone into a class without smartclone; failed: retried) and
+ * {@code standalone_cinder_provision_seconds{kind}}. The webhook counts the clones it denies, by
+ * rule.
  */
 final class ProvisionMetrics {
 
@@ -28,7 +29,7 @@ final class ProvisionMetrics {
       failures(what, false);
       failures(what, true);
     }
-    for (String kind : new String[] {"blank", "clone"}) {
+    for (String kind : new String[] {"blank", "clone", "restore"}) {
       for (String result : new String[] {"succeeded", "failed", "refused"}) {
         provisions(kind, result);
       }

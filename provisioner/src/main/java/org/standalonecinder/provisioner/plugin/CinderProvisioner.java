@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.api.CloneRequest;
 import org.standalonecinder.provisioner.clone.CloneMarking;
 import org.standalonecinder.provisioner.clone.CloneResolver;
 import org.standalonecinder.provisioner.clone.SourceProtection;
@@ -27,6 +28,7 @@ import org.standalonecinder.provisioner.provision.CloneSource;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.provisioner.snapshot.RestoreResolver;
 
 /**
  * The Cinder plug-in of the claim loop: a blank volume or a clone of another claim's, exported to
@@ -47,6 +49,7 @@ public final class CinderProvisioner implements Provisioner {
   private final SourceProtection protection;
   private final CloneMarking marking;
   private final ClaimExpansion expansion;
+  private final RestoreResolver restores;
 
   /** PVs whose volume this process has marked handed over (so a retained PV asks Cinder once). */
   private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
@@ -58,6 +61,22 @@ public final class CinderProvisioner implements Provisioner {
       CloneResolver clones,
       ClaimExpansion expansion,
       ProvisionerSettings settings) {
+    this(client, cache, volumes, clones, null, expansion, settings);
+  }
+
+  /**
+   * @param restores resolves the VolumeSnapshots claims are restored from; null: restores are
+   *     refused
+   */
+  public CinderProvisioner(
+      KubernetesClient client,
+      ClusterCache cache,
+      VolumeProvisioner volumes,
+      CloneResolver clones,
+      RestoreResolver restores,
+      ClaimExpansion expansion,
+      ProvisionerSettings settings) {
+    this.restores = restores;
     this.client = client;
     this.cache = cache;
     this.volumes = volumes;
@@ -76,10 +95,16 @@ public final class CinderProvisioner implements Provisioner {
   @Override
   public String kind(PersistentVolumeClaim claim) {
     Map<String, String> ann = claim.getMetadata().getAnnotations();
-    boolean asked =
-        (ann != null && ann.containsKey(ClaimAnnotations.CLONE_REQUEST))
-            || claim.getSpec().getDataSourceRef() != null
-            || claim.getSpec().getDataSource() != null;
+    var ds =
+        claim.getSpec().getDataSourceRef() != null
+            ? claim.getSpec().getDataSourceRef().getKind()
+            : claim.getSpec().getDataSource() != null
+                ? claim.getSpec().getDataSource().getKind()
+                : null;
+    if (CloneRequest.SNAPSHOT_KIND.equals(ds)) {
+      return "restore";
+    }
+    boolean asked = (ann != null && ann.containsKey(ClaimAnnotations.CLONE_REQUEST)) || ds != null;
     return asked ? "clone" : "blank";
   }
 
@@ -92,7 +117,17 @@ public final class CinderProvisioner implements Provisioner {
   public ProvisionResult provision(ProvisionRequest request) {
     PersistentVolumeClaim claim = request.claim();
     String uid = claim.getMetadata().getUid();
-    Optional<ClaimRef> cloneOf = CloneResolver.requested(claim);
+    CloneRequest asked = CloneResolver.read(claim);
+    if (asked.populator() != null) {
+      // A volume populator fills it (it makes a claim of its own of this class, which is ours):
+      // a blank volume here would take the claim from it.
+      return ProvisionResult.ignored("its data source " + asked.populator() + " is a populator's");
+    }
+    if (asked.snapshot() != null) {
+      return restore(request, asked.snapshot());
+    }
+    Optional<ClaimRef> cloneOf =
+        Optional.ofNullable(asked.dataSource() != null ? asked.dataSource() : asked.annotated());
     CloneSource source = null;
     if (cloneOf.isPresent()) {
       clones.verifyToken(claim, cloneOf.get());
@@ -133,6 +168,35 @@ public final class CinderProvisioner implements Provisioner {
         protection.unprotect(cloneOf.get(), uid);
       }
     }
+  }
+
+  /** A claim made from a VolumeSnapshot: a Cinder volume made from its snapshot. */
+  private ProvisionResult restore(ProvisionRequest request, ClaimRef snapshot) {
+    if (restores == null) {
+      throw ProvisioningException.invalid(
+          "this provisioner does not serve snapshots, so it cannot restore VolumeSnapshot "
+              + snapshot);
+    }
+    CloneSource source = restores.resolve(snapshot, request.claim());
+    request.starting(" " + source.describe());
+    PersistentVolume pv;
+    try {
+      pv =
+          volumes.provision(
+              request.claim(),
+              request.storageClass(),
+              source,
+              request.nodeLabels(),
+              name -> cache.volumeNow(name) != null);
+    } catch (VolumeProvisioner.AlreadyProvisioned made) {
+      return ProvisionResult.noChange(made.getMessage());
+    }
+    return ProvisionResult.finished(
+        pv,
+        " (Cinder volume "
+            + pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID)
+            + "), "
+            + source.describe());
   }
 
   @Override

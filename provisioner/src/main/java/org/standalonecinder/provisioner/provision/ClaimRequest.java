@@ -120,7 +120,7 @@ public record ClaimRequest(
   void requireRoomFor(CloneSource source) {
     if (source != null && source.sizeGib() > sizeGib) {
       throw ProvisioningException.invalid(
-          "source claim "
+          (source.restore() ? "VolumeSnapshot " : "source claim ")
               + source.claim()
               + " holds "
               + source.sizeGib()

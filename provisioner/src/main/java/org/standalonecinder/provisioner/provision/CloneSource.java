@@ -3,14 +3,17 @@ package org.standalonecinder.provisioner.provision;
 import org.standalonecinder.api.ClaimRef;
 
 /**
- * A clone's source, resolved down to its Cinder volume and checked to be clonable.
+ * What a new volume is filled from, resolved down to Cinder and checked: a clone's source volume,
+ * or a restore's snapshot.
  *
- * @param claim the source claim
- * @param volumeId its Cinder volume
- * @param sizeGib the volume's size
- * @param availabilityZone the volume's zone
- * @param volumeType the volume's type
- * @param status the volume's status ({@code available} or {@code in-use})
+ * @param claim the source claim; for a restore, the VolumeSnapshot (its namespace and name)
+ * @param volumeId the Cinder volume to clone; for a restore, the volume the snapshot was taken of
+ *     (which may be gone: then null)
+ * @param sizeGib the smallest volume it fills
+ * @param availabilityZone the zone the new volume must be in, or null for any
+ * @param volumeType the source's volume type, or null
+ * @param status the source volume's status ({@code available} or {@code in-use}), or the snapshot's
+ * @param snapshotId the Cinder snapshot to restore, or null for a clone
  */
 public record CloneSource(
     ClaimRef claim,
@@ -18,4 +21,29 @@ public record CloneSource(
     int sizeGib,
     String availabilityZone,
     String volumeType,
-    String status) {}
+    String status,
+    String snapshotId) {
+
+  /** A clone of a claim's volume. */
+  public CloneSource(
+      ClaimRef claim,
+      String volumeId,
+      int sizeGib,
+      String availabilityZone,
+      String volumeType,
+      String status) {
+    this(claim, volumeId, sizeGib, availabilityZone, volumeType, status, null);
+  }
+
+  /** Whether it restores a snapshot (rather than clones a volume). */
+  public boolean restore() {
+    return snapshotId != null;
+  }
+
+  /** How events and descriptions name it: {@code a clone of ns/name}, {@code restored from ...}. */
+  public String describe() {
+    return restore()
+        ? "restored from VolumeSnapshot " + claim + " (Cinder snapshot " + snapshotId + ")"
+        : "a clone of " + claim + " (Cinder volume " + volumeId + ")";
+  }
+}

@@ -34,6 +34,12 @@ public final class Names {
    */
   public static final String CLONE_FINALIZER_PREFIX = "standalone-cinder.io/clone-in-progress-";
 
+  /** On the PV of a restored claim: the VolumeSnapshot it was restored from. */
+  public static final String ANN_RESTORED_FROM = "standalone-cinder.io/restored-from";
+
+  /** In a restored volume's metadata: the Cinder snapshot it was made from. */
+  public static final String META_RESTORED_FROM = "standalone-cinder.io/restored-from";
+
   public static final String LABEL_PV = "standalone-cinder.io/pv";
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String MANAGED_BY = "standalone-cinder";

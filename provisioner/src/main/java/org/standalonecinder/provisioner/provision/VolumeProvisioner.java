@@ -209,7 +209,11 @@ public final class VolumeProvisioner {
               mapped,
               placement);
       if (source != null) {
-        pv.getMetadata().getAnnotations().put(Names.ANN_CLONE_OF, source.claim().toString());
+        pv.getMetadata()
+            .getAnnotations()
+            .put(
+                source.restore() ? Names.ANN_RESTORED_FROM : Names.ANN_CLONE_OF,
+                source.claim().toString());
       }
       return pv;
     } catch (AlreadyProvisioned e) {

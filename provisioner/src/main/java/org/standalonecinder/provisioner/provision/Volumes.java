@@ -145,7 +145,13 @@ final class Volumes {
                       + claim.getMetadata().getNamespace()
                       + "/"
                       + claim.getMetadata().getName());
-      if (source != null) {
+      if (source != null && source.restore()) {
+        meta.put(Names.META_RESTORED_FROM, source.snapshotId());
+        spec =
+            spec.fromSnapshot(source.snapshotId())
+                .withDescription(
+                    spec.description() + ", restored from VolumeSnapshot " + source.claim());
+      } else if (source != null) {
         meta.put(Names.META_CLONE_OF, source.volumeId());
         spec =
             spec.cloneOf(source.volumeId())

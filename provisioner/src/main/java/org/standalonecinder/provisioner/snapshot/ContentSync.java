@@ -46,6 +46,7 @@ final class ContentSync {
   private final Backoff deletion;
   private final Duration poll;
   private final Clock clock;
+  private final SnapshotMetrics metrics;
 
   ContentSync(
       ContentWrites writes,
@@ -54,7 +55,9 @@ final class ContentSync {
       String clusterId,
       Backoff deletion,
       Duration poll,
-      Clock clock) {
+      Clock clock,
+      SnapshotMetrics metrics) {
+    this.metrics = metrics;
     this.writes = writes;
     this.cinder = cinder;
     this.driver = driver;
@@ -148,24 +151,37 @@ final class ContentSync {
     if (s.status().startsWith("error")) {
       error = "Cinder snapshot " + s.id() + " is in status " + s.status();
     }
-    GenericKubernetesResource now =
-        writes.status(
-            c,
-            s.id(),
-            ready,
-            s.createdAt() == null ? clock.instant() : s.createdAt(),
-            s.sizeGib() * GIB,
-            error,
-            clock.instant());
+    Content after = c;
+    Content.Status was = c.status();
+    boolean same =
+        was != null
+            && s.id().equals(was.snapshotHandle())
+            && was.readyToUse() == ready
+            && java.util.Objects.equals(was.error(), error);
+    if (!same) {
+      // Written only when it changes: a snapshot polled while Cinder takes it costs no write.
+      after =
+          Content.of(
+              writes.status(
+                  c,
+                  s.id(),
+                  ready,
+                  s.createdAt() == null ? clock.instant() : s.createdAt(),
+                  s.sizeGib() * GIB,
+                  error,
+                  clock.instant()));
+    }
     if (error != null || ready) {
       // Cinder has answered for good: nothing in flight any more.
-      Content after = Content.of(now);
       if (after.beingCreated()) {
         writes.annotate(after, SnapshotApi.BEING_CREATED, null);
       }
     }
     if (error != null) {
       throw new ProvisioningException(error, true, null).toldAs(SnapshotController.CREATION_FAILED);
+    }
+    if (ready) {
+      metrics.succeeded(c.dynamic() ? SnapshotMetrics.TAKE : SnapshotMetrics.IMPORT);
     }
     return ready ? Optional.empty() : Optional.of(poll);
   }
@@ -267,16 +283,45 @@ final class ContentSync {
       }
     }
     writes.release(c);
+    metrics.succeeded(SnapshotMetrics.DELETE);
   }
 
   /** A failure told on the content's status too, as a CSI sidecar does. */
   private ProvisioningException failed(Content c, String message, boolean isFinal) {
     try {
-      writes.status(c, null, false, null, 0, message, clock.instant());
+      // Written once: each write is a change that brings the content back, and an error written
+      // again (with a new time) at every look would loop for as long as it lasts.
+      if (c.status() == null || !message.equals(c.status().error())) {
+        writes.status(c, null, false, null, 0, message, clock.instant());
+      }
     } catch (RuntimeException e) {
       LOG.debug("content {}: cannot write the error to its status", c.name(), e);
     }
     return new ProvisioningException(message, isFinal, null)
         .toldAs(SnapshotController.CREATION_FAILED);
+  }
+
+  /**
+   * Deletes Cinder snapshots this cluster took for a content that is gone, when the content's
+   * policy was {@code Delete} as last seen: a content deleted before the snapshot-controller's
+   * finalizer held it, or while this provisioner was down.
+   */
+  void sweep() {
+    for (Snapshot s : cinder.findSnapshots(null, Map.of(Names.META_CLUSTER, clusterId))) {
+      String content = s.metadata().get(SnapshotApi.META_CONTENT);
+      if (content == null
+          || !SnapshotApi.DELETE.equals(s.metadata().get(SnapshotApi.META_POLICY))
+          || "creating".equals(s.status())
+          || "deleting".equals(s.status())
+          || writes.get(content) != null) {
+        continue;
+      }
+      LOG.info(
+          "Cinder snapshot {} was taken for content {}, which is gone: deleting it",
+          s.id(),
+          content);
+      cinder.deleteSnapshot(s.id());
+      metrics.swept();
+    }
   }
 }

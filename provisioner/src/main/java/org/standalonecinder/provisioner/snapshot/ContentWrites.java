@@ -64,7 +64,10 @@ final class ContentWrites {
     content.setApiVersion(SnapshotApi.API_VERSION);
     content.setKind("VolumeSnapshotContent");
     content.setMetadata(
-        new ObjectMetaBuilder().withName(SnapshotApi.contentName(snapshot.uid())).build());
+        new ObjectMetaBuilder()
+            .withName(SnapshotApi.contentName(snapshot.uid()))
+            .withAnnotations(mode == null ? null : Map.of(SnapshotApi.SOURCE_VOLUME_MODE, mode))
+            .build());
     content.setAdditionalProperty("spec", spec);
     try {
       client.genericKubernetesResources(SnapshotApi.CONTENTS).resource(content).create();

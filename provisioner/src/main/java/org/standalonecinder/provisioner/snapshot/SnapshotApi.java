@@ -58,6 +58,17 @@ public final class SnapshotApi {
   public static final String BEING_DELETED =
       "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted";
 
+  /**
+   * The volume mode of the claim a dynamic content was made for, kept by this provisioner as an
+   * annotation: {@code spec.sourceVolumeMode} says the same only where the CRDs are of
+   * external-snapshotter 6 or later (older ones drop the field).
+   */
+  public static final String SOURCE_VOLUME_MODE = "standalone-cinder.io/source-volume-mode";
+
+  /** Set by an admin on a content whose snapshot may be restored into another volume mode. */
+  public static final String ALLOW_MODE_CHANGE =
+      "snapshot.storage.kubernetes.io/allow-volume-mode-change";
+
   /** The name the snapshot-controller looks for as the content of a dynamic snapshot. */
   public static String contentName(String snapshotUid) {
     return "snapcontent-" + snapshotUid;

@@ -1,14 +1,11 @@
 package org.standalonecinder.provisioner.snapshot;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,9 +17,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.controller.ClusterCache;
@@ -33,16 +30,15 @@ import org.standalonecinder.provisioner.controller.WorkQueue;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
- * The snapshot loop: informers on VolumeSnapshots, VolumeSnapshotContents and VolumeSnapshotClasses
- * feed a keyed, per-namespace fair queue served by a few workers, which make the contents of
- * dynamic snapshots of this provisioner's claims ({@link SnapshotSync}) and serve the contents of
- * its driver ({@link ContentSync}). Failures are retried with the {@link RetryPolicy} and told as
- * events on the content and on its VolumeSnapshot. At each resync a sweep deletes Cinder snapshots
- * taken for a content that is gone under the {@code Delete} policy (a content deleted before its
- * finalizer was set).
+ * The snapshot loop: the snapshot informers ({@link SnapshotCache}) feed a keyed, per-namespace
+ * fair queue served by a few workers, which make the contents of dynamic snapshots of this
+ * provisioner's claims ({@link SnapshotSync}) and serve the contents of its driver ({@link
+ * ContentSync}). Failures are retried with the {@link RetryPolicy} and told as events on the
+ * content and on its VolumeSnapshot. At each resync the sweep deletes Cinder snapshots taken for a
+ * content that is gone under {@code Delete}.
  *
  * <p>It runs only where the cluster serves {@code snapshot.storage.k8s.io/v1}; until then it looks
- * again at each resync.
+ * again every minute. Like the claim loop, only the leader acts.
  */
 public final class SnapshotController implements AutoCloseable {
 
@@ -55,31 +51,6 @@ public final class SnapshotController implements AutoCloseable {
 
   /** How soon an object that changed under a write is looked at again. */
   private static final Duration CONFLICT_DELAY = Duration.ofMillis(100);
-
-  /** VolumeSnapshots a list page holds: they are any tenant's. */
-  static final long PAGE = 50;
-
-  private final KubernetesClient client;
-  private final CinderClient cinder;
-  private final ProvisionerSettings settings;
-  private final EventRecorder events;
-  private final RetryPolicy retry;
-  private final int workers;
-  private final Duration resync;
-  private final ContentSync contents;
-  private final SnapshotSync snapshots;
-  private final WorkQueue<SnapshotKey> queue =
-      new WorkQueue<>(k -> k instanceof SnapshotKey.Of o ? o.namespace() : "");
-  private final Map<SnapshotKey, Integer> failures = new ConcurrentHashMap<>();
-  private final List<Thread> threads = new ArrayList<>();
-
-  private volatile SharedIndexInformer<GenericKubernetesResource> snapshotInformer;
-  private volatile SharedIndexInformer<GenericKubernetesResource> contentInformer;
-  private volatile SharedIndexInformer<GenericKubernetesResource> classInformer;
-  private ScheduledExecutorService sweeper;
-  private volatile boolean running;
-  private volatile boolean active = true;
-  private String offBecause;
 
   /**
    * How long the loop waits for Cinder.
@@ -94,8 +65,27 @@ public final class SnapshotController implements AutoCloseable {
             ContentSync.POLL);
   }
 
+  private final KubernetesClient client;
+  private final EventRecorder events;
+  private final RetryPolicy retry;
+  private final int workers;
+  private final Duration resync;
+  private final SnapshotCache cache;
+  private final ContentSync contents;
+  private final SnapshotSync snapshots;
+  private final SnapshotMetrics metrics;
+  private final WorkQueue<SnapshotKey> queue =
+      new WorkQueue<>(k -> k instanceof SnapshotKey.Of o ? o.namespace() : "");
+  private final Map<SnapshotKey, Integer> failures = new ConcurrentHashMap<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private ScheduledExecutorService sweeper;
+  private volatile boolean running;
+  private volatile boolean active = true;
+
   /**
    * @param cluster the claim loop's view of claims and PVs (started by the claim loop)
+   * @param workers how many keys are worked on at once
+   * @param resync how often everything is looked at again and the sweep runs
    */
   public SnapshotController(
       KubernetesClient client,
@@ -107,35 +97,17 @@ public final class SnapshotController implements AutoCloseable {
       int workers,
       Duration resync,
       Timing timing,
-      Clock clock) {
+      Clock clock,
+      io.micrometer.core.instrument.MeterRegistry registry) {
     this.client = client;
-    this.cinder = cinder;
-    this.settings = settings;
     this.events = events;
     this.retry = retry;
     this.workers = workers;
     this.resync = resync;
+    this.cache = new SnapshotCache(client, resync);
+    this.metrics = new SnapshotMetrics(registry);
+    metrics.queue(queue::size);
     ContentWrites writes = new ContentWrites(client);
-    // A snapshot applied with its claim waits for the claim to be bound, not for a resync.
-    cluster.alsoOnClaims(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(io.fabric8.kubernetes.api.model.PersistentVolumeClaim c) {
-            snapshotsOf(c.getMetadata().getNamespace(), c.getMetadata().getName())
-                .forEach(queue::add);
-          }
-
-          @Override
-          public void onUpdate(
-              io.fabric8.kubernetes.api.model.PersistentVolumeClaim old,
-              io.fabric8.kubernetes.api.model.PersistentVolumeClaim c) {
-            onAdd(c);
-          }
-
-          @Override
-          public void onDelete(
-              io.fabric8.kubernetes.api.model.PersistentVolumeClaim c, boolean unknown) {}
-        });
     this.contents =
         new ContentSync(
             writes,
@@ -144,14 +116,34 @@ public final class SnapshotController implements AutoCloseable {
             settings.clusterId(),
             timing.deletion(),
             timing.poll(),
-            clock);
+            clock,
+            metrics);
     this.snapshots =
         new SnapshotSync(
             writes,
             cluster,
-            this::snapshotClass,
-            name -> cached(contentInformer, name) != null,
-            settings);
+            cache::snapshotClass,
+            name -> cache.content(name) != null,
+            settings,
+            metrics::contentMade);
+    // A snapshot applied with its claim waits for the claim to be bound, not for a resync.
+    cluster.alsoOnClaims(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(PersistentVolumeClaim c) {
+            cache
+                .unboundSnapshotsOf(c.getMetadata().getNamespace(), c.getMetadata().getName())
+                .forEach(queue::add);
+          }
+
+          @Override
+          public void onUpdate(PersistentVolumeClaim old, PersistentVolumeClaim c) {
+            onAdd(c);
+          }
+
+          @Override
+          public void onDelete(PersistentVolumeClaim c, boolean unknown) {}
+        });
   }
 
   /** Starts the workers and, once the cluster serves the snapshot API, the informers. */
@@ -184,7 +176,7 @@ public final class SnapshotController implements AutoCloseable {
   public void resume() {
     active = true;
     try {
-      requeueAll();
+      cache.keys().forEach(queue::add);
     } finally {
       queue.paused(false);
     }
@@ -192,154 +184,7 @@ public final class SnapshotController implements AutoCloseable {
 
   /** Whether the snapshot API was found and its informers have listed everything once. */
   public boolean serving() {
-    return classInformer != null
-        && contentInformer != null
-        && snapshotInformer != null
-        && classInformer.hasSynced()
-        && contentInformer.hasSynced()
-        && snapshotInformer.hasSynced();
-  }
-
-  /** Queues everything the caches hold; nothing before the informers run (they queue it all). */
-  private void requeueAll() {
-    var contents = contentInformer;
-    var snaps = snapshotInformer;
-    if (contents != null) {
-      contents.getStore().list().forEach(c -> queue.add(contentKey(c)));
-    }
-    if (snaps != null) {
-      snaps.getStore().list().forEach(s -> queue.add(snapshotKey(s)));
-    }
-  }
-
-  /**
-   * Whether the cluster serves the snapshot API (its CRDs are installed) and this provisioner may
-   * read it; said once when not, and once when it is.
-   */
-  private boolean apiServed() {
-    String why;
-    try {
-      client
-          .genericKubernetesResources(SnapshotApi.CLASSES)
-          .list(new ListOptionsBuilder().withLimit(1L).build());
-      return true;
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 404) {
-        why = "the cluster serves no " + SnapshotApi.API_VERSION + " (no snapshot CRDs)";
-      } else if (e.getCode() == 403) {
-        why = "this provisioner may not list volumesnapshotclasses (its RBAC)";
-      } else {
-        throw e;
-      }
-    }
-    if (!why.equals(offBecause)) {
-      offBecause = why;
-      LOG.info("snapshots are off: {}; looked at again every {}s", why, checkEvery().toSeconds());
-    }
-    return false;
-  }
-
-  /** How often the snapshot API is looked for while it is not served. */
-  private Duration checkEvery() {
-    return resync.compareTo(Duration.ofMinutes(1)) < 0 ? resync : Duration.ofMinutes(1);
-  }
-
-  /**
-   * Starts the three informers. Published together, the classes' last (what says they run), so that
-   * no reader meets one half started; if one cannot start, those started are closed and the next
-   * housekeeping round tries again.
-   */
-  private synchronized void startInformers() {
-    if (classInformer != null) {
-      return;
-    }
-    long millis = resync.toMillis();
-    List<SharedIndexInformer<GenericKubernetesResource>> started = new ArrayList<>();
-    try {
-      var contents =
-          client
-              .genericKubernetesResources(SnapshotApi.CONTENTS)
-              .inform(handler(SnapshotController::contentKey), millis);
-      started.add(contents);
-      var snaps =
-          client
-              .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
-              .inAnyNamespace()
-              .withLimit(PAGE)
-              .runnableInformer(millis)
-              .itemStore(new SnapshotStore())
-              .addEventHandler(handler(SnapshotController::snapshotKey))
-              .run();
-      started.add(snaps);
-      var classes =
-          client.genericKubernetesResources(SnapshotApi.CLASSES).inform(handler(null), millis);
-      contentInformer = contents;
-      snapshotInformer = snaps;
-      classInformer = classes;
-    } catch (RuntimeException e) {
-      started.forEach(SharedIndexInformer::close);
-      throw e;
-    }
-    LOG.info("snapshots: serving VolumeSnapshotClasses of driver {}", settings.provisionerName());
-  }
-
-  private static SnapshotKey contentKey(GenericKubernetesResource c) {
-    return new SnapshotKey.ContentOf(c.getMetadata().getName());
-  }
-
-  private static SnapshotKey snapshotKey(GenericKubernetesResource s) {
-    return new SnapshotKey.Of(s.getMetadata().getNamespace(), s.getMetadata().getName());
-  }
-
-  private ResourceEventHandler<GenericKubernetesResource> handler(
-      Function<GenericKubernetesResource, SnapshotKey> key) {
-    return new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(GenericKubernetesResource obj) {
-        if (key != null) {
-          queue.add(key.apply(obj));
-        }
-      }
-
-      @Override
-      public void onUpdate(GenericKubernetesResource oldObj, GenericKubernetesResource newObj) {
-        onAdd(newObj);
-      }
-
-      @Override
-      public void onDelete(GenericKubernetesResource obj, boolean deletedFinalStateUnknown) {
-        if (key != null) {
-          failures.remove(key.apply(obj));
-        }
-      }
-    };
-  }
-
-  /** The keys of the snapshots of a claim that have no content yet. */
-  private List<SnapshotKey> snapshotsOf(String namespace, String claim) {
-    var informer = snapshotInformer;
-    if (informer == null) {
-      return List.of();
-    }
-    return informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace).stream()
-        .map(VolumeSnapshot::of)
-        .filter(s -> claim.equals(s.claimName()) && s.boundContentName() == null)
-        .map(s -> (SnapshotKey) new SnapshotKey.Of(s.namespace(), s.name()))
-        .toList();
-  }
-
-  private static GenericKubernetesResource cached(
-      SharedIndexInformer<GenericKubernetesResource> informer, String key) {
-    return informer == null ? null : informer.getStore().getByKey(key);
-  }
-
-  /** The class from the cache, else the API server: one made a moment before its snapshot. */
-  private SnapshotClass snapshotClass(String name) {
-    GenericKubernetesResource r = cached(classInformer, name);
-    if (r == null) {
-      r = client.genericKubernetesResources(SnapshotApi.CLASSES).withName(name).get();
-    }
-    return r == null ? null : SnapshotClass.of(r);
+    return cache.synced();
   }
 
   private void work() {
@@ -354,12 +199,11 @@ public final class SnapshotController implements AutoCloseable {
       if (key == null) {
         return;
       }
-      org.slf4j.MDC.put(
-          key instanceof SnapshotKey.Of ? "volumesnapshot" : "content", key.toString());
+      MDC.put(key instanceof SnapshotKey.Of ? "volumesnapshot" : "content", key.toString());
       try {
         process(key);
       } finally {
-        org.slf4j.MDC.clear();
+        MDC.clear();
         queue.done(key);
       }
     }
@@ -370,18 +214,16 @@ public final class SnapshotController implements AutoCloseable {
     try {
       Optional<Duration> again = Optional.empty();
       if (key instanceof SnapshotKey.ContentOf c) {
-        about = cached(contentInformer, c.name());
+        about = cache.content(c.name());
         if (about != null && contents.ours(about)) {
           // Written a moment ago by this loop: the cache may not have it yet.
-          GenericKubernetesResource now =
-              client.genericKubernetesResources(SnapshotApi.CONTENTS).withName(c.name()).get();
-          about = now;
-          if (now != null) {
-            again = contents.sync(now);
+          about = client.genericKubernetesResources(SnapshotApi.CONTENTS).withName(c.name()).get();
+          if (about != null) {
+            again = contents.sync(about);
           }
         }
       } else if (key instanceof SnapshotKey.Of s) {
-        about = cached(snapshotInformer, s.namespace() + "/" + s.name());
+        about = cache.snapshot(s.namespace(), s.name());
         if (about != null) {
           snapshots.sync(VolumeSnapshot.of(about));
         }
@@ -406,6 +248,7 @@ public final class SnapshotController implements AutoCloseable {
     } catch (OutOfMemoryError e) {
       throw e;
     } catch (Error e) {
+      // One hostile object fails its own key, and no other: the worker goes on.
       LOG.warn("{}: {} while working on it", key, e.toString());
       failed(key, about, "internal error: " + e, false, null);
     }
@@ -418,6 +261,9 @@ public final class SnapshotController implements AutoCloseable {
       boolean isFinal,
       String reason) {
     boolean content = key instanceof SnapshotKey.ContentOf;
+    if (content && about != null) {
+      metrics.failed(SnapshotMetrics.operationOf(Content.of(about)), isFinal);
+    }
     if (reason == null) {
       reason = content ? CREATION_FAILED : CONTENT_FAILED;
     }
@@ -444,12 +290,12 @@ public final class SnapshotController implements AutoCloseable {
         GenericKubernetesResource ref = new GenericKubernetesResource();
         ref.setApiVersion(SnapshotApi.API_VERSION);
         ref.setKind("VolumeSnapshot");
+        String uid = c.snapshotUid() == null || c.snapshotUid().isEmpty() ? null : c.snapshotUid();
         ref.setMetadata(
             new ObjectMetaBuilder()
                 .withNamespace(c.snapshotNamespace())
                 .withName(c.snapshotName())
-                .withUid(
-                    c.snapshotUid() == null || c.snapshotUid().isEmpty() ? null : c.snapshotUid())
+                .withUid(uid)
                 .build());
         events.warning(ref, reason, note);
       }
@@ -462,11 +308,13 @@ public final class SnapshotController implements AutoCloseable {
       return;
     }
     try {
-      if (classInformer == null && apiServed()) {
-        startInformers();
-      }
-      if (active && serving()) {
-        sweep();
+      cache.startIfServed(
+          queue::add,
+          key -> {
+            failures.remove(key);
+          });
+      if (active && cache.synced()) {
+        contents.sweep();
       }
     } catch (RuntimeException e) {
       LOG.info("snapshot housekeeping failed: {}", e.getMessage());
@@ -474,38 +322,16 @@ public final class SnapshotController implements AutoCloseable {
     try {
       sweeper.schedule(
           this::housekeepingLoop,
-          Math.max(1, serving() ? resync.toMillis() : checkEvery().toMillis()),
+          Math.max(1, cache.started() ? resync.toMillis() : cache.checkEvery().toMillis()),
           TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException closing) {
       // close() stopped the sweeper
     }
   }
 
-  /**
-   * Deletes Cinder snapshots this cluster took for a content that is gone, when the content's
-   * policy was {@code Delete} as last seen: a content deleted before the snapshot-controller's
-   * finalizer held it, or while this provisioner was down.
-   */
+  /** One sweep now (what the resync does): for tests. */
   void sweep() {
-    Map<String, String> ours =
-        Map.of(org.standalonecinder.provisioner.provision.Names.META_CLUSTER, settings.clusterId());
-    for (var s : cinder.findSnapshots(null, ours)) {
-      String content = s.metadata().get(SnapshotApi.META_CONTENT);
-      if (content == null
-          || !SnapshotApi.DELETE.equals(s.metadata().get(SnapshotApi.META_POLICY))
-          || "creating".equals(s.status())
-          || "deleting".equals(s.status())) {
-        continue;
-      }
-      if (client.genericKubernetesResources(SnapshotApi.CONTENTS).withName(content).get() != null) {
-        continue;
-      }
-      LOG.info(
-          "Cinder snapshot {} was taken for content {}, which is gone: deleting it",
-          s.id(),
-          content);
-      cinder.deleteSnapshot(s.id());
-    }
+    contents.sweep();
   }
 
   @Override
@@ -515,12 +341,7 @@ public final class SnapshotController implements AutoCloseable {
       sweeper.shutdownNow();
     }
     queue.shutDown();
-    for (SharedIndexInformer<?> i :
-        new SharedIndexInformer<?>[] {snapshotInformer, contentInformer, classInformer}) {
-      if (i != null) {
-        i.close();
-      }
-    }
+    cache.close();
     for (Thread t : threads) {
       try {
         t.join(TimeUnit.SECONDS.toMillis(30));
@@ -529,14 +350,5 @@ public final class SnapshotController implements AutoCloseable {
         return;
       }
     }
-  }
-
-  /** For tests: whether {@code key} comes back later. */
-  boolean scheduled(SnapshotKey key) {
-    return queue.scheduled(key);
-  }
-
-  HasMetadata content(String name) {
-    return cached(contentInformer, name);
   }
 }

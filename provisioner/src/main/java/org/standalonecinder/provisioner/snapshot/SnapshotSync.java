@@ -28,6 +28,7 @@ final class SnapshotSync {
   private final Function<String, SnapshotClass> classes;
   private final java.util.function.Predicate<String> contentExists;
   private final ProvisionerSettings settings;
+  private final Runnable made;
 
   /**
    * @param classes the VolumeSnapshotClass by name, or null
@@ -38,7 +39,9 @@ final class SnapshotSync {
       ClusterCache cluster,
       Function<String, SnapshotClass> classes,
       java.util.function.Predicate<String> contentExists,
-      ProvisionerSettings settings) {
+      ProvisionerSettings settings,
+      Runnable made) {
+    this.made = made;
     this.writes = writes;
     this.cluster = cluster;
     this.classes = classes;
@@ -94,6 +97,7 @@ final class SnapshotSync {
               + " snapshots only that provisioner's volumes");
     }
     if (writes.create(s, cls, settings.provisionerName(), volumeId, pv.getSpec().getVolumeMode())) {
+      made.run();
       LOG.info(
           "snapshot {}: made content {} for volume {} of claim {}",
           s.key(),

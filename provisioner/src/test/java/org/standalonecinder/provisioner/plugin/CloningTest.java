@@ -281,7 +281,7 @@ class CloningTest {
   }
 
   @Test
-  void aSnapshotDataSourceIsRefusedRatherThanIgnored() {
+  void aSnapshotDataSourceIsARestoreNeverABlankVolume() {
     start(cinder);
     classes();
     PersistentVolumeClaim c = cloneClaim("apps", "snap", "clones", Map.of());
@@ -292,9 +292,7 @@ class CloningTest {
     await(
         "refusal",
         () -> eventsOf("snap").stream().anyMatch(e -> e.startsWith("ProvisioningFailed")));
-    assertThat(eventsOf("snap").get(0))
-        .contains(
-            "the data source snapshot.storage.k8s.io/VolumeSnapshot s1 cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); no blank volume was made");
+    assertThat(eventsOf("snap").get(0)).contains("VolumeSnapshot apps/s1 does not exist (yet)");
     assertThat(cinder.volumes()).isEmpty();
   }
 

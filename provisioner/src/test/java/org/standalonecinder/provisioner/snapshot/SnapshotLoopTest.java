@@ -33,16 +33,13 @@ abstract class SnapshotLoopTest {
   final FakeCinderClient cinder = new FakeCinderClient();
   final ProvisionerSettings settings = Fixtures.settings();
   Wiring.Parts parts;
+  final io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+      new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
   void start() {
     server = Cluster.newApiServer();
     client = server.createClient();
-    parts =
-        Cluster.parts(
-            client,
-            cinder,
-            settings,
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    parts = Cluster.parts(client, cinder, settings, registry);
     parts.controller().start();
     parts.snapshots().start();
     Cluster.await("informers synced", parts.controller()::synced, Duration.ofSeconds(10));
@@ -202,5 +199,15 @@ abstract class SnapshotLoopTest {
         .filter(e -> name.equals(e.getRegarding().getName()))
         .map(e -> e.getReason() + ": " + e.getNote())
         .toList();
+  }
+
+  /** {@code standalone_cinder_snapshots_total} of an operation and result. */
+  double counted(String operation, String result) {
+    var c =
+        registry
+            .find("standalone_cinder_snapshots")
+            .tags("operation", operation, "result", result)
+            .counter();
+    return c == null ? 0 : c.count();
   }
 }

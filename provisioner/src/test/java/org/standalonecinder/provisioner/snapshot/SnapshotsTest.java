@@ -86,6 +86,7 @@ class SnapshotsTest extends SnapshotLoopTest {
     // Cinder has answered: nothing is in flight, the snapshot-controller may delete it.
     Cluster.await("being-created gone", () -> !contentNow(name).beingCreated(), WAIT);
     assertThat(cinder.log().stream().filter(l -> l.startsWith("createSnapshot"))).hasSize(1);
+    assertThat(counted("take", "succeeded")).isEqualTo(1);
   }
 
   @Test
@@ -133,7 +134,7 @@ class SnapshotsTest extends SnapshotLoopTest {
   }
 
   @Test
-  void aContentNamingAVolumeOfAnotherClusterIsRefusedAndNothingIsTaken() {
+  void aContentNamingAVolumeOfAnotherClusterIsRefusedOnceAndNothingIsTaken() throws Exception {
     cinder.seed(
         new org.standalonecinder.provisioner.cinder.Volume(
             "vol-elsewhere",
@@ -156,6 +157,10 @@ class SnapshotsTest extends SnapshotLoopTest {
         WAIT);
     assertThat(contentNow("snapcontent-admin").status().error())
         .contains("not made by this cluster's provisioner");
+    Cluster.await("counted", () -> counted("take", "refused") >= 1, WAIT);
+    // Told once, not again at every change its own status write makes.
+    Thread.sleep(1_000);
+    assertThat(counted("take", "refused")).isLessThanOrEqualTo(2);
     assertThat(cinderSnapshots()).isEmpty();
   }
 
@@ -208,6 +213,7 @@ class SnapshotsTest extends SnapshotLoopTest {
     controllerDeletes(content);
     Cluster.await("content gone", () -> contentNow(content) == null, WAIT);
     assertThat(cinderSnapshots()).isEmpty();
+    assertThat(counted("delete", "succeeded")).isEqualTo(1);
   }
 
   @Test

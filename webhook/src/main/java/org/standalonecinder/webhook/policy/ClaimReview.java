@@ -75,6 +75,10 @@ final class ClaimReview {
     this.annotatedSource = requested.annotated();
     this.syntaxError = requested.annotationError();
     this.nativeRef = new NativeRef(requested.dataSource(), requested.dataSourceError());
+    this.notAClaim =
+        requested.snapshot() != null
+            ? "VolumeSnapshot " + requested.snapshot()
+            : requested.populator();
     String className = className();
     this.storageClass =
         new Lookup<>(
@@ -189,6 +193,16 @@ final class ClaimReview {
   }
 
   private record NativeRef(ClaimRef source, String error) {}
+
+  private final String notAClaim;
+
+  /**
+   * The data source when it is no claim: {@code VolumeSnapshot <ns>/<name>} (a restore) or the
+   * {@code group/kind} of a populated one; null otherwise.
+   */
+  String otherDataSource() {
+    return notAClaim;
+  }
 
   /**
    * The source to clone: the native one, else the annotated one; null when there is none, or when

@@ -1,8 +1,10 @@
 package org.standalonecinder.webhook.policy;
 
 /**
- * Only a claim can fill one of our volumes: a VolumeSnapshot or a populator would be ignored, and
- * the user would get a blank volume where they expect data.
+ * A data source our volumes can be filled from must be well-formed, and a VolumeSnapshot one of the
+ * claim's own namespace: anything else would leave the claim unprovisioned with the reason only in
+ * an event. A claim (a clone) and a snapshot (a restore) are the provisioner's to fill; any other
+ * kind is its populator's, and the provisioner leaves the claim alone.
  */
 final class DataSourceKindRule implements ClaimRule {
 

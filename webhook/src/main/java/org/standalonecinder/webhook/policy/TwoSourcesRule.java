@@ -15,6 +15,17 @@ final class TwoSourcesRule implements ClaimRule {
       return;
     }
     ClaimRef annotated = r.annotatedSource();
+    if (annotated != null && r.ourClass() && r.otherDataSource() != null) {
+      f.deny(
+          NAME,
+          ClaimAnnotations.CLONE_REQUEST
+              + " names "
+              + annotated
+              + " but spec.dataSource names "
+              + r.otherDataSource()
+              + "; name one source");
+      return;
+    }
     ClaimRef nativeSource = annotated == null ? null : r.nativeSource();
     if (nativeSource == null) {
       return;

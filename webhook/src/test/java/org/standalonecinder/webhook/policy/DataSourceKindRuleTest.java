@@ -28,20 +28,30 @@ class DataSourceKindRuleTest extends ClaimRuleTable {
                 "a native clone into another provisioner's class is not ours to judge",
                 nativeClone("ghost", "other", "1Gi"),
                 null),
-            deny(
-                "a snapshot data source cannot fill our volume",
+            allow(
+                "a snapshot of the claim's namespace: a restore, the provisioner checks the"
+                    + " snapshot",
                 withDataSource(
                     target(Map.of(), "plain", "1Gi", null),
                     "snapshot.storage.k8s.io",
                     "VolumeSnapshot",
                     "snap",
                     null),
-                "StorageClass plain: the data source snapshot.storage.k8s.io/VolumeSnapshot snap cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); remove the data source or use another class"),
+                null),
             deny(
-                "a populator data source cannot fill our volume",
+                "a snapshot of another namespace is denied",
+                withDataSource(
+                    target(Map.of(), "plain", "1Gi", null),
+                    "snapshot.storage.k8s.io",
+                    "VolumeSnapshot",
+                    "snap",
+                    "team-b"),
+                "StorageClass plain: the data source VolumeSnapshot team-b/snap is in another namespace: a claim is restored only from a VolumeSnapshot of its own namespace; remove the data source or use another class"),
+            allow(
+                "another kind is its populator's to fill: allowed, and left alone",
                 withDataSource(
                     target(Map.of(), "plain", "1Gi", null), "example.com", "Seed", "s", null),
-                "StorageClass plain: the data source example.com/Seed s cannot fill a Cinder volume: only a PersistentVolumeClaim can be the data source (a clone); remove the data source or use another class"),
+                null),
             allow(
                 "a snapshot into another provisioner's class is not ours to judge",
                 withDataSource(

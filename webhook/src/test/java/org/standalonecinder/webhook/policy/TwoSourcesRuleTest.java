@@ -31,7 +31,16 @@ class TwoSourcesRuleTest extends ClaimRuleTable {
                     "PersistentVolumeClaim",
                     "src",
                     null),
-                "k8s.io/CloneRequest names apps/other but spec.dataSource names apps/src; name one source"))
+                "k8s.io/CloneRequest names apps/other but spec.dataSource names apps/src; name one source"),
+            deny(
+                "the annotation and a snapshot to restore are two sources",
+                withDataSource(
+                    target(clone("apps/src"), "clone", "2Gi", null),
+                    "snapshot.storage.k8s.io",
+                    "VolumeSnapshot",
+                    "snap",
+                    null),
+                "k8s.io/CloneRequest names apps/src but spec.dataSource names VolumeSnapshot apps/snap; name one source"))
         .map(Arguments::of);
   }
 }

@@ -1,0 +1,246 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
+import org.standalonecinder.provisioner.cinder.Snapshot;
+import org.standalonecinder.provisioner.provision.Names;
+
+/**
+ * The provisioner killed after each step of taking a snapshot, restoring a claim from one and
+ * deleting one, with the real snapshot-controller, API server and Cinder, then started again (as
+ * {@link CrashEveryStepE2EIT} does for claims). After the restart: the snapshot is ready (or gone)
+ * exactly once, Cinder holds exactly the snapshots that remain, once each, and every claim is bound
+ * exactly once; deleting what is left leaves nothing in Cinder or the cluster.
+ */
+@ExtendWith(Installed.class)
+@Order(8)
+class SnapshotCrashE2EIT {
+
+  enum Operation {
+    SNAPSHOT,
+    RESTORE,
+    UNSNAPSHOT
+  }
+
+  private static final Duration SETTLE = Duration.ofSeconds(150);
+  private final List<String> report = Collections.synchronizedList(new ArrayList<>());
+
+  @BeforeAll
+  static void theClusterServesSnapshots(LocalInstall it) {
+    SnapshotsE2EIT.theClusterServesSnapshots(it);
+  }
+
+  /** One run of an operation, on claims, a snapshot class and a provisioner of its own. */
+  private static final class Run {
+    final Operation op;
+    final IsolatedClaims claims;
+    final String snapshotClass;
+
+    Run(LocalInstall it, Operation op, int dieAfter) {
+      this.op = op;
+      claims =
+          new IsolatedClaims(it, "snapcrash-" + op.name().toLowerCase() + "-" + dieAfter, Map.of());
+      snapshotClass = "snap-" + claims.ns;
+      it.kubectl.ok(
+          """
+          apiVersion: snapshot.storage.k8s.io/v1
+          kind: VolumeSnapshotClass
+          metadata: {name: %s}
+          driver: %s
+          deletionPolicy: Delete
+          """
+              .formatted(snapshotClass, claims.settings.provisionerName()),
+          "apply",
+          "-f",
+          "-");
+    }
+
+    LocalInstall it() {
+      return claims.it;
+    }
+
+    void snapshot() {
+      it().kubectl
+          .ok(
+              SnapshotsE2EIT.snapshot(claims.ns, "snap", "data", snapshotClass),
+              "apply",
+              "-f",
+              "-");
+    }
+
+    /** What must be there before the operation: made by a provisioner that does not die. */
+    void prepare() throws InterruptedException {
+      try (MortalProvisioner healthy = claims.provisioner(0)) {
+        claims.claim("data", "");
+        claims.settle(Set.of("data"), SETTLE);
+        if (op != Operation.SNAPSHOT) {
+          snapshot();
+          SnapshotsE2EIT.ready(it(), claims.ns, "snap");
+        }
+      }
+    }
+
+    void act() {
+      switch (op) {
+        case SNAPSHOT -> snapshot();
+        case RESTORE ->
+            it().kubectl
+                .ok(
+                    SnapshotsE2EIT.restored(claims.ns, "copy", "1Gi", "snap")
+                        .replace("e2e-cinder", claims.className),
+                    "apply",
+                    "-f",
+                    "-");
+        case UNSNAPSHOT ->
+            it().admin
+                .genericKubernetesResources(SnapshotsE2EIT.SNAPSHOTS)
+                .inNamespace(claims.ns)
+                .withName("snap")
+                .delete();
+      }
+    }
+
+    /** The Cinder snapshots of this run's provisioner. */
+    List<Snapshot> cinderSnapshots() {
+      return it().cinder
+          .findSnapshots(null, Map.of(Names.META_CLUSTER, claims.settings.clusterId()));
+    }
+
+    /** Waits until the operation is done and everything is as it must be. */
+    void settle() throws InterruptedException {
+      switch (op) {
+        case SNAPSHOT -> SnapshotsE2EIT.ready(it(), claims.ns, "snap");
+        case RESTORE -> claims.settle(Set.of("data", "copy"), SETTLE);
+        case UNSNAPSHOT ->
+            Waits.await(
+                "the snapshot gone",
+                () -> SnapshotsE2EIT.get(it(), claims.ns, "snap") == null,
+                SETTLE);
+      }
+      int expected = op == Operation.UNSNAPSHOT ? 0 : 1;
+      Waits.await(
+          expected + " Cinder snapshot(s) of the run",
+          () -> cinderSnapshots().size() == expected,
+          SETTLE);
+      if (expected == 1) {
+        GenericKubernetesResource s = SnapshotsE2EIT.get(it(), claims.ns, "snap");
+        String content = "snapcontent-" + s.getMetadata().getUid();
+        assertThat(cinderSnapshots().get(0).name()).isEqualTo(content);
+      }
+      claims.settle(op == Operation.RESTORE ? Set.of("data", "copy") : Set.of("data"), SETTLE);
+    }
+
+    /** Deletes the snapshot and the claims with a provisioner that does not die. */
+    void cleanUp() throws InterruptedException {
+      try (MortalProvisioner healthy = claims.provisioner(0)) {
+        it().admin
+            .genericKubernetesResources(SnapshotsE2EIT.SNAPSHOTS)
+            .inNamespace(claims.ns)
+            .withName("snap")
+            .delete();
+        Waits.await("no Cinder snapshot of the run", () -> cinderSnapshots().isEmpty(), SETTLE);
+      }
+      claims.cleanUp(SETTLE);
+      it().admin
+          .genericKubernetesResources(
+              new io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext.Builder()
+                  .withGroup("snapshot.storage.k8s.io")
+                  .withVersion("v1")
+                  .withKind("VolumeSnapshotClass")
+                  .withPlural("volumesnapshotclasses")
+                  .withNamespaced(false)
+                  .build())
+          .withName(snapshotClass)
+          .delete();
+    }
+  }
+
+  private List<String> steps(LocalInstall it, Operation op) throws Exception {
+    Run run = new Run(it, op, 0);
+    run.prepare();
+    try (MortalProvisioner p = run.claims.provisioner(0)) {
+      run.act();
+      run.settle();
+      List<String> steps = p.steps();
+      report.add(op + " takes " + steps.size() + " steps: " + String.join(", ", steps));
+      run.cleanUp();
+      return steps;
+    }
+  }
+
+  private String dieAndRestart(LocalInstall it, Operation op, int n, String step) throws Exception {
+    Run run = new Run(it, op, n);
+    run.prepare();
+    long start = System.nanoTime();
+    try (MortalProvisioner mortal = run.claims.provisioner(n)) {
+      run.act();
+      if (!mortal.awaitDeath(SETTLE)) {
+        return "did not die: it took " + mortal.steps().size() + " steps " + mortal.steps();
+      }
+      if (!mortal.steps().get(n - 1).equals(step)) {
+        report.add(op + " run " + n + " died after " + mortal.steps().get(n - 1));
+      }
+    }
+    try (MortalProvisioner restarted = run.claims.provisioner(0)) {
+      run.settle();
+    }
+    long ms = (System.nanoTime() - start) / 1_000_000;
+    run.cleanUp();
+    return "ok in " + ms + " ms";
+  }
+
+  @Test
+  void killedAfterAnyStepTheNextProvisionerFinishesTheSnapshotOnceAndLeavesNothing(LocalInstall it)
+      throws Exception {
+    int parallel = Integer.getInteger("crash.parallel", 4);
+    ExecutorService pool = Executors.newFixedThreadPool(parallel);
+    Map<String, Future<String>> runs = new java.util.LinkedHashMap<>();
+    try {
+      for (Operation op : Operation.values()) {
+        List<String> steps = steps(it, op);
+        assertThat(steps).as(op + " takes steps").isNotEmpty();
+        for (int n = 1; n <= steps.size(); n++) {
+          int at = n;
+          String step = steps.get(n - 1);
+          runs.put(
+              op + " dies after step " + n + " (" + step + ")",
+              pool.submit(() -> dieAndRestart(it, op, at, step)));
+        }
+      }
+      List<String> failed = new ArrayList<>();
+      for (var e : runs.entrySet()) {
+        String result;
+        try {
+          result = e.getValue().get();
+        } catch (java.util.concurrent.ExecutionException ex) {
+          result = "FAILED: " + ex.getCause();
+        }
+        report.add(e.getKey() + ": " + result);
+        if (!result.startsWith("ok")) {
+          failed.add(e.getKey() + ": " + result);
+        }
+      }
+      ReliabilityReport out = ReliabilityReport.fresh("snapshot-crash-every-step.txt");
+      report.forEach(l -> out.line("%s", l));
+      assertThat(failed).as("runs that did not end as they must").isEmpty();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package org.standalonecinder.provisioner.snapshot;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Map;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.Snapshot;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.provision.CloneSource;
+
+/**
+ * Resolves the VolumeSnapshot a claim is to be restored from down to its Cinder snapshot, and
+ * checks that it may be: the snapshot is ready, its content is of this provisioner's driver and
+ * bound to that very snapshot, Cinder has the snapshot {@code available}, and the claim keeps the
+ * volume mode the snapshot was taken in (unless the content allows a change). Read from the API
+ * server, not a cache: what it finds decides whose data a new volume holds.
+ */
+public final class RestoreResolver {
+
+  private final KubernetesClient client;
+  private final CinderClient cinder;
+  private final String driver;
+
+  public RestoreResolver(KubernetesClient client, CinderClient cinder, String driver) {
+    this.client = client;
+    this.cinder = cinder;
+    this.driver = driver;
+  }
+
+  /**
+   * The source of the restore of {@code snapshot} into {@code claim}.
+   *
+   * @throws ProvisioningException final when the snapshot can never fill the claim, else (not yet
+   *     ready, not there yet) to be retried
+   */
+  public CloneSource resolve(ClaimRef snapshot, PersistentVolumeClaim claim) {
+    String what = "VolumeSnapshot " + snapshot;
+    GenericKubernetesResource raw =
+        client
+            .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
+            .inNamespace(snapshot.namespace())
+            .withName(snapshot.name())
+            .get();
+    if (raw == null) {
+      throw new ProvisioningException(what + " does not exist (yet)", false, null);
+    }
+    VolumeSnapshot s = VolumeSnapshot.of(raw);
+    Map<String, Object> status = Json.map(raw.getAdditionalProperties().get("status"));
+    if (!Boolean.TRUE.equals(status.get("readyToUse")) || s.boundContentName() == null) {
+      throw new ProvisioningException(what + " is not ready to use yet", false, null);
+    }
+    GenericKubernetesResource rawContent =
+        client
+            .genericKubernetesResources(SnapshotApi.CONTENTS)
+            .withName(s.boundContentName())
+            .get();
+    if (rawContent == null) {
+      throw new ProvisioningException(
+          what + " is bound to content " + s.boundContentName() + ", which does not exist",
+          false,
+          null);
+    }
+    Content c = Content.of(rawContent);
+    if (!driver.equals(c.driver())) {
+      throw ProvisioningException.invalid(
+          what
+              + " was taken by driver "
+              + ClaimRef.quote(c.driver())
+              + "; this class restores only snapshots of "
+              + driver);
+    }
+    // The content must say it is this snapshot's: a VolumeSnapshot's status is not proof alone.
+    if (!snapshot.namespace().equals(c.snapshotNamespace())
+        || !snapshot.name().equals(c.snapshotName())
+        || !s.uid().equals(c.snapshotUid())) {
+      throw ProvisioningException.invalid(
+          what + " names content " + c.name() + ", which is bound to another snapshot");
+    }
+    checkMode(what, rawContent, claim);
+    String handle = c.handle();
+    Snapshot cs = handle == null ? null : cinder.getSnapshot(handle).orElse(null);
+    if (cs == null) {
+      throw ProvisioningException.invalid(
+          what + ": Cinder has no snapshot " + handle + " (its content " + c.name() + " names it)");
+    }
+    if (!"available".equals(cs.status())) {
+      throw new ProvisioningException(
+          what + ": Cinder snapshot " + cs.id() + " is " + cs.status() + ", not available",
+          cs.status().startsWith("error"),
+          null);
+    }
+    // A volume made from a snapshot is of its type and in its zone: those of the volume it was
+    // taken of, when Cinder still has it.
+    Volume from = cinder.getVolume(cs.volumeId()).orElse(null);
+    return new CloneSource(
+        snapshot,
+        from == null ? null : from.id(),
+        cs.sizeGib(),
+        from == null ? null : from.availabilityZone(),
+        from == null ? null : from.volumeType(),
+        cs.status(),
+        cs.id());
+  }
+
+  /**
+   * A snapshot of a Block claim restored as a filesystem (or the reverse) would hand the node a
+   * device it misreads: refused unless the content's admin allowed it, as Kubernetes does.
+   */
+  private static void checkMode(
+      String what, GenericKubernetesResource content, PersistentVolumeClaim claim) {
+    Map<String, String> ann = content.getMetadata().getAnnotations();
+    Map<String, Object> spec = Json.map(content.getAdditionalProperties().get("spec"));
+    String taken = Json.string(spec.get("sourceVolumeMode"));
+    if (taken == null && ann != null) {
+      taken = ann.get(SnapshotApi.SOURCE_VOLUME_MODE);
+    }
+    String wanted =
+        claim.getSpec().getVolumeMode() == null ? "Filesystem" : claim.getSpec().getVolumeMode();
+    boolean allowed = ann != null && "true".equals(ann.get(SnapshotApi.ALLOW_MODE_CHANGE));
+    if (taken != null && !taken.equals(wanted) && !allowed) {
+      throw ProvisioningException.invalid(
+          what
+              + " was taken of a "
+              + taken
+              + " volume and this claim asks for "
+              + wanted
+              + "; an admin may allow it with the annotation "
+              + SnapshotApi.ALLOW_MODE_CHANGE
+              + ": \"true\" on its content");
+    }
+  }
+}

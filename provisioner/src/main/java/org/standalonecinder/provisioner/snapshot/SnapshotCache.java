@@ -1,0 +1,211 @@
+package org.standalonecinder.provisioner.snapshot;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.informers.cache.Cache;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The VolumeSnapshots, VolumeSnapshotContents and VolumeSnapshotClasses of the cluster as informers
+ * keep them, started once the cluster serves the snapshot API; every change is handed on as a
+ * {@link SnapshotKey}. The snapshots are any tenant's: listed a page at a time and kept trimmed
+ * ({@link SnapshotStore}).
+ */
+final class SnapshotCache implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SnapshotCache.class);
+
+  /** VolumeSnapshots a list page holds. */
+  static final long PAGE = 50;
+
+  private final KubernetesClient client;
+  private final Duration resync;
+  private volatile SharedIndexInformer<GenericKubernetesResource> snapshots;
+  private volatile SharedIndexInformer<GenericKubernetesResource> contents;
+  private volatile SharedIndexInformer<GenericKubernetesResource> classes;
+  private String offBecause;
+
+  SnapshotCache(KubernetesClient client, Duration resync) {
+    this.client = client;
+    this.resync = resync;
+  }
+
+  /** Whether the informers run (the API was found). */
+  boolean started() {
+    return classes != null;
+  }
+
+  /** Whether the informers run and have listed everything once. */
+  boolean synced() {
+    var s = snapshots;
+    var c = contents;
+    var k = classes;
+    return s != null && c != null && k != null && k.hasSynced() && c.hasSynced() && s.hasSynced();
+  }
+
+  /** How often the snapshot API is looked for while it is not served. */
+  Duration checkEvery() {
+    return resync.compareTo(Duration.ofMinutes(1)) < 0 ? resync : Duration.ofMinutes(1);
+  }
+
+  /**
+   * Starts the informers if the cluster serves the snapshot API and this provisioner may read it
+   * (said once when not, and once when it is).
+   *
+   * @param changed told of every change
+   * @param gone told of every object deleted
+   */
+  synchronized void startIfServed(Consumer<SnapshotKey> changed, Consumer<SnapshotKey> gone) {
+    if (classes != null || !served()) {
+      return;
+    }
+    long millis = resync.toMillis();
+    List<SharedIndexInformer<GenericKubernetesResource>> started = new ArrayList<>();
+    try {
+      var c =
+          client
+              .genericKubernetesResources(SnapshotApi.CONTENTS)
+              .inform(handler(SnapshotCache::contentKey, changed, gone), millis);
+      started.add(c);
+      var s =
+          client
+              .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
+              .inAnyNamespace()
+              .withLimit(PAGE)
+              .runnableInformer(millis)
+              .itemStore(new SnapshotStore())
+              .addEventHandler(handler(SnapshotCache::snapshotKey, changed, gone))
+              .run();
+      started.add(s);
+      var k = client.genericKubernetesResources(SnapshotApi.CLASSES).inform();
+      // Published together, the classes' last (what says they run): no reader meets half.
+      contents = c;
+      snapshots = s;
+      classes = k;
+    } catch (RuntimeException e) {
+      started.forEach(SharedIndexInformer::close);
+      throw e;
+    }
+    LOG.info("snapshots: the cluster serves {}", SnapshotApi.API_VERSION);
+  }
+
+  private boolean served() {
+    String why;
+    try {
+      client
+          .genericKubernetesResources(SnapshotApi.CLASSES)
+          .list(new ListOptionsBuilder().withLimit(1L).build());
+      return true;
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404) {
+        why = "the cluster serves no " + SnapshotApi.API_VERSION + " (no snapshot CRDs)";
+      } else if (e.getCode() == 403) {
+        why = "this provisioner may not list volumesnapshotclasses (its RBAC)";
+      } else {
+        throw e;
+      }
+    }
+    if (!why.equals(offBecause)) {
+      offBecause = why;
+      LOG.info("snapshots are off: {}; looked at again every {}s", why, checkEvery().toSeconds());
+    }
+    return false;
+  }
+
+  static SnapshotKey contentKey(GenericKubernetesResource c) {
+    return new SnapshotKey.ContentOf(c.getMetadata().getName());
+  }
+
+  static SnapshotKey snapshotKey(GenericKubernetesResource s) {
+    return new SnapshotKey.Of(s.getMetadata().getNamespace(), s.getMetadata().getName());
+  }
+
+  private static ResourceEventHandler<GenericKubernetesResource> handler(
+      java.util.function.Function<GenericKubernetesResource, SnapshotKey> key,
+      Consumer<SnapshotKey> changed,
+      Consumer<SnapshotKey> gone) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(GenericKubernetesResource obj) {
+        changed.accept(key.apply(obj));
+      }
+
+      @Override
+      public void onUpdate(GenericKubernetesResource oldObj, GenericKubernetesResource newObj) {
+        onAdd(newObj);
+      }
+
+      @Override
+      public void onDelete(GenericKubernetesResource obj, boolean deletedFinalStateUnknown) {
+        gone.accept(key.apply(obj));
+      }
+    };
+  }
+
+  private static GenericKubernetesResource get(
+      SharedIndexInformer<GenericKubernetesResource> informer, String key) {
+    return informer == null ? null : informer.getStore().getByKey(key);
+  }
+
+  GenericKubernetesResource content(String name) {
+    return get(contents, name);
+  }
+
+  GenericKubernetesResource snapshot(String namespace, String name) {
+    return get(snapshots, namespace + "/" + name);
+  }
+
+  /** The class from the cache, else the API server: one made a moment before its snapshot. */
+  SnapshotClass snapshotClass(String name) {
+    GenericKubernetesResource r = get(classes, name);
+    if (r == null) {
+      r = client.genericKubernetesResources(SnapshotApi.CLASSES).withName(name).get();
+    }
+    return r == null ? null : SnapshotClass.of(r);
+  }
+
+  /** Every key the caches hold. */
+  List<SnapshotKey> keys() {
+    List<SnapshotKey> all = new ArrayList<>();
+    var c = contents;
+    var s = snapshots;
+    if (c != null) {
+      c.getStore().list().forEach(o -> all.add(contentKey(o)));
+    }
+    if (s != null) {
+      s.getStore().list().forEach(o -> all.add(snapshotKey(o)));
+    }
+    return all;
+  }
+
+  /** The keys of the snapshots of a claim that have no content yet. */
+  List<SnapshotKey> unboundSnapshotsOf(String namespace, String claim) {
+    var informer = snapshots;
+    if (informer == null) {
+      return List.of();
+    }
+    return informer.getIndexer().byIndex(Cache.NAMESPACE_INDEX, namespace).stream()
+        .map(VolumeSnapshot::of)
+        .filter(s -> claim.equals(s.claimName()) && s.boundContentName() == null)
+        .map(s -> (SnapshotKey) new SnapshotKey.Of(s.namespace(), s.name()))
+        .toList();
+  }
+
+  @Override
+  public void close() {
+    for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {snapshots, contents, classes}) {
+      if (i != null) {
+        i.close();
+      }
+    }
+  }
+}
