@@ -272,7 +272,15 @@ final class ContentSync {
       }
       for (String id : doomed) {
         try {
-          cinder.deleteSnapshot(id);
+          // One already being deleted (by a run that died after asking) is waited for: Cinder
+          // refuses a second DELETE until it is gone.
+          Snapshot now = cinder.getSnapshot(id).orElse(null);
+          if (now == null) {
+            continue;
+          }
+          if (!"deleting".equals(now.status())) {
+            cinder.deleteSnapshot(id);
+          }
           cinder.awaitSnapshotDeleted(id, deletion);
         } catch (CinderException e) {
           throw new ProvisioningException(
