@@ -3,14 +3,9 @@ package org.standalonecinder.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -39,10 +34,9 @@ class CrashEveryStepE2EIT {
   }
 
   private static final Duration SETTLE = Duration.ofSeconds(150);
-  private final List<String> report = Collections.synchronizedList(new ArrayList<>());
 
   /** One run of an operation, on claims of its own. */
-  private static final class Run {
+  private static final class Run implements CrashRuns.Run {
     final Operation op;
     final IsolatedClaims claims;
 
@@ -52,8 +46,8 @@ class CrashEveryStepE2EIT {
           new IsolatedClaims(it, "crash-" + op.name().toLowerCase() + "-" + dieAfter, Map.of());
     }
 
-    /** What must be there before the operation: made by a provisioner that does not die. */
-    void prepare() throws InterruptedException {
+    @Override
+    public void prepare() throws InterruptedException {
       if (op == Operation.PROVISION) {
         return;
       }
@@ -64,8 +58,8 @@ class CrashEveryStepE2EIT {
       }
     }
 
-    /** Starts the operation the provisioner is to carry out. */
-    void act() {
+    @Override
+    public void act() {
       switch (op) {
         case PROVISION -> claims.claim("data", "");
         case CLONE -> claims.claim("copy", "\"" + ClaimAnnotations.CLONE_REQUEST + "\": src");
@@ -80,8 +74,8 @@ class CrashEveryStepE2EIT {
       }
     }
 
-    /** Waits until the operation is done and everything is as it must be. */
-    void settle() throws InterruptedException {
+    @Override
+    public void settle() throws InterruptedException {
       claims.settle(
           switch (op) {
             case PROVISION -> Set.of("data");
@@ -90,81 +84,27 @@ class CrashEveryStepE2EIT {
           },
           SETTLE);
     }
-  }
 
-  /** The steps of the operation when nothing dies; the run is checked like every other. */
-  private List<String> steps(LocalInstall it, Operation op) throws Exception {
-    Run run = new Run(it, op, 0);
-    run.prepare();
-    try (MortalProvisioner p = run.claims.provisioner(0)) {
-      run.act();
-      run.settle();
-      List<String> steps = p.steps();
-      report.add(op + " takes " + steps.size() + " steps: " + String.join(", ", steps));
-      run.claims.cleanUp(SETTLE);
-      return steps;
+    @Override
+    public void cleanUp() throws InterruptedException {
+      claims.cleanUp(SETTLE);
     }
-  }
 
-  /** Dies after step {@code n}, restarts, checks, cleans up; the step's name, or why it failed. */
-  private String dieAndRestart(LocalInstall it, Operation op, int n, String step) throws Exception {
-    Run run = new Run(it, op, n);
-    run.prepare();
-    long start = System.nanoTime();
-    try (MortalProvisioner mortal = run.claims.provisioner(n)) {
-      run.act();
-      if (!mortal.awaitDeath(SETTLE)) {
-        return "did not die: it took " + mortal.steps().size() + " steps " + mortal.steps();
-      }
-      if (!mortal.steps().get(n - 1).equals(step)) {
-        // Steps taken in parallel may come in another order; the run is no less valid.
-        report.add(op + " run " + n + " died after " + mortal.steps().get(n - 1));
-      }
+    @Override
+    public MortalProvisioner provisioner(int dieAfter) {
+      return claims.provisioner(dieAfter);
     }
-    try (MortalProvisioner restarted = run.claims.provisioner(0)) {
-      run.settle();
-    }
-    long ms = (System.nanoTime() - start) / 1_000_000;
-    run.claims.cleanUp(SETTLE);
-    return "ok in " + ms + " ms";
   }
 
   @Test
   void killedAfterAnyStepTheNextProvisionerFinishesTheJobOnceAndLeavesNothing(LocalInstall it)
       throws Exception {
-    int parallel = Integer.getInteger("crash.parallel", 4);
-    ExecutorService pool = Executors.newFixedThreadPool(parallel);
-    Map<String, Future<String>> runs = new java.util.LinkedHashMap<>();
-    try {
-      for (Operation op : Operation.values()) {
-        List<String> steps = steps(it, op);
-        assertThat(steps).as(op + " takes steps").isNotEmpty();
-        for (int n = 1; n <= steps.size(); n++) {
-          int at = n;
-          String step = steps.get(n - 1);
-          runs.put(
-              op + " dies after step " + n + " (" + step + ")",
-              pool.submit(() -> dieAndRestart(it, op, at, step)));
-        }
-      }
-      List<String> failed = new ArrayList<>();
-      for (var e : runs.entrySet()) {
-        String result;
-        try {
-          result = e.getValue().get();
-        } catch (java.util.concurrent.ExecutionException ex) {
-          result = "FAILED: " + ex.getCause();
-        }
-        report.add(e.getKey() + ": " + result);
-        if (!result.startsWith("ok")) {
-          failed.add(e.getKey() + ": " + result);
-        }
-      }
-      ReliabilityReport out = ReliabilityReport.fresh("crash-every-step.txt");
-      report.forEach(l -> out.line("%s", l));
-      assertThat(failed).as("runs that did not end as they must").isEmpty();
-    } finally {
-      pool.shutdownNow();
-    }
+    CrashRuns<Operation> drill = new CrashRuns<>((op, n) -> new Run(it, op, n), SETTLE);
+    List<String> failed =
+        drill.failures(
+            List.of(Operation.values()),
+            Integer.getInteger("crash.parallel", 4),
+            "crash-every-step.txt");
+    assertThat(failed).as("runs that did not end as they must").isEmpty();
   }
 }

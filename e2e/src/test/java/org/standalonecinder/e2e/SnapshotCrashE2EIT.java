@@ -4,14 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -39,7 +34,6 @@ class SnapshotCrashE2EIT {
   }
 
   private static final Duration SETTLE = Duration.ofSeconds(150);
-  private final List<String> report = Collections.synchronizedList(new ArrayList<>());
 
   @BeforeAll
   static void theClusterServesSnapshots(LocalInstall it) {
@@ -47,7 +41,7 @@ class SnapshotCrashE2EIT {
   }
 
   /** One run of an operation, on claims, a snapshot class and a provisioner of its own. */
-  private static final class Run {
+  private static final class Run implements CrashRuns.Run {
     final Operation op;
     final IsolatedClaims claims;
     final String snapshotClass;
@@ -84,8 +78,8 @@ class SnapshotCrashE2EIT {
               "-");
     }
 
-    /** What must be there before the operation: made by a provisioner that does not die. */
-    void prepare() throws InterruptedException {
+    @Override
+    public void prepare() throws InterruptedException {
       try (MortalProvisioner healthy = claims.provisioner(0)) {
         claims.claim("data", "");
         claims.settle(Set.of("data"), SETTLE);
@@ -96,7 +90,8 @@ class SnapshotCrashE2EIT {
       }
     }
 
-    void act() {
+    @Override
+    public void act() {
       switch (op) {
         case SNAPSHOT -> snapshot();
         case RESTORE ->
@@ -122,8 +117,8 @@ class SnapshotCrashE2EIT {
           .findSnapshots(null, Map.of(Names.META_CLUSTER, claims.settings.clusterId()));
     }
 
-    /** Waits until the operation is done and everything is as it must be. */
-    void settle() throws InterruptedException {
+    @Override
+    public void settle() throws InterruptedException {
       switch (op) {
         case SNAPSHOT -> SnapshotsE2EIT.ready(it(), claims.ns, "snap");
         case RESTORE -> claims.settle(Set.of("data", "copy"), SETTLE);
@@ -147,7 +142,8 @@ class SnapshotCrashE2EIT {
     }
 
     /** Deletes the snapshot and the claims with a provisioner that does not die. */
-    void cleanUp() throws InterruptedException {
+    @Override
+    public void cleanUp() throws InterruptedException {
       try (MortalProvisioner healthy = claims.provisioner(0)) {
         it().admin
             .genericKubernetesResources(SnapshotsE2EIT.SNAPSHOTS)
@@ -169,78 +165,22 @@ class SnapshotCrashE2EIT {
           .withName(snapshotClass)
           .delete();
     }
-  }
 
-  private List<String> steps(LocalInstall it, Operation op) throws Exception {
-    Run run = new Run(it, op, 0);
-    run.prepare();
-    try (MortalProvisioner p = run.claims.provisioner(0)) {
-      run.act();
-      run.settle();
-      List<String> steps = p.steps();
-      report.add(op + " takes " + steps.size() + " steps: " + String.join(", ", steps));
-      run.cleanUp();
-      return steps;
+    @Override
+    public MortalProvisioner provisioner(int dieAfter) {
+      return claims.provisioner(dieAfter);
     }
-  }
-
-  private String dieAndRestart(LocalInstall it, Operation op, int n, String step) throws Exception {
-    Run run = new Run(it, op, n);
-    run.prepare();
-    long start = System.nanoTime();
-    try (MortalProvisioner mortal = run.claims.provisioner(n)) {
-      run.act();
-      if (!mortal.awaitDeath(SETTLE)) {
-        return "did not die: it took " + mortal.steps().size() + " steps " + mortal.steps();
-      }
-      if (!mortal.steps().get(n - 1).equals(step)) {
-        report.add(op + " run " + n + " died after " + mortal.steps().get(n - 1));
-      }
-    }
-    try (MortalProvisioner restarted = run.claims.provisioner(0)) {
-      run.settle();
-    }
-    long ms = (System.nanoTime() - start) / 1_000_000;
-    run.cleanUp();
-    return "ok in " + ms + " ms";
   }
 
   @Test
   void killedAfterAnyStepTheNextProvisionerFinishesTheSnapshotOnceAndLeavesNothing(LocalInstall it)
       throws Exception {
-    int parallel = Integer.getInteger("crash.parallel", 4);
-    ExecutorService pool = Executors.newFixedThreadPool(parallel);
-    Map<String, Future<String>> runs = new java.util.LinkedHashMap<>();
-    try {
-      for (Operation op : Operation.values()) {
-        List<String> steps = steps(it, op);
-        assertThat(steps).as(op + " takes steps").isNotEmpty();
-        for (int n = 1; n <= steps.size(); n++) {
-          int at = n;
-          String step = steps.get(n - 1);
-          runs.put(
-              op + " dies after step " + n + " (" + step + ")",
-              pool.submit(() -> dieAndRestart(it, op, at, step)));
-        }
-      }
-      List<String> failed = new ArrayList<>();
-      for (var e : runs.entrySet()) {
-        String result;
-        try {
-          result = e.getValue().get();
-        } catch (java.util.concurrent.ExecutionException ex) {
-          result = "FAILED: " + ex.getCause();
-        }
-        report.add(e.getKey() + ": " + result);
-        if (!result.startsWith("ok")) {
-          failed.add(e.getKey() + ": " + result);
-        }
-      }
-      ReliabilityReport out = ReliabilityReport.fresh("snapshot-crash-every-step.txt");
-      report.forEach(l -> out.line("%s", l));
-      assertThat(failed).as("runs that did not end as they must").isEmpty();
-    } finally {
-      pool.shutdownNow();
-    }
+    CrashRuns<Operation> drill = new CrashRuns<>((op, n) -> new Run(it, op, n), SETTLE);
+    List<String> failed =
+        drill.failures(
+            List.of(Operation.values()),
+            Integer.getInteger("crash.parallel", 4),
+            "snapshot-crash-every-step.txt");
+    assertThat(failed).as("runs that did not end as they must").isEmpty();
   }
 }

@@ -1,0 +1,130 @@
+package org.standalonecinder.e2e;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.BiFunction;
+
+/**
+ * The crash-every-step drill shared by {@link CrashEveryStepE2EIT} and {@link SnapshotCrashE2EIT}:
+ * each operation runs once without a death, which lists its steps; then once per step, with a
+ * provisioner that dies right after it and a fresh one that must finish the job; every run checks
+ * what it left and cleans up.
+ *
+ * @param <O> the operations
+ */
+final class CrashRuns<O> {
+
+  /** One run of an operation, on objects of its own. */
+  interface Run {
+    /** What must be there before the operation, made by a provisioner that does not die. */
+    void prepare() throws Exception;
+
+    /** Starts the operation. */
+    void act() throws Exception;
+
+    /** Waits until the operation is done and everything is as it must be. */
+    void settle() throws Exception;
+
+    /** Removes what the run made, checking that nothing is left. */
+    void cleanUp() throws Exception;
+
+    /** A provisioner for the run's objects that dies after step {@code dieAfter} (0: never). */
+    MortalProvisioner provisioner(int dieAfter);
+  }
+
+  private final BiFunction<O, Integer, Run> runs;
+  final List<String> report = Collections.synchronizedList(new ArrayList<>());
+  private final java.time.Duration settle;
+
+  /**
+   * @param runs a run of an operation whose provisioner dies after the step given (0: never)
+   * @param settle how long a provisioner is given to die
+   */
+  CrashRuns(BiFunction<O, Integer, Run> runs, java.time.Duration settle) {
+    this.runs = runs;
+    this.settle = settle;
+  }
+
+  private List<String> steps(O op) throws Exception {
+    Run run = runs.apply(op, 0);
+    run.prepare();
+    try (MortalProvisioner p = run.provisioner(0)) {
+      run.act();
+      run.settle();
+      List<String> steps = p.steps();
+      report.add(op + " takes " + steps.size() + " steps: " + String.join(", ", steps));
+      run.cleanUp();
+      return steps;
+    }
+  }
+
+  /** Dies after step {@code n}, restarts, checks, cleans up; "ok ..." or why it failed. */
+  private String dieAndRestart(O op, int n, String step) throws Exception {
+    Run run = runs.apply(op, n);
+    run.prepare();
+    long start = System.nanoTime();
+    try (MortalProvisioner mortal = run.provisioner(n)) {
+      run.act();
+      if (!mortal.awaitDeath(settle)) {
+        return "did not die: it took " + mortal.steps().size() + " steps " + mortal.steps();
+      }
+      if (!mortal.steps().get(n - 1).equals(step)) {
+        // Steps taken in parallel may come in another order; the run is no less valid.
+        report.add(op + " run " + n + " died after " + mortal.steps().get(n - 1));
+      }
+    }
+    try (MortalProvisioner restarted = run.provisioner(0)) {
+      run.settle();
+    }
+    long ms = (System.nanoTime() - start) / 1_000_000;
+    run.cleanUp();
+    return "ok in " + ms + " ms";
+  }
+
+  /**
+   * Every operation's runs, {@code parallel} at once; the runs that did not end as they must, each
+   * with why. Every line of the drill goes to the report file {@code reportFile}.
+   */
+  List<String> failures(List<O> operations, int parallel, String reportFile) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(parallel);
+    Map<String, Future<String>> all = new java.util.LinkedHashMap<>();
+    List<String> failed = new ArrayList<>();
+    try {
+      for (O op : operations) {
+        List<String> steps = steps(op);
+        if (steps.isEmpty()) {
+          failed.add(op + " takes no step: nothing was drilled");
+        }
+        for (int n = 1; n <= steps.size(); n++) {
+          int at = n;
+          String step = steps.get(n - 1);
+          all.put(
+              op + " dies after step " + n + " (" + step + ")",
+              pool.submit(() -> dieAndRestart(op, at, step)));
+        }
+      }
+      for (var e : all.entrySet()) {
+        String result;
+        try {
+          result = e.getValue().get();
+        } catch (java.util.concurrent.ExecutionException ex) {
+          result = "FAILED: " + ex.getCause();
+        }
+        report.add(e.getKey() + ": " + result);
+        if (!result.startsWith("ok")) {
+          failed.add(e.getKey() + ": " + result);
+        }
+      }
+      ReliabilityReport out = ReliabilityReport.fresh(reportFile);
+      report.forEach(l -> out.line("%s", l));
+      return failed;
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
