@@ -10,6 +10,8 @@
 #                snapshot-controller, built once from ../shared/snapshot-controller (beside the
 #                clone; KUBE_LOCAL_SNAPSHOTTER_SRC) with Debian's Go and cached; a missing
 #                source is an error, never a skip. With --running: whether it runs too.
+#                Kept for the state dir: a later start without the flag (a test restarting the
+#                API server) starts them too, until --fresh.
 #
 # Everything listens on 127.0.0.1 only and is recorded by PID under $STATE/run; stop.sh
 # ends exactly that. What it writes to $STATE:
@@ -53,10 +55,13 @@ while [ $# -gt 0 ]; do
     --running) CHECK_ONLY=1; shift ;;
     --snapshots) SNAPSHOTS=1; shift ;;
     --state-dir) STATE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "kube-local start: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+# A control plane started with --snapshots keeps them when started again without the flag (a test
+# that kills the API server restarts it so): the choice is kept in the state dir until --fresh.
+if [ "$SNAPSHOTS" = 0 ] && [ "$FRESH" = 0 ] && [ -f "$STATE/snapshots" ]; then SNAPSHOTS=1; fi
 RUN="$STATE/run"
 PKI="$STATE/pki"
 LOGS="$STATE/logs"
@@ -86,7 +91,7 @@ fi
 t0=$(now)
 if [ "$FRESH" = 1 ] || ! { alive etcd && alive kube-apiserver; }; then
   "$HERE/stop.sh" --state-dir "$STATE" >/dev/null 2>&1 || true
-  [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd" "$STATE/pki"
+  [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd" "$STATE/pki" "$STATE/snapshots"
 fi
 if alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler && api_ready \
   && { [ "$SNAPSHOTS" = 0 ] || alive snapshot-controller; }; then
@@ -318,6 +323,7 @@ wait_for kube-scheduler "$TIMEOUT" sched_ok
 # (with the admin's credentials: it is test infrastructure, not part of the project's install).
 t_snap=$(now)
 if [ "$SNAPSHOTS" = 1 ]; then
+  touch "$STATE/snapshots"
   SNAP_DIR="${KUBE_LOCAL_CACHE:-/var/cache/standalone-cinder/kube}/snapshot-controller-4.2.1"
   if [ ! -x "$SNAP_DIR/snapshot-controller" ]; then
     log "building the snapshot-controller into $SNAP_DIR"

@@ -179,7 +179,8 @@ class SnapshotCrashE2EIT {
     List<String> failed =
         drill.failures(
             List.of(Operation.values()),
-            Integer.getInteger("crash.parallel", 4),
+            // Runs of two to seven steps, mostly waiting for the snapshot-controller: 8 at once.
+            Integer.getInteger("crash.parallel", 8),
             "snapshot-crash-every-step.txt");
     assertThat(failed).as("runs that did not end as they must").isEmpty();
   }

@@ -26,6 +26,8 @@ import org.standalonecinder.provisioner.cinder.Snapshot;
  */
 @ExtendWith(Installed.class)
 @org.junit.jupiter.api.Order(5)
+// Each test has its own namespace and claims, and mostly waits (for the node, the controller).
+@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT)
 class SnapshotsE2EIT {
 
   static final Duration READY = Duration.ofSeconds(90);
