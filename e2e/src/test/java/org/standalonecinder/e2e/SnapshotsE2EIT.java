@@ -26,8 +26,6 @@ import org.standalonecinder.provisioner.cinder.Snapshot;
  */
 @ExtendWith(Installed.class)
 @org.junit.jupiter.api.Order(5)
-// Each test has its own namespace and claims, and mostly waits (for the node, the controller).
-@org.junit.jupiter.api.parallel.Execution(org.junit.jupiter.api.parallel.ExecutionMode.CONCURRENT)
 class SnapshotsE2EIT {
 
   static final Duration READY = Duration.ofSeconds(90);
@@ -74,13 +72,6 @@ class SnapshotsE2EIT {
         .isEqualTo("1");
   }
 
-  /** The classes, once: the tests run at once, and two creates of one object collide. */
-  @BeforeAll
-  static void theClasses(LocalInstall it) {
-    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
-    it.kubectl.ok(CLASSES, "apply", "-f", "-");
-  }
-
   static String snapshot(String ns, String name, String claim, String className) {
     return """
         apiVersion: snapshot.storage.k8s.io/v1
@@ -121,6 +112,8 @@ class SnapshotsE2EIT {
   @Test
   void aSnapshotIsBoundByTheSnapshotControllerAndItsDeletionTakesTheCinderSnapshot(LocalInstall it)
       throws Exception {
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-snap");
     // The documented example, as written, in a namespace of its own.
     String example =
@@ -176,6 +169,8 @@ class SnapshotsE2EIT {
   @Test
   void aRetainedSnapshotOutlivesItsObjectsAndIsImportedAgainByAnAdmin(LocalInstall it)
       throws Exception {
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-snap-keep");
     it.kubectl.ok(Claims.yaml(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");
@@ -251,6 +246,8 @@ class SnapshotsE2EIT {
     assertThat(node.runsKubelet())
         .as("the node runs a kubelet (dev/node-local --kubelet)")
         .isTrue();
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-restore");
     it.kubectl.ok(Claims.yaml(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");
