@@ -240,6 +240,12 @@ public final class Demo {
     step(
         6,
         "the API server asks the webhook (and its resolver asks Cinder) about what users create:");
+    // As docs/install.md advises: without it the webhook could not tell the API server's reviews
+    // from any pod's, and would leave the sources to the provisioner (its events).
+    it.webhookAuthenticatesCallers(true);
+    say(
+        "      the webhook takes reviews from the API server's client certificate only (serve"
+            + " --client-ca), so it judges the sources and the requesters' rights");
     it.kubectl.ok(null, "create", "namespace", "team-m");
     it.kubectl.ok(
         null,

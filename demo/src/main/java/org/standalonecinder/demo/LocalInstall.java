@@ -227,6 +227,25 @@ public final class LocalInstall implements AutoCloseable {
   }
 
   /**
+   * Restarts the webhook so that it takes reviews only from the API server ({@code serve
+   * --client-ca} with the client certificate dev/kube-local gives the API server), or from anyone
+   * who reaches its port, as manifests/base installs it; returns once the API server gets answers.
+   */
+  public void webhookAuthenticatesCallers(boolean authenticate) throws Exception {
+    processes.stop("webhook");
+    processes.restart(
+        "webhook",
+        authenticate
+            ? List.of(
+                "--client-ca",
+                kubeEnv.get("KUBE_LOCAL_WEBHOOK_CLIENT_CA"),
+                "--client-name",
+                kubeEnv.get("KUBE_LOCAL_WEBHOOK_CLIENT_NAME"))
+            : List.of());
+    awaitWebhook();
+  }
+
+  /**
    * Waits until the API server gets answers from the webhook: a dry-run create of a claim in {@code
    * default}, which fails closed while the webhook does not answer (a StorageClass would not: its
    * entries let writes through).

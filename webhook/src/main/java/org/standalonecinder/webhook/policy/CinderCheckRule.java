@@ -32,7 +32,8 @@ final class CinderCheckRule implements ClaimRule {
   @Override
   public void check(ClaimReview r, Findings f) {
     ClaimRef src = r.source();
-    if (r.mutating || r.isUpdate() || src == null || !f.clean()) {
+    // The resolver looks the source up: where the webhook does not, neither does it.
+    if (r.mutating || r.isUpdate() || src == null || !f.clean() || !r.looksAtSource()) {
       return;
     }
     try {

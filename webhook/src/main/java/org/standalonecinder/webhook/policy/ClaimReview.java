@@ -223,6 +223,18 @@ final class ClaimReview {
     return src != null && !src.namespace().equals(namespace);
   }
 
+  /**
+   * Whether the webhook looks at the source claim at all. Only where it knows that the API server
+   * sent the review ({@code --client-ca}): a review any pod can write must not learn whether a
+   * claim exists in some namespace, nor its phase, size or volume, since the answer would tell. Or
+   * where the admin's policy lets anyone clone any claim anyway. Elsewhere the provisioner checks
+   * the source when it clones and tells the claim by its events.
+   */
+  boolean looksAtSource() {
+    return settings.callerAuthenticated()
+        || settings.crossNamespace() == CrossNamespaceRule.CrossNamespace.ALLOW;
+  }
+
   /** The source claim as the cluster has it. */
   Optional<PersistentVolumeClaim> sourceClaim() {
     return sourceClaim.get();
@@ -259,7 +271,9 @@ final class ClaimReview {
    * another namespace's claims, not even whether they exist.
    */
   Optional<PersistentVolumeClaim> visibleSourceClaim() {
-    return source() != null && crossNamespaceAllowed() ? sourceClaim() : Optional.empty();
+    return looksAtSource() && source() != null && crossNamespaceAllowed()
+        ? sourceClaim()
+        : Optional.empty();
   }
 
   static String annotation(PersistentVolumeClaim c, String key) {

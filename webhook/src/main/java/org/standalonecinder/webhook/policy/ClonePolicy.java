@@ -42,6 +42,7 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_VOLUME_MODE = VolumeModeRule.NAME;
   public static final String RULE_SIZE = CloneSizeRule.NAME;
   public static final String RULE_CROSS_NAMESPACE = CrossNamespaceRule.NAME;
+  public static final String RULE_SOURCE_UNCHECKED = UncheckedSourceRule.NAME;
   public static final String RULE_CLONE_OF = CloneOfRule.NAME;
   public static final String RULE_IMMUTABLE = CloneRequestImmutableRule.NAME;
   public static final String RULE_DEFAULT_NAMESPACE = DefaultNamespaceRule.NAME;
@@ -177,6 +178,7 @@ public final class ClonePolicy implements AdmissionController {
             new TwoSourcesRule(),
             new CloneClassRule(),
             new CrossNamespaceRule(),
+            new UncheckedSourceRule(),
             new SourceMissingRule(),
             new SourceDeletingRule(),
             new SourceUnboundRule(),

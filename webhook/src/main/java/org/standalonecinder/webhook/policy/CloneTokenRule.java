@@ -43,7 +43,9 @@ final class CloneTokenRule implements ClaimRule {
           ClaimAnnotations.CLONE_TOKEN
               + " is set by the webhook only, for clones across namespaces; remove it");
     }
-    if (keys == null || !r.crossNamespace() || !f.clean()) {
+    if (keys == null || !r.crossNamespace() || !f.clean() || !r.looksAtSource()) {
+      // Where the webhook does not look at the source, it decides nothing a token could carry: the
+      // provisioner asks the source's consent itself.
       return;
     }
     ClaimRef src = r.source();

@@ -9,11 +9,11 @@ import org.standalonecinder.api.CloneToken;
 /**
  * Default-deny across namespaces: a namespace the source grants may clone it (its annotation, or a
  * ReferenceGrant in its namespace); so may whoever may create pods in the source's namespace (they
- * can mount the source and read it anyway), but only where the webhook authenticates the API server
- * as the sender of its reviews, since otherwise a review's requester is whatever its sender wrote.
- * A controller that creates claims for users ({@link Requesters}) needs the grant: its own rights
- * are not its users'. The denial is the same whether the source exists or not, so the webhook
- * cannot be used to probe namespaces.
+ * can mount the source and read it anyway). A controller that creates claims for users ({@link
+ * Requesters}) needs the grant: its own rights are not its users'. The denial is the same whether
+ * the source exists or not. All this is judged only where the webhook authenticates the API server
+ * as the sender of its reviews ({@link ClaimReview#looksAtSource()}): otherwise a review's
+ * requester is whatever its sender wrote, and the provisioner asks the source's consent itself.
  */
 final class CrossNamespaceRule implements ClaimRule {
 
@@ -37,52 +37,44 @@ final class CrossNamespaceRule implements ClaimRule {
     }
     ClaimRef src = r.source();
     String into = "cloning " + src + " into namespace " + r.namespace;
-    if (!r.crossNamespaceAllowed()) {
-      f.deny(
-          NAME,
-          r.settings.crossNamespace() == CrossNamespace.DENY
-              ? into + " is not allowed: the cluster's policy forbids clones across namespaces"
-              : byUntrustedDeputy(r)
-                  ? into
-                      + " is not allowed: the claim is created by "
-                      + r.request.userInfo().getUsername()
-                      + ", a controller acting for someone else, so its own rights in "
-                      + src.namespace()
-                      + " do not count; the source must grant the clone to "
-                      + r.namespace
-                      + " (annotation "
-                      + ClaimAnnotations.CLONE_GRANT
-                      + ", or a ReferenceGrant in "
-                      + src.namespace()
-                      + "), or the admin may trust this controller (policy trustedDeputies)"
-                  : !r.settings.callerAuthenticated()
-                      ? into
-                          + " is not allowed: the source grants no clone to "
-                          + r.namespace
-                          + " (annotation "
-                          + ClaimAnnotations.CLONE_GRANT
-                          + ", or a ReferenceGrant in "
-                          + src.namespace()
-                          + "); your own rights in "
-                          + src.namespace()
-                          + " are not asked: this webhook does not authenticate the API server"
-                          + " (serve --client-ca), so a review could name anyone as its requester"
-                      : into
-                          + " is not allowed: you may not create pods in "
-                          + src.namespace()
-                          + " and the source grants no clone to "
-                          + r.namespace
-                          + " (annotation "
-                          + ClaimAnnotations.CLONE_GRANT
-                          + ", or a ReferenceGrant in "
-                          + src.namespace()
-                          + ")");
+    if (r.settings.crossNamespace() == CrossNamespace.DENY) {
+      f.deny(NAME, into + " is not allowed: the cluster's policy forbids clones across namespaces");
     } else if (r.settings.crossNamespace() == CrossNamespace.ALLOW) {
       f.warn(
           NAME,
           into
               + " without an authorization check: the cluster's policy allows every clone"
               + " across namespaces");
+    } else if (!r.looksAtSource()) {
+      // Nothing to decide here: the provisioner asks the source's consent when it clones
+      // (UncheckedSourceRule says so).
+      return;
+    } else if (!r.crossNamespaceAllowed()) {
+      f.deny(
+          NAME,
+          byUntrustedDeputy(r)
+              ? into
+                  + " is not allowed: the claim is created by "
+                  + r.request.userInfo().getUsername()
+                  + ", a controller acting for someone else, so its own rights in "
+                  + src.namespace()
+                  + " do not count; the source must grant the clone to "
+                  + r.namespace
+                  + " (annotation "
+                  + ClaimAnnotations.CLONE_GRANT
+                  + ", or a ReferenceGrant in "
+                  + src.namespace()
+                  + "), or the admin may trust this controller (policy trustedDeputies)"
+              : into
+                  + " is not allowed: you may not create pods in "
+                  + src.namespace()
+                  + " and the source grants no clone to "
+                  + r.namespace
+                  + " (annotation "
+                  + ClaimAnnotations.CLONE_GRANT
+                  + ", or a ReferenceGrant in "
+                  + src.namespace()
+                  + ")");
     }
   }
 
@@ -98,16 +90,15 @@ final class CrossNamespaceRule implements ClaimRule {
       case ALLOW -> Optional.of(CloneToken.Basis.POLICY);
       case DENY -> Optional.empty();
       case AUTHORIZED -> {
+        if (!r.looksAtSource()) {
+          yield Optional.empty();
+        }
         if (r.sourceClaim().map(s -> grants(s, r.namespace)).orElse(false)
             || (r.sourceClaim().isPresent() && r.referenceGranted())) {
           yield Optional.of(CloneToken.Basis.GRANT);
         }
         // A deputy's own rights say nothing of the user it acts for: only the source's consent.
-        // Nor do anyone's where the review's sender is not known to be the API server: its
-        // userInfo is then whatever the sender wrote (and asking would tell that sender what any
-        // user may do).
-        if (r.settings.callerAuthenticated()
-            && r.request.userInfo() != null
+        if (r.request.userInfo() != null
             && !byUntrustedDeputy(r)
             && r.requesterCanCreatePods(r.source().namespace())) {
           yield Optional.of(CloneToken.Basis.REQUESTER);

@@ -9,6 +9,7 @@ final class SourceMissingRule implements ClaimRule {
   @Override
   public void check(ClaimReview r, Findings f) {
     if (!r.isUpdate()
+        && r.looksAtSource()
         && r.source() != null
         && r.crossNamespaceAllowed()
         && r.sourceClaim().isEmpty()) {

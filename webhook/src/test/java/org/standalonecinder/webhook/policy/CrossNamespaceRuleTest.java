@@ -52,17 +52,20 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             "team-b", java.util.List.of(referenceGrant("apps", "shared"))))
                 .fired(CloneTokenRule.NAME),
             allow(
-                    "a ReferenceGrant holds with a webhook that authenticates nobody",
+                    "a webhook that authenticates nobody reads no ReferenceGrant: the provisioner"
+                        + " does when it clones",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    stampedBy("team-b/shared", Basis.GRANT, "bob", null))
+                    null)
                 .by("bob")
                 .given(
                     c -> {
                       c.caller = null;
+                      c.unreachableButClasses = true;
                       c.referenceGrants.put(
                           "team-b", java.util.List.of(referenceGrant("apps", null)));
                     })
-                .fired(CloneTokenRule.NAME),
+                .warns(UNCHECKED_ACROSS)
+                .fired(UncheckedSourceRule.NAME),
             deny(
                     "a ReferenceGrant for another claim does not count",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -98,28 +101,49 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                             .getMetadata()
                             .getAnnotations()
                             .put(ClonePolicy.CLONE_GRANT, "ops")),
-            deny(
-                    "the attack: a webhook that authenticates nobody does not take the rights of"
-                        + " whom a review names, since any pod could have written it",
-                    target(clone("team-b/shared"), "clone", "1Gi", null),
-                    "cloning team-b/shared into namespace apps is not allowed: the source grants no clone to apps (annotation standalone-cinder.io/clone-grant, or a ReferenceGrant in team-b); your own rights in team-b are not asked: this webhook does not authenticate the API server (serve --client-ca), so a review could name anyone as its requester")
-                .by("bob")
-                .given(c -> c.caller = null),
             allow(
-                    "a webhook that authenticates nobody still allows what the source grants",
+                    "the attack: a webhook that authenticates nobody neither takes the rights of"
+                        + " whom a review names nor signs a token, since any pod could have written"
+                        + " it",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
-                    stampedBy("team-b/shared", Basis.GRANT, "bob", null))
+                    null)
                 .by("bob")
                 .given(
                     c -> {
                       c.caller = null;
+                      c.unreachableButClasses = true;
+                    })
+                .warns(UNCHECKED_ACROSS)
+                .fired(UncheckedSourceRule.NAME),
+            allow(
+                    "a webhook that authenticates nobody admits what the source grants unsigned:"
+                        + " the provisioner asks the grant itself",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    null)
+                .by("bob")
+                .given(
+                    c -> {
+                      c.caller = null;
+                      c.unreachableButClasses = true;
                       c.claims
                           .get("team-b/shared")
                           .getMetadata()
                           .getAnnotations()
                           .put(ClonePolicy.CLONE_GRANT, "apps");
                     })
-                .fired(CloneTokenRule.NAME),
+                .warns(UNCHECKED_ACROSS)
+                .fired(UncheckedSourceRule.NAME),
+            deny(
+                    "a webhook that authenticates nobody still applies a policy that forbids every"
+                        + " clone across namespaces",
+                    target(clone("team-b/shared"), "clone", "1Gi", null),
+                    "cloning team-b/shared into namespace apps is not allowed: the cluster's policy forbids clones across namespaces")
+                .given(
+                    c -> {
+                      c.caller = null;
+                      c.unreachableButClasses = true;
+                    })
+                .crossNamespace(CrossNamespace.DENY),
             deny(
                     "cross-namespace denied by policy even for bob",
                     target(clone("team-b/shared"), "clone", "1Gi", null),
@@ -220,6 +244,12 @@ class CrossNamespaceRuleTest extends ClaimRuleTable {
                 .fired(CloneTokenRule.NAME))
         .map(Arguments::of);
   }
+
+  static final String UNCHECKED_ACROSS =
+      "source claim team-b/shared, and whether it grants the clone to apps, is checked by the"
+          + " provisioner when it clones, and the claim's events say why it waits (kubectl describe"
+          + " pvc): this webhook does not look at claims, as it does not authenticate the API"
+          + " server as the sender of its reviews (serve --client-ca)";
 
   /** A ReferenceGrant's spec: claims of {@code from} may use claim {@code to} (all when null). */
   static Map<String, Object> referenceGrant(String from, String to) {
