@@ -10,6 +10,8 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.LocalInstall;
@@ -26,6 +28,9 @@ import org.standalonecinder.provisioner.cinder.Snapshot;
  */
 @ExtendWith(Installed.class)
 @org.junit.jupiter.api.Order(5)
+// The tests run at once (each has its own namespace and claims, and mostly waits for the node and
+// the snapshot-controller); the class as a whole runs alone, as the others do: run beside them it
+// met InstallDocsE2EIT's clean-up, which takes the installation's RBAC away.
 class SnapshotsE2EIT {
 
   static final Duration READY = Duration.ofSeconds(90);
@@ -70,6 +75,9 @@ class SnapshotsE2EIT {
             "the control plane runs without the snapshot API: dev/kube-local/start.sh --snapshots"
                 + " starts it with the real snapshot-controller (dev/test.sh does)")
         .isEqualTo("1");
+    // Once, before the tests: they run at once, and two creates of one object collide.
+    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
   }
 
   static String snapshot(String ns, String name, String claim, String className) {
@@ -110,10 +118,9 @@ class SnapshotsE2EIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void aSnapshotIsBoundByTheSnapshotControllerAndItsDeletionTakesTheCinderSnapshot(LocalInstall it)
       throws Exception {
-    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
-    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-snap");
     // The documented example, as written, in a namespace of its own.
     String example =
@@ -167,10 +174,9 @@ class SnapshotsE2EIT {
   }
 
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void aRetainedSnapshotOutlivesItsObjectsAndIsImportedAgainByAnAdmin(LocalInstall it)
       throws Exception {
-    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
-    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-snap-keep");
     it.kubectl.ok(Claims.yaml(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");
@@ -241,13 +247,12 @@ class SnapshotsE2EIT {
    * snapshot and every claim deleted leave nothing in Cinder.
    */
   @Test
+  @Execution(ExecutionMode.CONCURRENT)
   void aPodsFileIsInEveryClaimRestoredFromItsSnapshot(LocalInstall it) throws Exception {
     org.standalonecinder.demo.LocalNode node = KernelNodeE2EIT.theNode();
     assertThat(node.runsKubelet())
         .as("the node runs a kubelet (dev/node-local --kubelet)")
         .isTrue();
-    it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
-    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String ns = it.namespace("e2e-restore");
     it.kubectl.ok(Claims.yaml(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");

@@ -45,6 +45,13 @@ class RestoresTest extends SnapshotLoopTest {
 
   /** A ready snapshot of a claim of ours; the snapshot's name is {@code snap}. */
   private String readySnapshotOf(String claim, String mode) {
+    String content = snapshotBeingTakenOf(claim, mode);
+    becomesReady(content);
+    return content;
+  }
+
+  /** The same while Cinder is still taking it; its content's name. */
+  private String snapshotBeingTakenOf(String claim, String mode) {
     ourClass();
     PersistentVolumeClaim c =
         Cluster.createClaim(
@@ -55,13 +62,17 @@ class RestoresTest extends SnapshotLoopTest {
     String content = SnapshotApi.contentName(s.getMetadata().getUid());
     Cluster.await("content", () -> contentNow(content) != null, WAIT);
     Cluster.await("a Cinder snapshot", () -> !cinderSnapshots().isEmpty(), WAIT);
+    return content;
+  }
+
+  /** Cinder finishes the snapshot, and the snapshot-controller copies the content's status. */
+  private void becomesReady(String content) {
     cinder.setSnapshotStatus(cinderSnapshots().get(0).id(), "available");
     Cluster.await(
         "content ready",
         () -> contentNow(content).status() != null && contentNow(content).status().readyToUse(),
         WAIT);
     controllerReady("snap", content);
-    return content;
   }
 
   private void ourClass() {
@@ -165,7 +176,37 @@ class RestoresTest extends SnapshotLoopTest {
   }
 
   @Test
-  void aSnapshotNotReadyYetIsWaitedForNotRefused() throws Exception {
+  void aSnapshotBeingTakenIsWaitedForNotRefused() throws Exception {
+    String content = snapshotBeingTakenOf("db", "Filesystem");
+    int volumes = cinder.volumes().size();
+    restore("early", "1Gi", "Filesystem");
+    Cluster.await(
+        "told",
+        () ->
+            eventsAbout("early").stream()
+                .anyMatch(e -> e.contains("VolumeSnapshot apps/snap is not ready to use yet")),
+        WAIT);
+    assertThat(cinder.volumes()).as("no volume made from it yet").hasSize(volumes);
+    becomesReady(content);
+    touch("early");
+    Cluster.bind(
+        client, client.persistentVolumeClaims().inNamespace("apps").withName("early").get());
+  }
+
+  /**
+   * Retried with backoff (the test's policy gives up after 3): the claim's next change brings it
+   * back.
+   */
+  private void touch(String claim) {
+    client
+        .persistentVolumeClaims()
+        .inNamespace("apps")
+        .withName(claim)
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}");
+  }
+
+  @Test
+  void aSnapshotThatDoesNotExistYetIsWaitedForNotRefused() throws Exception {
     ourClass();
     restore("early", "1Gi", "Filesystem");
     Cluster.await(
@@ -173,13 +214,7 @@ class RestoresTest extends SnapshotLoopTest {
         () -> eventsAbout("early").stream().anyMatch(e -> e.contains("does not exist (yet)")),
         WAIT);
     readySnapshotOf("db", "Filesystem");
-    // Retried with backoff (the test's policy gives up after 3): the claim's next change or the
-    // resync brings it back; here, a touch of the claim.
-    client
-        .persistentVolumeClaims()
-        .inNamespace("apps")
-        .withName("early")
-        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}");
+    touch("early");
     PersistentVolumeClaim c =
         client.persistentVolumeClaims().inNamespace("apps").withName("early").get();
     Cluster.bind(client, c);

@@ -121,12 +121,18 @@ class SnapshotsTest extends SnapshotLoopTest {
       String name, String driver, boolean told, String says) throws Exception {
     foreignClaim("theirs");
     snapshotClass("theirs", driver, "Delete", Map.of());
+    java.util.Set<SnapshotKey> worked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    parts.snapshots().onProcessed(worked::add);
     GenericKubernetesResource s = volumeSnapshot("theirs", "theirs", "theirs");
     if (told) {
       Cluster.await("told", () -> !eventsAbout("theirs").isEmpty(), WAIT);
       assertThat(String.join("\n", eventsAbout("theirs"))).contains(says);
     } else {
-      Thread.sleep(300);
+      // Worked on, and what it would have told is written by then.
+      Cluster.await(
+          "the snapshot worked on",
+          () -> worked.contains(new SnapshotKey.Of("apps", "theirs")),
+          WAIT);
       assertThat(eventsAbout("theirs")).isEmpty();
     }
     assertThat(contentNow(SnapshotApi.contentName(s.getMetadata().getUid()))).isNull();
