@@ -154,12 +154,21 @@ class CloneAttacksE2EIT {
     // Who creates the claim is judged only where the webhook knows the API server sent the
     // review; elsewhere the provisioner refuses the clone (no grant, no token), as the next tests
     // show.
+    withCallerAuthentication(this::theControllersClaimIsRefused);
+  }
+
+  /** A check run while the webhook takes reviews from the API server only (--client-ca). */
+  private void withCallerAuthentication(Check check) throws Exception {
     it.webhookAuthenticatesCallers(true);
     try {
-      theControllersClaimIsRefused();
+      check.run();
     } finally {
       it.webhookAuthenticatesCallers(false);
     }
+  }
+
+  private interface Check {
+    void run() throws Exception;
   }
 
   private void theControllersClaimIsRefused() throws Exception {
@@ -616,12 +625,18 @@ class CloneAttacksE2EIT {
 
   /**
    * Consent checked once, long before the copy: a WaitForFirstConsumer clone admitted under the
-   * source's grant waits for a node; meanwhile the owner takes the grant back, or deletes the
-   * source and makes a new claim of that name. When the node is selected, nothing is cloned.
+   * source's grant, with the token of a webhook that judged it (--client-ca), waits for a node;
+   * meanwhile the owner takes the grant back, or deletes the source and makes a new claim of that
+   * name. When the node is selected, nothing is cloned. (Without caller authentication there is no
+   * token: the grant as it is at clone time is all, as AdmissionE2EIT shows.)
    */
   @Test
   @Order(4)
   void consentWithdrawnBeforeAWaitingCloneIsMadeStopsIt() throws Exception {
+    withCallerAuthentication(this::consentIsAskedAgainWhenTheCloneIsMade);
+  }
+
+  private void consentIsAskedAgainWhenTheCloneIsMade() throws Exception {
     it.kubectl.ok(
         null,
         "annotate",
