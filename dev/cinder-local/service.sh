@@ -4,7 +4,7 @@
 # burst of claims).
 #
 #   sudo ./service.sh stop|start|pause|resume|purge SERVICE [--state-dir DIR]
-#   SERVICE: cinder-api, cinder-api-keystone, cinder-volume or cinder-scheduler
+#   SERVICE: cinder-api, cinder-api-keystone, cinder-volume, cinder-scheduler or cinder-backup
 #   stop:   SIGKILL to the service's process group (as a crash: nothing is flushed), its command
 #           line kept in $STATE/run/SERVICE.cmd
 #   start:  the same command line again, in a new session, logging where start.sh logged; for
@@ -25,8 +25,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$SVC" in
-  cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler) ;;
-  *) echo "usage: service.sh stop|start|pause|resume|purge cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler" >&2; exit 2 ;;
+  cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler|cinder-backup) ;;
+  *) echo "usage: service.sh stop|start|pause|resume|purge cinder-api|cinder-api-keystone|cinder-volume|cinder-scheduler|cinder-backup" >&2; exit 2 ;;
 esac
 RUN="$STATE/run"; LOG="$STATE/log"
 PIDF="$RUN/$SVC.pid"; CMDF="$RUN/$SVC.cmd"

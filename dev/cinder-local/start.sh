@@ -13,6 +13,8 @@
 #   tgtd (user-space iSCSI target)               127.0.0.1:3260 (backend file)
 #   mariadb (cinder's database)                   unix socket only, no TCP
 #   cinder-volume, cinder-scheduler, cinder-api  127.0.0.1:8776
+#   cinder-backup (posix driver: backups are files under $STATE/cinder/backups, apart from
+#                  every volume backend)
 #   keystone under uwsgi (only with --keystone)  127.0.0.1:5000, sqlite DB
 #   a second cinder-api with auth_strategy=keystone (only with --keystone)
 #                                                 127.0.0.1:8777 (API port + 1)
@@ -155,7 +157,7 @@ mem_report() {
 if [ "$STATUS_ONLY" = 1 ]; then mem_report; exit 0; fi
 
 # ----------------------------------------------------------------- install
-PKGS="cinder-api cinder-scheduler cinder-volume rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra open-iscsi"
+PKGS="cinder-api cinder-scheduler cinder-volume cinder-backup rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra open-iscsi"
 [ "$KEYSTONE" = 1 ] && PKGS="$PKGS keystone uwsgi-core uwsgi-plugin-python3"
 has_backend rbd && PKGS="$PKGS ceph-mon ceph-mgr ceph-osd ceph-common python3-rbd python3-rados"
 missing=""
@@ -204,6 +206,7 @@ fi
 # ----------------------------------------------------------------- already up?
 if pid_alive "$RUN/cinder-api.pid" cinder-api && pid_alive "$RUN/cinder-volume.pid" cinder-volume \
    && pid_alive "$RUN/cinder-scheduler.pid" cinder-scheduler && pid_alive "$RUN/rabbitmq.pid" rabbitmq \
+   && pid_alive "$RUN/cinder-backup.pid" cinder-backup \
    && pid_alive "$RUN/mariadb.pid" mariadbd \
    && [ -s "$STATE/cinder-local.env" ] && [ "$(http_code "http://127.0.0.1:$API_PORT/")" = 300 ] \
    && [ "$(cat "$RUN/backend" 2>/dev/null)" = "$BACKEND" ] && [ "$(cat "$RUN/keystone" 2>/dev/null)" = "$KEYSTONE" ] \
@@ -326,6 +329,10 @@ fi
 if has_backend rbd; then
   log "starting ceph (1 mon, 1 mgr, 1 bluestore OSD) on 127.0.0.1:3300/6789"
   "$HERE/ceph-setup.sh" "$STATE" "$RUN" "$LOG" || die "ceph did not start (logs: $LOG/ceph-*)"
+  # cinder-backup reads and writes RBD volumes through os-brick, which takes the user's key only
+  # from /etc/ceph (as on any OpenStack backup host): Cinder's key for this lab's cluster
+  mkdir -p /etc/ceph
+  ln -sfn "$STATE/ceph/ceph.client.cinder.keyring" /etc/ceph/ceph.client.cinder.keyring
   log "ceph up"
 fi
 
@@ -385,6 +392,11 @@ volumes_dir = $STATE/cinder/tgt-conf
 quota_volumes = ${CINDER_LOCAL_QUOTA_VOLUMES:-200}
 quota_snapshots = ${CINDER_LOCAL_QUOTA_SNAPSHOTS:-200}
 quota_gigabytes = ${CINDER_LOCAL_QUOTA_GIGABYTES:-1000}
+quota_backups = ${CINDER_LOCAL_QUOTA_BACKUPS:-200}
+quota_backup_gigabytes = ${CINDER_LOCAL_QUOTA_BACKUP_GIGABYTES:-1000}
+# backups as files in a directory of their own: they outlive the volume and its backend
+backup_driver = cinder.backup.drivers.posix.PosixBackupDriver
+backup_posix_path = $STATE/cinder/backups
 EOF
 [ "$NB" -gt 1 ] && echo "default_volume_type = $(type_of "${BACKEND%%,*}")"
 cat <<EOF
@@ -469,7 +481,8 @@ fi
 
 # ----------------------------------------------------------------- cinder
 T_CINDER=$(date +%s.%N)
-for svc in volume scheduler api; do
+mkdir -p "$STATE/cinder/backups"
+for svc in volume backup scheduler api; do
   log "starting cinder-$svc"
   PYTHONPATH="$HERE/drivers${PYTHONPATH:+:$PYTHONPATH}" \
     spawn "cinder-$svc" "$RUN/cinder-$svc.pid" "$LOG/cinder-$svc.stdout" \

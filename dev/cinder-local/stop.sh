@@ -41,6 +41,7 @@ stop_one cinder-api cinder-api
 stop_one cinder-api-keystone cinder-api
 stop_one cinder-scheduler cinder-scheduler
 stop_one cinder-volume cinder-volume
+stop_one cinder-backup cinder-backup
 if [ -s "$RUN/tgtd.pid" ] && [ -d "/proc/$(cat "$RUN/tgtd.pid")" ]; then
   # tgtd ignores SIGTERM while targets exist; ask it to shut down
   p=$(cat "$RUN/tgtd.pid")
@@ -57,5 +58,9 @@ stop_one mariadb mariadbd
 stop_one rabbitmq rabbitmq
 stop_one epmd epmd single
 rm -f /etc/tgt/conf.d/cinder-local.conf
+# start.sh's link to this state's Ceph key (cinder-backup's), and nothing else there
+if [ "$(readlink /etc/ceph/ceph.client.cinder.keyring 2>/dev/null)" = "$STATE/ceph/ceph.client.cinder.keyring" ]; then
+  rm -f /etc/ceph/ceph.client.cinder.keyring
+fi
 if [ "$PURGE" = 1 ]; then rm -rf "$STATE"; echo "cinder-local stop: removed $STATE"; fi
 exit 0
