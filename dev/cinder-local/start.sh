@@ -329,10 +329,6 @@ fi
 if has_backend rbd; then
   log "starting ceph (1 mon, 1 mgr, 1 bluestore OSD) on 127.0.0.1:3300/6789"
   "$HERE/ceph-setup.sh" "$STATE" "$RUN" "$LOG" || die "ceph did not start (logs: $LOG/ceph-*)"
-  # cinder-backup reads and writes RBD volumes through os-brick, which takes the user's key only
-  # from /etc/ceph (as on any OpenStack backup host): Cinder's key for this lab's cluster
-  mkdir -p /etc/ceph
-  ln -sfn "$STATE/ceph/ceph.client.cinder.keyring" /etc/ceph/ceph.client.cinder.keyring
   log "ceph up"
 fi
 
@@ -484,9 +480,19 @@ T_CINDER=$(date +%s.%N)
 mkdir -p "$STATE/cinder/backups"
 for svc in volume backup scheduler api; do
   log "starting cinder-$svc"
+  cmd=(/usr/bin/cinder-$svc --config-file "$CONF")
+  if [ "$svc" = backup ] && has_backend rbd; then
+    # cinder-backup reads and writes RBD volumes through os-brick, which takes the Ceph user's key
+    # only from /etc/ceph (as on any OpenStack backup host). The nodes share this machine's /etc
+    # and put (and remove) their own key there, so cinder-backup gets a private /etc/ceph that
+    # holds Cinder's key, in a mount namespace of its own.
+    mkdir -p "$STATE/ceph/etc" /etc/ceph
+    cp "$STATE/ceph/ceph.client.cinder.keyring" "$STATE/ceph/etc/"
+    cmd=(unshare --mount --propagation private -- sh -c 'mount --bind "$0" /etc/ceph && exec "$@"' \
+      "$STATE/ceph/etc" "${cmd[@]}")
+  fi
   PYTHONPATH="$HERE/drivers${PYTHONPATH:+:$PYTHONPATH}" \
-    spawn "cinder-$svc" "$RUN/cinder-$svc.pid" "$LOG/cinder-$svc.stdout" \
-    /usr/bin/cinder-$svc --config-file "$CONF"
+    spawn "cinder-$svc" "$RUN/cinder-$svc.pid" "$LOG/cinder-$svc.stdout" "${cmd[@]}"
 done
 if [ "$KEYSTONE" = 1 ]; then
   log "starting cinder-api (keystone) on 127.0.0.1:$KS_API_PORT"

@@ -58,9 +58,5 @@ stop_one mariadb mariadbd
 stop_one rabbitmq rabbitmq
 stop_one epmd epmd single
 rm -f /etc/tgt/conf.d/cinder-local.conf
-# start.sh's link to this state's Ceph key (cinder-backup's), and nothing else there
-if [ "$(readlink /etc/ceph/ceph.client.cinder.keyring 2>/dev/null)" = "$STATE/ceph/ceph.client.cinder.keyring" ]; then
-  rm -f /etc/ceph/ceph.client.cinder.keyring
-fi
 if [ "$PURGE" = 1 ]; then rm -rf "$STATE"; echo "cinder-local stop: removed $STATE"; fi
 exit 0
