@@ -69,7 +69,15 @@ class GoMigrationE2EIT {
     Volume v =
         it.cinder.createVolume(
             new VolumeSpec(
-                pvName, 1, null, null, "made as the Go provisioner did", Map.of(), null, null));
+                pvName,
+                1,
+                null,
+                null,
+                "made as the Go provisioner did",
+                Map.of(),
+                null,
+                null,
+                null));
     it.cinder.awaitVolumeStatus(
         v.id(), Set.of("available"), Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2)));
     it.cinder.reserve(v.id());

@@ -20,7 +20,13 @@ public record Microversion(int major, int minor) implements Comparable<Microvers
   public static final Microversion EXTEND_IN_USE = new Microversion(3, 42);
 
   /** {@code os-complete} on an attachment. */
+  /** Backups carry metadata (written at creation, listed with them). */
+  public static final Microversion BACKUP_METADATA = new Microversion(3, 43);
+
   public static final Microversion ATTACHMENT_COMPLETE = new Microversion(3, 44);
+
+  /** A volume is made from a backup by {@code POST /volumes} with {@code backup_id}. */
+  public static final Microversion VOLUME_FROM_BACKUP = new Microversion(3, 47);
 
   /** An attachment's {@code mode} ({@code ro}) at its creation. */
   public static final Microversion ATTACH_MODE = new Microversion(3, 54);

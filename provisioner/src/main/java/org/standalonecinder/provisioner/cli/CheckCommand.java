@@ -95,6 +95,23 @@ final class CheckCommand implements Callable<Integer> {
                 + " provisioning works without them)");
       }
       try {
+        int backups = cinder.findBackups(null, Map.of()).size();
+        out.println(
+            "backups         ok    "
+                + backups
+                + " backup(s) visible; "
+                + (v.used().atLeast(Microversion.VOLUME_FROM_BACKUP)
+                    ? "a volume is made from a backup (3.47 and later)"
+                    : "a volume cannot be made from a backup below 3.47: restores from backups"
+                        + " would fail"));
+      } catch (CinderException.Forbidden e) {
+        out.println(
+            "backups         WARN  "
+                + e.getMessage()
+                + " (this project may not list backups: backups of its claims would fail;"
+                + " provisioning works without them)");
+      }
+      try {
         List<Pool> pools = cinder.pools();
         out.println("pools           ok    " + pools.size() + " pool(s)");
         for (Pool p : pools) {

@@ -97,9 +97,13 @@ class CinderTypesTest {
   @Test
   void volumeSpecRules() {
     assertThatThrownBy(() -> VolumeSpec.blank("v", 0)).hasMessageContaining("at least 1");
-    assertThatThrownBy(() -> new VolumeSpec("v", 1, null, null, null, Map.of(), "vol", "snap"))
+    assertThatThrownBy(
+            () -> new VolumeSpec("v", 1, null, null, null, Map.of(), "vol", "snap", null))
+        .hasMessageContaining("one source");
+    assertThatThrownBy(() -> new VolumeSpec("v", 1, null, null, null, Map.of(), null, "s", "b"))
         .hasMessageContaining("one source");
     assertThat(VolumeSpec.blank("v", 1).cloneOf("a").fromSnapshot("b").sourceVolumeId()).isNull();
+    assertThat(VolumeSpec.blank("v", 1).fromSnapshot("b").fromBackup("c").snapshotId()).isNull();
   }
 
   @Test

@@ -20,6 +20,7 @@ public final class FakeCinderClient implements CinderClient {
 
   private final Map<String, Volume> volumes = new LinkedHashMap<>();
   private final FakeSnapshots snapshots = new FakeSnapshots();
+  private final FakeBackups backups = new FakeBackups();
   private final Map<String, String> attachments = new HashMap<>();
   private final Map<String, Connector> connectors = new HashMap<>();
   private final Map<String, String> modes = new HashMap<>();
@@ -243,6 +244,22 @@ public final class FakeCinderClient implements CinderClient {
             "req-fake");
       }
     }
+    Map<String, String> metadata = spec.metadata();
+    if (spec.backupId() != null) {
+      Backup from = backups.existing(spec.backupId());
+      if (spec.sizeGib() < from.sizeGib()) {
+        throw new CinderException.BadRequest(
+            "Invalid input received: Volume size "
+                + spec.sizeGib()
+                + "GB cannot be smaller than the backup size "
+                + from.sizeGib()
+                + "GB. It must be >= backup size.",
+            400,
+            "req-fake");
+      }
+      metadata = new java.util.LinkedHashMap<>(metadata);
+      metadata.put("src_backup_id", from.id());
+    }
     String id = "vol-" + ids.incrementAndGet();
     Volume v =
         new Volume(
@@ -252,7 +269,7 @@ public final class FakeCinderClient implements CinderClient {
             spec.sizeGib(),
             spec.availabilityZone() == null ? "nova" : spec.availabilityZone(),
             spec.volumeType() == null ? "__DEFAULT__" : spec.volumeType(),
-            spec.metadata(),
+            metadata,
             spec.sourceVolumeId(),
             spec.snapshotId(),
             multiattachTypes,
@@ -604,6 +621,51 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void awaitSnapshotDeleted(String snapshotId, Backoff b) {
     call("awaitSnapshotDeleted", snapshotId);
+  }
+
+  @Override
+  public synchronized Backup createBackup(BackupSpec spec) {
+    call("createBackup", spec.name());
+    return backups.create(spec, existing(spec.volumeId()));
+  }
+
+  @Override
+  public synchronized Optional<Backup> getBackup(String backupId) {
+    call("getBackup", backupId);
+    return backups.get(backupId);
+  }
+
+  @Override
+  public synchronized List<Backup> findBackups(String name, Map<String, String> metadata) {
+    call("findBackups", name);
+    return backups.find(name, metadata);
+  }
+
+  @Override
+  public synchronized Backup awaitBackupStatus(String backupId, Set<String> wanted, Backoff b) {
+    waits.add(b.deadline());
+    call("awaitBackupStatus", backupId);
+    return backups.await(backupId, wanted);
+  }
+
+  @Override
+  public synchronized void deleteBackup(String backupId) {
+    call("deleteBackup", backupId);
+    backups.delete(backupId);
+  }
+
+  @Override
+  public synchronized void awaitBackupDeleted(String backupId, Backoff b) {
+    call("awaitBackupDeleted", backupId);
+  }
+
+  /** Sets a backup's status (and why), as Cinder's backup service would. */
+  public synchronized void setBackupStatus(String backupId, String status, String failReason) {
+    backups.status(backupId, status, failReason);
+  }
+
+  public synchronized Map<String, Backup> backups() {
+    return backups.all();
   }
 
   /** Sets a snapshot's status, as Cinder's volume service would. */

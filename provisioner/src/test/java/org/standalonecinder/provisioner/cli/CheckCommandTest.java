@@ -64,6 +64,8 @@ class CheckCommandTest {
             "project         ok",
             "snapshots       ok    1 snapshot(s) visible; a volume in use is snapshotted as it is"
                 + " (3.66 and later), crash-consistent",
+            "backups         ok    2 backup(s) visible; a volume is made from a backup (3.47 and"
+                + " later)",
             "pools           ok    1 pool(s)",
             "protocol iSCSI"),
         row(
@@ -72,6 +74,25 @@ class CheckCommandTest {
             false,
             0,
             "a volume in use is snapshotted with force (below 3.66)"),
+        row(
+            "a Cinder below 3.47: restores from backups would fail",
+            healthy.andThen(c -> c.maxVersion("3.46")),
+            false,
+            0,
+            "a volume cannot be made from a backup below 3.47"),
+        row(
+            "backups forbidden by the cloud's policy: a warning",
+            c ->
+                c.cinderAlways(
+                    r ->
+                        r.getPath().contains("/backups")
+                            ? MockCloud.status(403, "{\"forbidden\":{\"message\":\"Policy\"}}")
+                            : healthy(r)),
+            false,
+            0,
+            "backups         WARN",
+            "backups of its claims would fail",
+            "pools           ok"),
         row(
             "snapshots forbidden by the cloud's policy: a warning",
             c ->
@@ -136,6 +157,9 @@ class CheckCommandTest {
   static okhttp3.mockwebserver.MockResponse healthy(okhttp3.mockwebserver.RecordedRequest r) {
     if (r.getPath().contains("get_pools")) {
       return MockCloud.recorded("get-pools-detail.json");
+    }
+    if (r.getPath().contains("/backups")) {
+      return MockCloud.recorded("list-backups.json");
     }
     return r.getPath().contains("/snapshots")
         ? MockCloud.recorded("list-snapshots.json")

@@ -69,6 +69,23 @@ final class CinderJson {
         instant(text(s, "created_at")));
   }
 
+  static org.standalonecinder.provisioner.cinder.Backup backup(JsonNode b) {
+    Map<String, String> md = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = b.path("metadata").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      md.put(e.getKey(), e.getValue().asText());
+    }
+    return new org.standalonecinder.provisioner.cinder.Backup(
+        text(b, "id"),
+        text(b, "name"),
+        text(b, "volume_id"),
+        text(b, "status"),
+        b.path("size").asInt(),
+        md,
+        instant(text(b, "created_at")),
+        text(b, "fail_reason"));
+  }
+
   /** Cinder's timestamps: ISO local date-times in UTC, with or without a zone; null if unread. */
   static java.time.Instant instant(String t) {
     if (t == null) {

@@ -8,6 +8,8 @@ import java.util.Set;
 import org.standalonecinder.provisioner.cinder.ApiVersions;
 import org.standalonecinder.provisioner.cinder.Attachment;
 import org.standalonecinder.provisioner.cinder.Backoff;
+import org.standalonecinder.provisioner.cinder.Backup;
+import org.standalonecinder.provisioner.cinder.BackupSpec;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 import org.standalonecinder.provisioner.cinder.Connector;
@@ -26,8 +28,8 @@ import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
  * status codes are mapped to typed errors with Cinder's request id (its own handling turns a 404
  * into null and drops the id), and 401 is answered with one fresh authentication ({@link
  * CinderHttp}). The calls are grouped by concern: volumes ({@link VolumeCalls}), actions and
- * attachments ({@link AttachmentCalls}), snapshots ({@link SnapshotCalls}) and pools ({@link
- * PoolCalls}); this class only routes to them.
+ * attachments ({@link AttachmentCalls}), snapshots ({@link SnapshotCalls}), backups ({@link
+ * BackupCalls}) and pools ({@link PoolCalls}); this class only routes to them.
  */
 public final class OpenStackCinderClient implements CinderClient {
 
@@ -38,6 +40,7 @@ public final class OpenStackCinderClient implements CinderClient {
   private final VolumeCalls volumes;
   private final AttachmentCalls attachments;
   private final SnapshotCalls snapshots;
+  private final BackupCalls backups;
   private final PoolCalls pools;
 
   private OpenStackCinderClient(CinderHttp http) {
@@ -45,6 +48,7 @@ public final class OpenStackCinderClient implements CinderClient {
     this.volumes = new VolumeCalls(http);
     this.attachments = new AttachmentCalls(http);
     this.snapshots = new SnapshotCalls(http);
+    this.backups = new BackupCalls(http);
     this.pools = new PoolCalls(http);
   }
 
@@ -203,6 +207,36 @@ public final class OpenStackCinderClient implements CinderClient {
   @Override
   public void awaitSnapshotDeleted(String snapshotId, Backoff backoff) {
     snapshots.awaitSnapshotDeleted(snapshotId, backoff);
+  }
+
+  @Override
+  public Backup createBackup(BackupSpec spec) {
+    return backups.createBackup(spec);
+  }
+
+  @Override
+  public Optional<Backup> getBackup(String backupId) {
+    return backups.getBackup(backupId);
+  }
+
+  @Override
+  public List<Backup> findBackups(String name, Map<String, String> metadata) {
+    return backups.findBackups(name, metadata);
+  }
+
+  @Override
+  public Backup awaitBackupStatus(String backupId, Set<String> wanted, Backoff backoff) {
+    return backups.awaitBackupStatus(backupId, wanted, backoff);
+  }
+
+  @Override
+  public void deleteBackup(String backupId) {
+    backups.deleteBackup(backupId);
+  }
+
+  @Override
+  public void awaitBackupDeleted(String backupId, Backoff backoff) {
+    backups.awaitBackupDeleted(backupId, backoff);
   }
 
   @Override

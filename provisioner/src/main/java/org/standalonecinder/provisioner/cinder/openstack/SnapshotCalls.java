@@ -70,32 +70,13 @@ final class SnapshotCalls {
   }
 
   Snapshot awaitSnapshotStatus(String snapshotId, Set<String> wanted, Backoff backoff) {
-    long deadline = System.nanoTime() + backoff.deadline().toNanos();
-    for (int attempt = 0; ; attempt++) {
-      Snapshot s =
-          getSnapshot(snapshotId)
-              .orElseThrow(
-                  () ->
-                      new CinderException.NotFound(
-                          "snapshot " + snapshotId + " disappeared while waiting for " + wanted,
-                          null));
-      if (wanted.contains(s.status())) {
-        return s;
-      }
-      if (s.status().startsWith("error")) {
-        throw new CinderException.UnexpectedState(
-            "snapshot "
-                + snapshotId
-                + " went to status "
-                + s.status()
-                + " while waiting for "
-                + wanted,
-            s.status(),
-            false);
-      }
-      Waiting.sleepOrGiveUp(
-          backoff, attempt, deadline, "snapshot " + snapshotId, wanted.toString(), s.status());
-    }
+    return Waiting.forStatus(
+        "snapshot " + snapshotId,
+        wanted,
+        backoff,
+        () -> getSnapshot(snapshotId),
+        Snapshot::status,
+        s -> null);
   }
 
   void updateSnapshotMetadata(String snapshotId, Map<String, String> metadata) {

@@ -15,6 +15,7 @@ import java.util.Set;
 import org.openstack4j.core.transport.HttpMethod;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.Microversion;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
 
@@ -39,6 +40,22 @@ final class VolumeCalls {
     putIfSet(vol, "description", spec.description());
     putIfSet(vol, "source_volid", spec.sourceVolumeId());
     putIfSet(vol, "snapshot_id", spec.snapshotId());
+    if (spec.backupId() != null) {
+      if (!http.apiVersions().used().atLeast(Microversion.VOLUME_FROM_BACKUP)) {
+        // Older Cinders ignore backup_id and make a blank volume: never that.
+        throw new CinderException.Unsupported(
+            "create volume "
+                + spec.name()
+                + " from backup "
+                + spec.backupId()
+                + ": this Cinder speaks microversion "
+                + http.apiVersions().used()
+                + ", and a volume is made from a backup from 3.47 on",
+            0,
+            null);
+      }
+      vol.put("backup_id", spec.backupId());
+    }
     if (!spec.metadata().isEmpty()) {
       ObjectNode md = vol.putObject("metadata");
       spec.metadata().forEach(md::put);

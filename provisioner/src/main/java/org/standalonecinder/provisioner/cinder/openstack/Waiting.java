@@ -1,6 +1,10 @@
 package org.standalonecinder.provisioner.cinder.openstack;
 
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
 
@@ -8,6 +12,51 @@ import org.standalonecinder.provisioner.cinder.CinderException;
 final class Waiting {
 
   private Waiting() {}
+
+  /**
+   * Polls {@code read} until the status of what it reads is one of {@code wanted}: snapshots and
+   * backups, whose waits end alike.
+   *
+   * @param what e.g. {@code snapshot <id>}
+   * @param why what an {@code error} status is followed by in the message (Cinder's reason), or
+   *     null
+   * @throws CinderException.NotFound when it disappears
+   * @throws CinderException.UnexpectedState at an {@code error} status, or past the deadline
+   */
+  static <T> T forStatus(
+      String what,
+      Set<String> wanted,
+      Backoff backoff,
+      Supplier<Optional<T>> read,
+      Function<T, String> status,
+      Function<T, String> why) {
+    long deadline = System.nanoTime() + backoff.deadline().toNanos();
+    for (int attempt = 0; ; attempt++) {
+      T t =
+          read.get()
+              .orElseThrow(
+                  () ->
+                      new CinderException.NotFound(
+                          what + " disappeared while waiting for " + wanted, null));
+      String s = status.apply(t);
+      if (wanted.contains(s)) {
+        return t;
+      }
+      if (s.startsWith("error")) {
+        String reason = why.apply(t);
+        throw new CinderException.UnexpectedState(
+            what
+                + " went to status "
+                + s
+                + " while waiting for "
+                + wanted
+                + (reason == null ? "" : ": " + reason),
+            s,
+            false);
+      }
+      sleepOrGiveUp(backoff, attempt, deadline, what, wanted.toString(), s);
+    }
+  }
 
   /**
    * Sleeps the backoff's delay for {@code attempt}, or throws when the deadline has passed.
