@@ -24,9 +24,9 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
 import org.standalonecinder.provisioner.cinder.openstack.LocalCinder.Mode;
 
 /**
- * Backups against the real local Cinder and its cinder-backup (posix driver), in noauth and in
- * keystone mode: a backup of a volume in use outlives the volume, and volumes made from it hold its
- * bytes, in the volume's backend and in another.
+ * Backups against the real local Cinder and its cinder-backup (posix driver), through keystone: a
+ * backup of a volume in use outlives the volume, and volumes made from it hold its bytes, in the
+ * volume's backend and in another.
  */
 class CinderBackupIT {
 
@@ -69,10 +69,12 @@ class CinderBackupIT {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
+  // As a project member through keystone, as the provisioner runs: its listing is what Cinder
+  // filters for users who are not admins (the noauth API is admin, and the calls are the same).
   @ParameterizedTest(name = "{0}")
   @EnumSource(
       value = Mode.class,
-      names = {"NOAUTH", "KEYSTONE"})
+      names = {"KEYSTONE"})
   void aBackupOfAVolumeInUseOutlivesItAndIsRestoredInAnyBackend(Mode mode) throws Exception {
     CinderClient c = OpenStackCinderClient.create(LocalCinder.config(mode));
     cleanup.add(c::close);
