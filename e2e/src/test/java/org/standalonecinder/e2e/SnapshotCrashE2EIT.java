@@ -13,24 +13,48 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
+import org.standalonecinder.provisioner.cinder.Backup;
 import org.standalonecinder.provisioner.cinder.Snapshot;
 import org.standalonecinder.provisioner.provision.Names;
 
 /**
  * The provisioner killed after each step of taking a snapshot, restoring a claim from one and
- * deleting one, with the real snapshot-controller, API server and Cinder, then started again (as
- * {@link CrashEveryStepE2EIT} does for claims). After the restart: the snapshot is ready (or gone)
- * exactly once, Cinder holds exactly the snapshots that remain, once each, and every claim is bound
- * exactly once; deleting what is left leaves nothing in Cinder or the cluster.
+ * deleting one (each through a class of Cinder snapshots and one of Cinder backups), with the real
+ * snapshot-controller, API server and Cinder, then started again (as {@link CrashEveryStepE2EIT}
+ * does for claims). After the restart: the snapshot is ready (or gone) exactly once, Cinder holds
+ * exactly the snapshots that remain, once each, and every claim is bound exactly once; deleting
+ * what is left leaves nothing in Cinder or the cluster.
  */
 @ExtendWith(Installed.class)
 @Order(8)
 class SnapshotCrashE2EIT {
 
+  /** What a run does, through a class of snapshots or of backups ({@code type: backup}). */
   enum Operation {
-    SNAPSHOT,
-    RESTORE,
-    UNSNAPSHOT
+    SNAPSHOT(false),
+    RESTORE(false),
+    UNSNAPSHOT(false),
+    BACKUP(true),
+    RESTORE_BACKUP(true),
+    UNBACKUP(true);
+
+    final boolean backups;
+
+    Operation(boolean backups) {
+      this.backups = backups;
+    }
+
+    boolean takes() {
+      return this == SNAPSHOT || this == BACKUP;
+    }
+
+    boolean restores() {
+      return this == RESTORE || this == RESTORE_BACKUP;
+    }
+
+    boolean deletes() {
+      return this == UNSNAPSHOT || this == UNBACKUP;
+    }
   }
 
   private static final Duration SETTLE = Duration.ofSeconds(150);
@@ -49,7 +73,10 @@ class SnapshotCrashE2EIT {
     Run(LocalInstall it, Operation op, int dieAfter) {
       this.op = op;
       claims =
-          new IsolatedClaims(it, "snapcrash-" + op.name().toLowerCase() + "-" + dieAfter, Map.of());
+          new IsolatedClaims(
+              it,
+              "snapcrash-" + op.name().toLowerCase().replace('_', '-') + "-" + dieAfter,
+              Map.of());
       snapshotClass = "snap-" + claims.ns;
       it.kubectl.ok(
           """
@@ -58,8 +85,12 @@ class SnapshotCrashE2EIT {
           metadata: {name: %s}
           driver: %s
           deletionPolicy: Delete
+          parameters: {type: %s}
           """
-              .formatted(snapshotClass, claims.settings.provisionerName()),
+              .formatted(
+                  snapshotClass,
+                  claims.settings.provisionerName(),
+                  op.backups ? "backup" : "snapshot"),
           "apply",
           "-f",
           "-");
@@ -72,7 +103,7 @@ class SnapshotCrashE2EIT {
     void snapshot() {
       it().kubectl
           .ok(
-              SnapshotsE2EIT.snapshot(claims.ns, "snap", "data", snapshotClass),
+              SnapshotObjects.snapshot(claims.ns, "snap", "data", snapshotClass),
               "apply",
               "-f",
               "-");
@@ -83,62 +114,65 @@ class SnapshotCrashE2EIT {
       try (MortalProvisioner healthy = claims.provisioner(0)) {
         claims.claim("data", "");
         claims.settle(Set.of("data"), SETTLE);
-        if (op != Operation.SNAPSHOT) {
+        if (!op.takes()) {
           snapshot();
-          SnapshotsE2EIT.ready(it(), claims.ns, "snap");
+          SnapshotObjects.ready(it(), claims.ns, "snap");
         }
       }
     }
 
     @Override
     public void act() {
-      switch (op) {
-        case SNAPSHOT -> snapshot();
-        case RESTORE ->
-            it().kubectl
-                .ok(
-                    SnapshotsE2EIT.restored(claims.ns, "copy", "1Gi", "snap")
-                        .replace("e2e-cinder", claims.className),
-                    "apply",
-                    "-f",
-                    "-");
-        case UNSNAPSHOT ->
-            it().admin
-                .genericKubernetesResources(SnapshotsE2EIT.SNAPSHOTS)
-                .inNamespace(claims.ns)
-                .withName("snap")
-                .delete();
+      if (op.takes()) {
+        snapshot();
+      } else if (op.restores()) {
+        it().kubectl
+            .ok(
+                SnapshotObjects.restored(claims.ns, "copy", "1Gi", "snap")
+                    .replace("e2e-cinder", claims.className),
+                "apply",
+                "-f",
+                "-");
+      } else {
+        it().admin
+            .genericKubernetesResources(SnapshotObjects.SNAPSHOTS)
+            .inNamespace(claims.ns)
+            .withName("snap")
+            .delete();
       }
     }
 
-    /** The Cinder snapshots of this run's provisioner. */
-    List<Snapshot> cinderSnapshots() {
-      return it().cinder
-          .findSnapshots(null, Map.of(Names.META_CLUSTER, claims.settings.clusterId()));
+    /** The names of the Cinder snapshots (or backups) of this run's provisioner. */
+    List<String> cinderSnapshots() {
+      Map<String, String> ours = Map.of(Names.META_CLUSTER, claims.settings.clusterId());
+      return op.backups
+          ? it().cinder.findBackups(null, ours).stream().map(Backup::name).toList()
+          : it().cinder.findSnapshots(null, ours).stream().map(Snapshot::name).toList();
     }
 
     @Override
     public void settle() throws InterruptedException {
-      switch (op) {
-        case SNAPSHOT -> SnapshotsE2EIT.ready(it(), claims.ns, "snap");
-        case RESTORE -> claims.settle(Set.of("data", "copy"), SETTLE);
-        case UNSNAPSHOT ->
-            Waits.await(
-                "the snapshot gone",
-                () -> SnapshotsE2EIT.get(it(), claims.ns, "snap") == null,
-                SETTLE);
+      if (op.takes()) {
+        SnapshotObjects.ready(it(), claims.ns, "snap");
+      } else if (op.restores()) {
+        claims.settle(Set.of("data", "copy"), SETTLE);
+      } else {
+        Waits.await(
+            "the snapshot gone",
+            () -> SnapshotObjects.get(it(), claims.ns, "snap") == null,
+            SETTLE);
       }
-      int expected = op == Operation.UNSNAPSHOT ? 0 : 1;
+      int expected = op.deletes() ? 0 : 1;
       Waits.await(
           expected + " Cinder snapshot(s) of the run",
           () -> cinderSnapshots().size() == expected,
           SETTLE);
       if (expected == 1) {
-        GenericKubernetesResource s = SnapshotsE2EIT.get(it(), claims.ns, "snap");
+        GenericKubernetesResource s = SnapshotObjects.get(it(), claims.ns, "snap");
         String content = "snapcontent-" + s.getMetadata().getUid();
-        assertThat(cinderSnapshots().get(0).name()).isEqualTo(content);
+        assertThat(cinderSnapshots().get(0)).isEqualTo(content);
       }
-      claims.settle(op == Operation.RESTORE ? Set.of("data", "copy") : Set.of("data"), SETTLE);
+      claims.settle(op.restores() ? Set.of("data", "copy") : Set.of("data"), SETTLE);
     }
 
     /** Deletes the snapshot and the claims with a provisioner that does not die. */
@@ -146,7 +180,7 @@ class SnapshotCrashE2EIT {
     public void cleanUp() throws InterruptedException {
       try (MortalProvisioner healthy = claims.provisioner(0)) {
         it().admin
-            .genericKubernetesResources(SnapshotsE2EIT.SNAPSHOTS)
+            .genericKubernetesResources(SnapshotObjects.SNAPSHOTS)
             .inNamespace(claims.ns)
             .withName("snap")
             .delete();
@@ -179,8 +213,8 @@ class SnapshotCrashE2EIT {
     List<String> failed =
         drill.failures(
             List.of(Operation.values()),
-            // Runs of two to seven steps, mostly waiting for the snapshot-controller: 8 at once.
-            Integer.getInteger("crash.parallel", 8),
+            // Runs of two to seven steps, mostly waiting for the snapshot-controller: 12 at once.
+            Integer.getInteger("crash.parallel", 12),
             "snapshot-crash-every-step.txt");
     assertThat(failed).as("runs that did not end as they must").isEmpty();
   }

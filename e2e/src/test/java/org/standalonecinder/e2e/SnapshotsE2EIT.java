@@ -1,10 +1,17 @@
 package org.standalonecinder.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.standalonecinder.e2e.SnapshotObjects.CONTENTS;
+import static org.standalonecinder.e2e.SnapshotObjects.READY;
+import static org.standalonecinder.e2e.SnapshotObjects.cinderSnapshotOf;
+import static org.standalonecinder.e2e.SnapshotObjects.get;
+import static org.standalonecinder.e2e.SnapshotObjects.readHello;
+import static org.standalonecinder.e2e.SnapshotObjects.ready;
+import static org.standalonecinder.e2e.SnapshotObjects.restored;
+import static org.standalonecinder.e2e.SnapshotObjects.snapshot;
+import static org.standalonecinder.e2e.SnapshotObjects.status;
 
-import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
-import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,7 +31,8 @@ import org.standalonecinder.provisioner.cinder.Snapshot;
  * controller binds the content the provisioner made and copies its status; deleting the snapshot
  * deletes the Cinder snapshot (Delete) or keeps it (Retain); a kept one is imported again by an
  * admin's content; a claim deleted while its volume has snapshots keeps the volume until they are
- * gone.
+ * gone; a snapshot through a {@code type: backup} class is a Cinder backup, which outlives the
+ * claim and its volume and fills a new claim.
  */
 @ExtendWith(Installed.class)
 @org.junit.jupiter.api.Order(5)
@@ -32,26 +40,6 @@ import org.standalonecinder.provisioner.cinder.Snapshot;
 // the snapshot-controller); the class as a whole runs alone, as the others do: run beside them it
 // met InstallDocsE2EIT's clean-up, which takes the installation's RBAC away.
 class SnapshotsE2EIT {
-
-  static final Duration READY = Duration.ofSeconds(90);
-
-  static final ResourceDefinitionContext SNAPSHOTS =
-      new ResourceDefinitionContext.Builder()
-          .withGroup("snapshot.storage.k8s.io")
-          .withVersion("v1")
-          .withKind("VolumeSnapshot")
-          .withPlural("volumesnapshots")
-          .withNamespaced(true)
-          .build();
-
-  static final ResourceDefinitionContext CONTENTS =
-      new ResourceDefinitionContext.Builder()
-          .withGroup("snapshot.storage.k8s.io")
-          .withVersion("v1")
-          .withKind("VolumeSnapshotContent")
-          .withPlural("volumesnapshotcontents")
-          .withNamespaced(false)
-          .build();
 
   static final String CLASSES =
       """
@@ -66,6 +54,13 @@ class SnapshotsE2EIT {
       metadata: {name: e2e-snap-retain}
       driver: openstack.org/standalone-cinder
       deletionPolicy: Retain
+      ---
+      apiVersion: snapshot.storage.k8s.io/v1
+      kind: VolumeSnapshotClass
+      metadata: {name: e2e-backup}
+      driver: openstack.org/standalone-cinder
+      deletionPolicy: Delete
+      parameters: {type: backup}
       """;
 
   @BeforeAll
@@ -78,43 +73,6 @@ class SnapshotsE2EIT {
     // Once, before the tests: they run at once, and two creates of one object collide.
     it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
     it.kubectl.ok(CLASSES, "apply", "-f", "-");
-  }
-
-  static String snapshot(String ns, String name, String claim, String className) {
-    return """
-        apiVersion: snapshot.storage.k8s.io/v1
-        kind: VolumeSnapshot
-        metadata: {name: %s, namespace: %s}
-        spec:
-          volumeSnapshotClassName: %s
-          source: {persistentVolumeClaimName: %s}
-        """
-        .formatted(name, ns, className, claim);
-  }
-
-  static GenericKubernetesResource get(LocalInstall it, String ns, String name) {
-    return it.admin.genericKubernetesResources(SNAPSHOTS).inNamespace(ns).withName(name).get();
-  }
-
-  @SuppressWarnings("unchecked")
-  static Map<String, Object> status(GenericKubernetesResource r) {
-    Object s = r == null ? null : r.getAdditionalProperties().get("status");
-    return s instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
-  }
-
-  /** Waits until the snapshot-controller says the snapshot is ready; its status then. */
-  static Map<String, Object> ready(LocalInstall it, String ns, String name) {
-    Waits.await(
-        "VolumeSnapshot " + ns + "/" + name + " ready",
-        () -> Boolean.TRUE.equals(status(get(it, ns, name)).get("readyToUse")),
-        READY);
-    return status(get(it, ns, name));
-  }
-
-  static Snapshot cinderSnapshotOf(LocalInstall it, String contentName) {
-    var found = it.cinder.findSnapshots(contentName, Map.of());
-    assertThat(found).as("Cinder snapshots named " + contentName).hasSize(1);
-    return found.get(0);
   }
 
   @Test
@@ -226,20 +184,6 @@ class SnapshotsE2EIT {
         it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
   }
 
-  static String restored(String ns, String name, String size, String snapshot) {
-    return """
-        apiVersion: v1
-        kind: PersistentVolumeClaim
-        metadata: {name: %s, namespace: %s}
-        spec:
-          storageClassName: e2e-cinder
-          accessModes: [ReadWriteOnce]
-          resources: {requests: {storage: %s}}
-          dataSource: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: %s}
-        """
-        .formatted(name, ns, size, snapshot);
-  }
-
   /**
    * A Pod on the real node writes a file; the claim is snapshotted while the Pod still has it
    * mounted (after a sync: crash-consistent, nothing is frozen); claims restored from the snapshot,
@@ -298,17 +242,7 @@ class SnapshotsE2EIT {
       made.add(restoredPv);
       assertThat(restoredPv.getMetadata().getAnnotations())
           .containsEntry("standalone-cinder.io/restored-from", ns + "/in-use");
-      it.kubectl.ok(
-          org.standalonecinder.demo.Pods.yaml(
-              ns, "read-" + claim, claim, node.name(), "cat /data/hello > /dev/termination-log"),
-          "create",
-          "-f",
-          "-");
-      org.standalonecinder.demo.Pods.Ended read =
-          it.pods.ended(ns, "read-" + claim, KubeletCases.POD);
-      assertThat(read.succeeded()).as(read.toString()).isTrue();
-      assertThat(read.message()).as("the file, in " + claim).isEqualTo(word);
-      it.pods.delete(ns, "read-" + claim, KubeletCases.POD);
+      assertThat(readHello(it, node, ns, claim)).as("the file, in " + claim).isEqualTo(word);
     }
     assertThat(
             it.cinder
@@ -329,5 +263,62 @@ class SnapshotsE2EIT {
     }
     ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
         it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+  }
+
+  /**
+   * What a backup class is for: a Pod writes a file; the claim's VolumeSnapshot through a {@code
+   * type: backup} class is a Cinder backup (no Cinder snapshot); the claim and its volume are
+   * deleted, and the backup still fills a new claim, whose Pod reads the file; the VolumeSnapshot
+   * deleted, Cinder has no backup left.
+   */
+  @Test
+  @Execution(ExecutionMode.CONCURRENT)
+  void aBackupOutlivesItsClaimAndVolumeAndFillsANewClaim(LocalInstall it) throws Exception {
+    org.standalonecinder.demo.LocalNode node = KernelNodeE2EIT.theNode();
+    String ns = it.namespace("e2e-backup");
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-cinder", ""), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "data");
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+    String word = "backed-up-in-" + ns;
+    it.pods.namespaceReady(ns);
+    it.kubectl.ok(
+        org.standalonecinder.demo.Pods.yaml(
+            ns, "writer", "data", node.name(), "echo " + word + " > /data/hello && sync"),
+        "create",
+        "-f",
+        "-");
+    assertThat(it.pods.ended(ns, "writer", KubeletCases.POD).succeeded()).isTrue();
+    it.pods.delete(ns, "writer", KubeletCases.POD);
+
+    it.kubectl.ok(snapshot(ns, "nightly", "data", "e2e-backup"), "apply", "-f", "-");
+    Map<String, Object> status = ready(it, ns, "nightly");
+    assertThat(status.get("restoreSize")).isEqualTo("1Gi");
+    String content = "snapcontent-" + get(it, ns, "nightly").getMetadata().getUid();
+    var backups = it.cinder.findBackups(content, Map.of());
+    assertThat(backups).as("Cinder backups named " + content).hasSize(1);
+    var backup = backups.get(0);
+    assertThat(backup.volumeId()).isEqualTo(volumeId);
+    assertThat(backup.status()).isEqualTo("available");
+    assertThat(it.cinder.findSnapshots(content, Map.of())).as("no Cinder snapshot").isEmpty();
+
+    // The claim and its volume go: a backup does not keep the volume as a snapshot does.
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(it, ns, "data", pv, volumeId);
+    assertThat(it.cinder.getVolume(volumeId)).isEmpty();
+
+    it.kubectl.ok(restored(ns, "back", "1Gi", "nightly"), "apply", "-f", "-");
+    PersistentVolume back = it.claims.bound(ns, "back");
+    String backId = back.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+    // Cinder's restore gave the volume the metadata of the one the backup was made of: the
+    // provisioner wrote the new claim's identity back.
+    assertThat(it.cinder.getVolume(backId).orElseThrow().metadata())
+        .containsEntry("standalone-cinder.io/restored-from", backup.id())
+        .containsEntry("standalone-cinder.io/pvc-uid", back.getSpec().getClaimRef().getUid())
+        .containsEntry("kubernetes.io/created-for/pvc/name", "back");
+    assertThat(readHello(it, node, ns, "back")).as("the file, from the backup").isEqualTo(word);
+
+    it.kubectl.ok(null, "delete", "volumesnapshot", "nightly", "-n", ns, "--timeout=90s");
+    Waits.await(
+        "the backup deleted in Cinder", () -> it.cinder.getBackup(backup.id()).isEmpty(), READY);
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(it, ns, "back", back, backId);
   }
 }

@@ -199,6 +199,15 @@ public interface CinderClient extends AutoCloseable {
    */
   Backup awaitBackupStatus(String backupId, Set<String> wanted, Backoff backoff);
 
+  /**
+   * Sets these entries of the backup's metadata and keeps the others (from microversion 3.43, which
+   * first keeps backup metadata). Cinder replaces a backup's metadata whole, so it is read first:
+   * two writers at once may lose one's entry.
+   *
+   * @throws CinderException.Unsupported below 3.43
+   */
+  void updateBackupMetadata(String backupId, Map<String, String> metadata);
+
   /** Starts deleting the backup. One that is already gone counts as deleted. */
   void deleteBackup(String backupId);
 

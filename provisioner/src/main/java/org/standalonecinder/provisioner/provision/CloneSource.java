@@ -13,7 +13,8 @@ import org.standalonecinder.api.ClaimRef;
  * @param availabilityZone the zone the new volume must be in, or null for any
  * @param volumeType the source's volume type, or null
  * @param status the source volume's status ({@code available} or {@code in-use}), or the snapshot's
- * @param snapshotId the Cinder snapshot to restore, or null for a clone
+ * @param snapshotId the Cinder snapshot to restore, or null
+ * @param backupId the Cinder backup to restore, or null
  */
 public record CloneSource(
     ClaimRef claim,
@@ -22,7 +23,8 @@ public record CloneSource(
     String availabilityZone,
     String volumeType,
     String status,
-    String snapshotId) {
+    String snapshotId,
+    String backupId) {
 
   /** A clone of a claim's volume. */
   public CloneSource(
@@ -32,18 +34,27 @@ public record CloneSource(
       String availabilityZone,
       String volumeType,
       String status) {
-    this(claim, volumeId, sizeGib, availabilityZone, volumeType, status, null);
+    this(claim, volumeId, sizeGib, availabilityZone, volumeType, status, null, null);
   }
 
-  /** Whether it restores a snapshot (rather than clones a volume). */
+  /** Whether it restores a VolumeSnapshot (rather than clones a volume). */
   public boolean restore() {
-    return snapshotId != null;
+    return snapshotId != null || backupId != null;
+  }
+
+  /** The Cinder snapshot or backup it restores, or null for a clone. */
+  public String restoredFrom() {
+    return snapshotId != null ? snapshotId : backupId;
   }
 
   /** How events and descriptions name it: {@code a clone of ns/name}, {@code restored from ...}. */
   public String describe() {
     return restore()
-        ? "restored from VolumeSnapshot " + claim + " (Cinder snapshot " + snapshotId + ")"
+        ? "restored from VolumeSnapshot "
+            + claim
+            + (snapshotId != null ? " (Cinder snapshot " : " (Cinder backup ")
+            + restoredFrom()
+            + ")"
         : "a clone of " + claim + " (Cinder volume " + volumeId + ")";
   }
 }

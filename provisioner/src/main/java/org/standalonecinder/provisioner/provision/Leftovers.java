@@ -48,9 +48,16 @@ final class Leftovers {
     int n = 0;
     boolean kept = false;
     try {
-      for (Volume v :
-          cinder.findVolumes(pvName, Names.identifying(claimUid, settings.clusterId()))) {
-        if (Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))) {
+      List<Volume> candidates =
+          new java.util.ArrayList<>(
+              cinder.findVolumes(pvName, Names.identifying(claimUid, settings.clusterId())));
+      // Restored from a backup and left under its source's identity (and state): never handed
+      // over, so the claim's.
+      List<Volume> restored = RestoredFromBackup.underAnotherIdentity(cinder, pvName, claimUid);
+      candidates.addAll(restored);
+      for (Volume v : candidates) {
+        if (!restored.contains(v)
+            && Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))) {
           kept = true;
           continue;
         }

@@ -268,6 +268,11 @@ public final class VolumeProvisioner {
     try {
       Volume volume = volumeId == null ? null : cinder.getVolume(volumeId).orElse(null);
       if (volume != null) {
+        if (volume.status().equals("backing-up")) {
+          // Not detached under Cinder's backup service either: its export is what the backup
+          // reads, and detaching would reset the status the backup restores when done.
+          throw busy(volumeId, volume.status());
+        }
         if (Names.RESERVED.equals(ann.get(Names.ANN_ATTACHMENT))) {
           exports.withdrawReservation(volumeId, settings.connector());
         } else if (goEra && GoProvisionerPvs.RESERVED_STATUS.equals(volume.status())) {
@@ -298,12 +303,31 @@ public final class VolumeProvisioner {
    * (retried, told as an event), since deleting them with it ({@code cascade}) would destroy what
    * the user kept on purpose.
    */
+  private static ProvisioningException busy(String volumeId, String status) {
+    return new ProvisioningException(
+        "volume "
+            + volumeId
+            + " is "
+            + status
+            + " in Cinder"
+            + (status.equals("backing-up") ? " (a backup of it is being made)" : "")
+            + ", so it cannot be deleted yet; tried again",
+        false,
+        null);
+  }
+
   private void deleteUnlessSnapshotted(String volumeId) {
     try {
       cinder.deleteVolume(volumeId);
     } catch (CinderException.BadRequest e) {
       if (!e.getMessage().contains("snapshots")) {
         throw e;
+      }
+      // Cinder's refusal reads the same for a status it does not delete in and for snapshots:
+      // the status tells them apart (a volume being backed up is the common one).
+      String status = cinder.getVolume(volumeId).map(Volume::status).orElse("available");
+      if (!status.equals("available") && !status.startsWith("error")) {
+        throw busy(volumeId, status);
       }
       throw new ProvisioningException(
           "volume "

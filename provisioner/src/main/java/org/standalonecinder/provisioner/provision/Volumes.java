@@ -84,7 +84,12 @@ final class Volumes {
       Rollback rollback,
       Predicate<String> pvExists) {
     String uid = claim.getMetadata().getUid();
+    boolean fromBackup = source != null && source.backupId() != null;
+    Map<String, String> meta = metadata(claim, pvName, source);
     List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
+    if (found.isEmpty() && fromBackup) {
+      found = RestoredFromBackup.underAnotherIdentity(cinder, pvName, uid);
+    }
     Volume volume;
     if (found.size() > 1) {
       throw new ProvisioningException(
@@ -132,11 +137,6 @@ final class Volumes {
             null);
       }
     } else {
-      Map<String, String> meta = new LinkedHashMap<>(Names.identifying(uid, settings.clusterId()));
-      meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
-      meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
-      meta.put(Names.META_PV_NAME, pvName);
-      meta.put(Names.META_STATE, Names.STATE_PROVISIONING);
       VolumeSpec spec =
           VolumeSpec.blank(pvName, req.sizeGib())
               .withType(req.params().volumeType())
@@ -146,13 +146,13 @@ final class Volumes {
                       + "/"
                       + claim.getMetadata().getName());
       if (source != null && source.restore()) {
-        meta.put(Names.META_RESTORED_FROM, source.snapshotId());
         spec =
-            spec.fromSnapshot(source.snapshotId())
+            (source.snapshotId() != null
+                    ? spec.fromSnapshot(source.snapshotId())
+                    : spec.fromBackup(source.backupId()))
                 .withDescription(
                     spec.description() + ", restored from VolumeSnapshot " + source.claim());
       } else if (source != null) {
-        meta.put(Names.META_CLONE_OF, source.volumeId());
         spec =
             spec.cloneOf(source.volumeId())
                 .withDescription(spec.description() + ", a clone of " + source.claim());
@@ -162,7 +162,25 @@ final class Volumes {
     }
     String id = volume.id();
     rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
-    return makeAvailable(volume);
+    Volume ready = makeAvailable(volume);
+    return fromBackup ? RestoredFromBackup.identityBack(cinder, ready, meta) : ready;
+  }
+
+  /** What a new volume of the claim carries: its identity, its state, and what fills it. */
+  private Map<String, String> metadata(
+      PersistentVolumeClaim claim, String pvName, CloneSource source) {
+    Map<String, String> meta =
+        new LinkedHashMap<>(Names.identifying(claim.getMetadata().getUid(), settings.clusterId()));
+    meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
+    meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
+    meta.put(Names.META_PV_NAME, pvName);
+    meta.put(Names.META_STATE, Names.STATE_PROVISIONING);
+    if (source != null && source.restore()) {
+      meta.put(Names.META_RESTORED_FROM, source.restoredFrom());
+    } else if (source != null) {
+      meta.put(Names.META_CLONE_OF, source.volumeId());
+    }
+    return meta;
   }
 
   /** Creates the volume; a zone Cinder does not know is the admin's to fix, said so. */

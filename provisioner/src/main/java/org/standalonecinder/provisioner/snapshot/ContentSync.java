@@ -7,28 +7,27 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.cinder.Snapshot;
-import org.standalonecinder.provisioner.cinder.SnapshotSpec;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.Names;
 
 /**
  * The part a CSI driver's snapshotter sidecar plays, for the {@code VolumeSnapshotContent}s of this
- * provisioner's driver: takes the Cinder snapshot a dynamic content asks for, reads the one a
- * pre-provisioned content names, writes what it found to the content's status (which the
- * snapshot-controller copies to the {@code VolumeSnapshot}), and deletes the Cinder snapshot when
- * the content goes under the {@code Delete} policy.
+ * provisioner's driver: takes the Cinder snapshot a dynamic content asks for (or the backup, when
+ * its class says {@code type: backup}), reads the one a pre-provisioned content names, writes what
+ * it found to the content's status (which the snapshot-controller copies to the {@code
+ * VolumeSnapshot}), and deletes it when the content goes under the {@code Delete} policy.
  *
- * <p>A Cinder snapshot is named after its content and carries the cluster's id and the content's
- * name in its metadata: taking one looks it up first, so a retry or a restart after a crash never
- * takes a second. While it is being taken, the content carries the being-created annotation, so the
- * snapshot-controller does not delete the content and lose track of it.
+ * <p>A Cinder snapshot or backup is named after its content and carries the cluster's id and the
+ * content's name in its metadata: taking one looks it up first, so a retry or a restart after a
+ * crash never takes a second. While it is being taken, the content carries the being-created
+ * annotation, so the snapshot-controller does not delete the content and lose track of it.
  */
 final class ContentSync {
 
@@ -41,6 +40,8 @@ final class ContentSync {
 
   private final ContentWrites writes;
   private final CinderClient cinder;
+  private final Copies copies;
+  private final Function<String, SnapshotClass> classes;
   private final String driver;
   private final String clusterId;
   private final Backoff deletion;
@@ -51,6 +52,7 @@ final class ContentSync {
   ContentSync(
       ContentWrites writes,
       CinderClient cinder,
+      Function<String, SnapshotClass> classes,
       String driver,
       String clusterId,
       Backoff deletion,
@@ -60,6 +62,8 @@ final class ContentSync {
     this.metrics = metrics;
     this.writes = writes;
     this.cinder = cinder;
+    this.copies = new Copies(cinder);
+    this.classes = classes;
     this.driver = driver;
     this.clusterId = clusterId;
     this.deletion = deletion;
@@ -96,7 +100,20 @@ final class ContentSync {
     return Optional.empty();
   }
 
-  /** Takes the snapshot of a dynamic content, or follows the one taken. */
+  /** The operation its sync performs now, for the metrics. */
+  String operation(Content c) {
+    if (c.toDelete()) {
+      return SnapshotMetrics.DELETE;
+    }
+    if (!c.dynamic()) {
+      return SnapshotMetrics.IMPORT;
+    }
+    return kinds(c).equals(List.of(Copy.Kind.BACKUP))
+        ? SnapshotMetrics.BACKUP
+        : SnapshotMetrics.TAKE;
+  }
+
+  /** Takes the snapshot (or backup) of a dynamic content, or follows the one taken. */
   private Optional<Duration> take(Content c) {
     if (c.status() != null && c.status().readyToUse()) {
       if (c.beingCreated()) {
@@ -104,53 +121,95 @@ final class ContentSync {
       }
       return Optional.empty();
     }
-    Snapshot s = found(c);
+    Copy.Kind kind = kind(c);
+    Copy s = found(c, kind == null ? List.of(Copy.Kind.values()) : List.of(kind));
     if (s == null) {
       if (c.status() != null && c.status().snapshotHandle() != null) {
         // Recorded, then gone from Cinder: someone deleted it there. Not taken again: the data
         // would be of now, not of when the user asked.
         throw failed(
             c,
-            "Cinder snapshot "
+            "Cinder snapshot or backup "
                 + c.status().snapshotHandle()
                 + " recorded for this content no longer exists",
             true);
+      }
+      if (kind == null) {
+        throw failed(
+            c, "its VolumeSnapshotClass " + c.className() + " does not exist (yet)", false);
       }
       checkVolume(c);
       if (!c.beingCreated()) {
         c = Content.of(mark(c));
       }
       try {
-        s = cinder.createSnapshot(spec(c));
+        s = copies.create(kind, c.name(), c.volumeHandle(), description(c), metadata(c));
       } catch (CinderException e) {
         throw failed(
-            c, "cannot snapshot volume " + c.volumeHandle() + ": " + e.getMessage(), false);
+            c,
+            "cannot "
+                + (kind == Copy.Kind.BACKUP ? "back up" : "snapshot")
+                + " volume "
+                + c.volumeHandle()
+                + ": "
+                + e.getMessage(),
+            e instanceof CinderException.Unsupported);
       }
-      LOG.info(
-          "content {}: took Cinder snapshot {} of volume {}", c.name(), s.id(), c.volumeHandle());
+      LOG.info("content {}: took {} of volume {}", c.name(), s.describe(), c.volumeHandle());
     }
     return record(c, s);
   }
 
-  /** Reads the existing snapshot a pre-provisioned content names. */
+  /**
+   * What the content's class asks for; null when the class is not there (a dynamic content names
+   * the class it was made through, and a content made by hand without one asks for a snapshot).
+   *
+   * @throws IllegalArgumentException when the class's {@code type} is neither
+   */
+  private Copy.Kind classKind(Content c) {
+    if (c.className() == null) {
+      return Copy.Kind.SNAPSHOT;
+    }
+    SnapshotClass cls = classes.apply(c.className());
+    return cls == null ? null : Copy.Kind.of(cls.parameters());
+  }
+
+  /** {@link #classKind}, a bad class told on the content. */
+  private Copy.Kind kind(Content c) {
+    try {
+      return classKind(c);
+    } catch (IllegalArgumentException e) {
+      throw failed(c, "VolumeSnapshotClass " + c.className() + ": " + e.getMessage(), true);
+    }
+  }
+
+  /** Where a content's snapshot or backup may be: its class's kind, or both when unknown. */
+  private List<Copy.Kind> kinds(Content c) {
+    Copy.Kind k;
+    try {
+      k = classKind(c);
+    } catch (IllegalArgumentException badClass) {
+      k = null;
+    }
+    return k == null ? List.of(Copy.Kind.values()) : List.of(k);
+  }
+
+  /** Reads the existing snapshot or backup a pre-provisioned content names. */
   private Optional<Duration> read(Content c) {
     if (c.status() != null && c.status().readyToUse()) {
       return Optional.empty();
     }
-    Snapshot s = cinder.getSnapshot(c.snapshotHandle()).orElse(null);
+    Copy s = copies.get(c.snapshotHandle()).orElse(null);
     if (s == null) {
-      throw failed(c, "Cinder has no snapshot " + c.snapshotHandle(), false);
+      throw failed(c, "Cinder has no snapshot or backup " + c.snapshotHandle(), false);
     }
     return record(c, s);
   }
 
-  /** Writes what Cinder says of the snapshot; when to look again while it is being taken. */
-  private Optional<Duration> record(Content c, Snapshot s) {
-    String error = null;
-    boolean ready = "available".equals(s.status());
-    if (s.status().startsWith("error")) {
-      error = "Cinder snapshot " + s.id() + " is in status " + s.status();
-    }
+  /** Writes what Cinder says of it; when to look again while it is being made. */
+  private Optional<Duration> record(Content c, Copy s) {
+    String error = s.error();
+    boolean ready = s.ready();
     Content after = c;
     Content.Status was = c.status();
     boolean same =
@@ -181,18 +240,21 @@ final class ContentSync {
       throw new ProvisioningException(error, true, null).toldAs(SnapshotController.CREATION_FAILED);
     }
     if (ready) {
-      metrics.succeeded(c.dynamic() ? SnapshotMetrics.TAKE : SnapshotMetrics.IMPORT);
+      metrics.succeeded(
+          !c.dynamic()
+              ? SnapshotMetrics.IMPORT
+              : s.kind() == Copy.Kind.BACKUP ? SnapshotMetrics.BACKUP : SnapshotMetrics.TAKE);
     }
     return ready ? Optional.empty() : Optional.of(poll);
   }
 
-  /** The snapshot taken for the content, when one was (by its name and metadata). */
-  private Snapshot found(Content c) {
+  /** The snapshot or backup made for the content, when one was (by its name and metadata). */
+  private Copy found(Content c, List<Copy.Kind> kinds) {
     String handle = c.status() == null ? null : c.status().snapshotHandle();
     if (handle != null) {
-      return cinder.getSnapshot(handle).orElse(null);
+      return copies.get(handle).orElse(null);
     }
-    List<Snapshot> all = cinder.findSnapshots(c.name(), identifying(c.name()));
+    List<Copy> all = copies.find(kinds, c.name(), identifying(c.name()));
     return all.isEmpty() ? null : all.get(0);
   }
 
@@ -220,7 +282,11 @@ final class ContentSync {
     return writes.annotate(c, SnapshotApi.BEING_CREATED, "yes");
   }
 
-  private SnapshotSpec spec(Content c) {
+  private static String description(Content c) {
+    return "VolumeSnapshot " + c.snapshotNamespace() + "/" + c.snapshotName();
+  }
+
+  private Map<String, String> metadata(Content c) {
     Map<String, String> metadata = identifying(c.name());
     if (c.snapshotNamespace() != null && c.snapshotName() != null) {
       metadata.put(SnapshotApi.META_SNAPSHOT, c.snapshotNamespace() + "/" + c.snapshotName());
@@ -228,11 +294,7 @@ final class ContentSync {
     metadata.put(
         SnapshotApi.META_POLICY,
         SnapshotApi.RETAIN.equals(c.deletionPolicy()) ? SnapshotApi.RETAIN : SnapshotApi.DELETE);
-    return new SnapshotSpec(
-        c.name(),
-        c.volumeHandle(),
-        "VolumeSnapshot " + c.snapshotNamespace() + "/" + c.snapshotName(),
-        metadata);
+    return metadata;
   }
 
   private Map<String, String> identifying(String contentName) {
@@ -243,55 +305,54 @@ final class ContentSync {
   }
 
   /**
-   * The content goes: under {@code Delete} its Cinder snapshot goes first (and every snapshot taken
-   * for it, found by name, in case one was never recorded); under {@code Retain} the snapshot
-   * stays, marked so, so that the restart sweep never takes it for a leftover.
+   * The content goes: under {@code Delete} its Cinder snapshot or backup goes first (and every one
+   * made for it, found by name, in case one was never recorded); under {@code Retain} it stays,
+   * marked so, so that the restart sweep never takes it for a leftover.
    */
   private void delete(Content c) {
     String handle = c.handle();
     if (SnapshotApi.RETAIN.equals(c.deletionPolicy())) {
       if (handle != null) {
-        cinder
-            .getSnapshot(handle)
+        copies
+            .get(handle)
             .filter(s -> clusterId.equals(s.metadata().get(Names.META_CLUSTER)))
             .ifPresent(
-                s ->
-                    cinder.updateSnapshotMetadata(
-                        s.id(), Map.of(SnapshotApi.META_POLICY, SnapshotApi.RETAIN)));
+                s -> copies.setMetadata(s, Map.of(SnapshotApi.META_POLICY, SnapshotApi.RETAIN)));
       }
     } else {
-      List<String> doomed = new java.util.ArrayList<>();
+      Map<String, Copy> doomed = new LinkedHashMap<>();
       if (handle != null) {
-        doomed.add(handle);
+        copies.get(handle).ifPresent(s -> doomed.put(s.id(), s));
       }
       if (c.dynamic()) {
-        cinder.findSnapshots(c.name(), identifying(c.name())).stream()
-            .map(Snapshot::id)
-            .filter(id -> !doomed.contains(id))
-            .forEach(doomed::add);
+        copies
+            .find(kinds(c), c.name(), identifying(c.name()))
+            .forEach(s -> doomed.putIfAbsent(s.id(), s));
       }
-      for (String id : doomed) {
-        try {
-          // One already being deleted (by a run that died after asking) is waited for: Cinder
-          // refuses a second DELETE until it is gone.
-          Snapshot now = cinder.getSnapshot(id).orElse(null);
-          if (now == null) {
-            continue;
-          }
-          if (!"deleting".equals(now.status())) {
-            cinder.deleteSnapshot(id);
-          }
-          cinder.awaitSnapshotDeleted(id, deletion);
-        } catch (CinderException e) {
-          throw new ProvisioningException(
-                  "cannot delete Cinder snapshot " + id + ": " + e.getMessage(), false, e)
-              .toldAs(SnapshotController.DELETE_FAILED);
-        }
-        LOG.info("content {}: deleted Cinder snapshot {}", c.name(), id);
-      }
+      doomed.values().forEach(s -> deleteOne(c, s));
     }
     writes.release(c);
     metrics.succeeded(SnapshotMetrics.DELETE);
+  }
+
+  private void deleteOne(Content c, Copy s) {
+    try {
+      // One already being deleted (by a run that died after asking) is waited for: Cinder
+      // refuses a second DELETE until it is gone.
+      Copy now = copies.get(s.kind(), s.id()).orElse(null);
+      if (now == null) {
+        return;
+      }
+      if (!"deleting".equals(now.status())) {
+        copies.delete(now);
+      }
+      copies.awaitDeleted(now, deletion);
+    } catch (CinderException e) {
+      throw new ProvisioningException(
+              "cannot delete " + s.describe() + ": " + e.getMessage(), false, e)
+          .toldAs(SnapshotController.DELETE_FAILED);
+    }
+    LOG.info("content {}: deleted {}", c.name(), s.describe());
   }
 
   /** A failure told on the content's status too, as a CSI sidecar does. */
@@ -310,12 +371,13 @@ final class ContentSync {
   }
 
   /**
-   * Deletes Cinder snapshots this cluster took for a content that is gone, when the content's
-   * policy was {@code Delete} as last seen: a content deleted before the snapshot-controller's
-   * finalizer held it, or while this provisioner was down.
+   * Deletes Cinder snapshots and backups this cluster made for a content that is gone, when the
+   * content's policy was {@code Delete} as last seen: a content deleted before the
+   * snapshot-controller's finalizer held it, or while this provisioner was down.
    */
   void sweep() {
-    for (Snapshot s : cinder.findSnapshots(null, Map.of(Names.META_CLUSTER, clusterId))) {
+    for (Copy s :
+        copies.find(List.of(Copy.Kind.values()), null, Map.of(Names.META_CLUSTER, clusterId))) {
       String content = s.metadata().get(SnapshotApi.META_CONTENT);
       if (content == null
           || !SnapshotApi.DELETE.equals(s.metadata().get(SnapshotApi.META_POLICY))
@@ -324,11 +386,8 @@ final class ContentSync {
           || writes.get(content) != null) {
         continue;
       }
-      LOG.info(
-          "Cinder snapshot {} was taken for content {}, which is gone: deleting it",
-          s.id(),
-          content);
-      cinder.deleteSnapshot(s.id());
+      LOG.info("{} was made for content {}, which is gone: deleting it", s.describe(), content);
+      copies.delete(s);
       metrics.swept();
     }
   }

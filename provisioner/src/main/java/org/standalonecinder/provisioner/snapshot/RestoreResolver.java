@@ -6,27 +6,28 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.Map;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.cinder.CinderClient;
-import org.standalonecinder.provisioner.cinder.Snapshot;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.CloneSource;
 
 /**
- * Resolves the VolumeSnapshot a claim is to be restored from down to its Cinder snapshot, and
- * checks that it may be: the snapshot is ready, its content is of this provisioner's driver and
- * bound to that very snapshot, Cinder has the snapshot {@code available}, and the claim keeps the
- * volume mode the snapshot was taken in (unless the content allows a change). Read from the API
- * server, not a cache: what it finds decides whose data a new volume holds.
+ * Resolves the VolumeSnapshot a claim is to be restored from down to its Cinder snapshot or backup,
+ * and checks that it may be: the snapshot is ready, its content is of this provisioner's driver and
+ * bound to that very snapshot, Cinder has the snapshot or backup {@code available}, and the claim
+ * keeps the volume mode the snapshot was taken in (unless the content allows a change). Read from
+ * the API server, not a cache: what it finds decides whose data a new volume holds.
  */
 public final class RestoreResolver {
 
   private final KubernetesClient client;
   private final CinderClient cinder;
+  private final Copies copies;
   private final String driver;
 
   public RestoreResolver(KubernetesClient client, CinderClient cinder, String driver) {
     this.client = client;
     this.cinder = cinder;
+    this.copies = new Copies(cinder);
     this.driver = driver;
   }
 
@@ -81,16 +82,26 @@ public final class RestoreResolver {
     }
     checkMode(what, rawContent, claim);
     String handle = c.handle();
-    Snapshot cs = handle == null ? null : cinder.getSnapshot(handle).orElse(null);
+    Copy cs = handle == null ? null : copies.get(handle).orElse(null);
     if (cs == null) {
       throw ProvisioningException.invalid(
-          what + ": Cinder has no snapshot " + handle + " (its content " + c.name() + " names it)");
+          what
+              + ": Cinder has no snapshot or backup "
+              + handle
+              + " (its content "
+              + c.name()
+              + " names it)");
     }
-    if (!"available".equals(cs.status())) {
+    if (!cs.ready()) {
       throw new ProvisioningException(
-          what + ": Cinder snapshot " + cs.id() + " is " + cs.status() + ", not available",
+          what + ": " + cs.describe() + " is " + cs.status() + ", not available",
           cs.status().startsWith("error"),
           null);
+    }
+    if (cs.kind() == Copy.Kind.BACKUP) {
+      // Cinder's backup service writes a backup into a new volume of any type, in any zone.
+      return new CloneSource(
+          snapshot, cs.volumeId(), cs.sizeGib(), null, null, cs.status(), null, cs.id());
     }
     // A volume made from a snapshot is of its type and in its zone: those of the volume it was
     // taken of, when Cinder still has it.
@@ -102,7 +113,8 @@ public final class RestoreResolver {
         from == null ? null : from.availabilityZone(),
         from == null ? null : from.volumeType(),
         cs.status(),
-        cs.id());
+        cs.id(),
+        null);
   }
 
   /**

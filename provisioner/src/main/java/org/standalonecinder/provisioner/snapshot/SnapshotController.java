@@ -110,6 +110,7 @@ public final class SnapshotController implements AutoCloseable {
         new ContentSync(
             writes,
             cinder,
+            cache::snapshotClass,
             settings.provisionerName(),
             settings.clusterId(),
             timing.deletion(),
@@ -278,7 +279,7 @@ public final class SnapshotController implements AutoCloseable {
       String reason) {
     boolean content = key instanceof SnapshotKey.ContentOf;
     if (content && about != null) {
-      metrics.failed(SnapshotMetrics.operationOf(Content.of(about)), isFinal);
+      metrics.failed(contents.operation(Content.of(about)), isFinal);
     }
     if (reason == null) {
       reason = content ? CREATION_FAILED : CONTENT_FAILED;

@@ -6,7 +6,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.function.IntSupplier;
 
 /**
- * The snapshot loop's work: {@code standalone_cinder_snapshots_total{operation=take|import|delete,
+ * The snapshot loop's work: {@code
+ * standalone_cinder_snapshots_total{operation=take|backup|import|delete,
  * result=succeeded|failed|refused}} (succeeded: the snapshot ready, or gone; failed: retried;
  * refused: a final failure, such as a volume of another cluster), contents made for dynamic
  * snapshots ({@code standalone_cinder_snapshot_contents_made_total}), the Cinder snapshots the
@@ -15,6 +16,7 @@ import java.util.function.IntSupplier;
 final class SnapshotMetrics {
 
   static final String TAKE = "take";
+  static final String BACKUP = "backup";
   static final String IMPORT = "import";
   static final String DELETE = "delete";
 
@@ -31,10 +33,11 @@ final class SnapshotMetrics {
             .register(registry);
     this.swept =
         Counter.builder("standalone_cinder_snapshots_swept")
-            .description("Cinder snapshots deleted by the sweep (their content gone under Delete)")
+            .description(
+                "Cinder snapshots and backups deleted by the sweep (their content gone under Delete)")
             .register(registry);
     // Every series from the start, at 0.
-    for (String op : new String[] {TAKE, IMPORT, DELETE}) {
+    for (String op : new String[] {TAKE, BACKUP, IMPORT, DELETE}) {
       for (String result : new String[] {"succeeded", "failed", "refused"}) {
         counter(op, result);
       }
@@ -68,13 +71,5 @@ final class SnapshotMetrics {
 
   void swept() {
     swept.increment();
-  }
-
-  /** The operation a content's sync performs now. */
-  static String operationOf(Content c) {
-    if (c.toDelete()) {
-      return DELETE;
-    }
-    return c.dynamic() ? TAKE : IMPORT;
   }
 }

@@ -12,12 +12,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The backups of {@link FakeCinderClient}, with what the real Cinder does with them (tried on
  * dev/cinder-local's cinder-backup): a backup of an available or in-use volume, kept after the
  * volume is deleted; a volume made from one is at least its size and says so in its metadata
- * ({@code src_backup_id}). Called under the fake's lock.
+ * ({@code src_backup_id}), and once restored carries the metadata of the volume the backup was made
+ * of instead of its own (Cinder's restore replaces it whole). Called under the fake's lock.
  */
 final class FakeBackups {
 
   private final Map<String, Backup> backups = new LinkedHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
+
+  /** The metadata of each backup's volume when it was made: what a restore writes back. */
+  private final Map<String, Map<String, String>> volumeMetadata = new LinkedHashMap<>();
 
   Backup create(BackupSpec spec, Volume volume) {
     if (!Set.of("available", "in-use").contains(volume.status())) {
@@ -41,6 +45,7 @@ final class FakeBackups {
             Instant.parse("2026-11-28T10:00:00Z").plusSeconds(ids.get()),
             null);
     backups.put(b.id(), b);
+    volumeMetadata.put(b.id(), volume.metadata());
     return b;
   }
 
@@ -68,6 +73,23 @@ final class FakeBackups {
     return b;
   }
 
+  void metadata(String id, Map<String, String> entries) {
+    Backup b = existing(id);
+    Map<String, String> merged = new LinkedHashMap<>(b.metadata());
+    merged.putAll(entries);
+    backups.put(
+        id,
+        new Backup(
+            b.id(),
+            b.name(),
+            b.volumeId(),
+            b.status(),
+            b.sizeGib(),
+            merged,
+            b.createdAt(),
+            b.failReason()));
+  }
+
   void delete(String id) {
     backups.remove(id);
   }
@@ -87,6 +109,13 @@ final class FakeBackups {
             failReason);
     backups.put(id, changed);
     return changed;
+  }
+
+  /** What Cinder's restore makes a volume's metadata: its source's, whole, and src_backup_id. */
+  Map<String, String> restoredMetadata(String backupId) {
+    Map<String, String> m = new LinkedHashMap<>(volumeMetadata.getOrDefault(backupId, Map.of()));
+    m.put("src_backup_id", backupId);
+    return m;
   }
 
   Map<String, Backup> all() {

@@ -21,6 +21,8 @@ public final class FakeCinderClient implements CinderClient {
   private final Map<String, Volume> volumes = new LinkedHashMap<>();
   private final FakeSnapshots snapshots = new FakeSnapshots();
   private final FakeBackups backups = new FakeBackups();
+  private final Map<String, String> backingUp = new java.util.HashMap<>();
+  private final Map<String, String> restoring = new java.util.HashMap<>();
   private final Map<String, String> attachments = new HashMap<>();
   private final Map<String, Connector> connectors = new HashMap<>();
   private final Map<String, String> modes = new HashMap<>();
@@ -275,6 +277,9 @@ public final class FakeCinderClient implements CinderClient {
             multiattachTypes,
             List.of());
     volumes.put(id, v);
+    if (spec.backupId() != null) {
+      restoring.put(id, spec.backupId());
+    }
     return v;
   }
 
@@ -300,6 +305,7 @@ public final class FakeCinderClient implements CinderClient {
     Volume v = existing(volumeId);
     if (v.status().equals("creating") && !unscheduled.contains(volumeId)) {
       status(volumeId, "available");
+      restored(volumeId);
     }
     v = existing(volumeId);
     if (!wanted.contains(v.status())) {
@@ -348,13 +354,9 @@ public final class FakeCinderClient implements CinderClient {
       volumes.remove(volumeId);
       return;
     }
-    if (!v.status().equals("available") && !v.status().startsWith("error")) {
-      throw new CinderException.BadRequest(
-          "Invalid volume: Volume status must be available or error, but is " + v.status(),
-          400,
-          "req-fake");
-    }
-    if (snapshots.any(volumeId)) {
+    // Cinder says the same for a status it refuses and for snapshots it keeps the volume for.
+    if ((!v.status().equals("available") && !v.status().startsWith("error"))
+        || snapshots.any(volumeId)) {
       throw new CinderException.BadRequest(
           "Invalid volume: Volume status must be available or error or error_restoring or"
               + " error_extending or error_managing and must not be migrating, attached, belong to"
@@ -626,7 +628,12 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized Backup createBackup(BackupSpec spec) {
     call("createBackup", spec.name());
-    return backups.create(spec, existing(spec.volumeId()));
+    Volume v = existing(spec.volumeId());
+    Backup b = backups.create(spec, v);
+    // As Cinder: the volume is backing-up until its backup is made, then back to what it was.
+    backingUp.put(b.id(), v.status());
+    status(v.id(), "backing-up");
+    return b;
   }
 
   @Override
@@ -645,7 +652,17 @@ public final class FakeCinderClient implements CinderClient {
   public synchronized Backup awaitBackupStatus(String backupId, Set<String> wanted, Backoff b) {
     waits.add(b.deadline());
     call("awaitBackupStatus", backupId);
-    return backups.await(backupId, wanted);
+    try {
+      return backups.await(backupId, wanted);
+    } finally {
+      backedUp(backupId);
+    }
+  }
+
+  @Override
+  public synchronized void updateBackupMetadata(String backupId, Map<String, String> metadata) {
+    call("updateBackupMetadata", backupId);
+    backups.metadata(backupId, metadata);
   }
 
   @Override
@@ -662,6 +679,44 @@ public final class FakeCinderClient implements CinderClient {
   /** Sets a backup's status (and why), as Cinder's backup service would. */
   public synchronized void setBackupStatus(String backupId, String status, String failReason) {
     backups.status(backupId, status, failReason);
+    backedUp(backupId);
+  }
+
+  /** A volume the backup service has written a backup into: its metadata is the source's. */
+  private void restored(String volumeId) {
+    String backupId = restoring.remove(volumeId);
+    if (backupId == null) {
+      return;
+    }
+    Volume v = existing(volumeId);
+    Map<String, String> meta = backups.restoredMetadata(backupId);
+    volumes.put(
+        volumeId,
+        new Volume(
+            v.id(),
+            v.name(),
+            v.status(),
+            v.sizeGib(),
+            v.availabilityZone(),
+            v.volumeType(),
+            meta,
+            v.sourceVolumeId(),
+            v.snapshotId(),
+            v.multiattach(),
+            v.attachmentIds(),
+            v.attachedHosts()));
+  }
+
+  /** The volume of a backup no longer being made goes back to the status it had. */
+  private void backedUp(String backupId) {
+    Backup b = backups.get(backupId).orElse(null);
+    if (b == null || b.status().equals("creating") || !backingUp.containsKey(backupId)) {
+      return;
+    }
+    String was = backingUp.remove(backupId);
+    if (volumes.containsKey(b.volumeId())) {
+      status(b.volumeId(), was);
+    }
   }
 
   public synchronized Map<String, Backup> backups() {

@@ -772,7 +772,76 @@ class VolumeProvisionerTest {
         Arguments.of(
             "another cluster's: never touched",
             volume("vol-a", UID, "cluster-b", Names.STATE_PROVISIONING),
-            false));
+            false),
+        Arguments.of(
+            "restored from a backup, under its source's identity and state: deleted",
+            restoredUnderItsSource("vol-a"),
+            true));
+  }
+
+  /**
+   * The claim's volume as Cinder's backup restore leaves it: named after the claim, the metadata
+   * that of the volume the backup was made of (another claim's, handed over), and src_backup_id.
+   */
+  private static Volume restoredUnderItsSource(String id) {
+    Volume source = volume(id, "uid-source", "cluster-a", Names.STATE_PROVISIONED);
+    Map<String, String> md = new java.util.LinkedHashMap<>(source.metadata());
+    md.put("src_backup_id", "backup-1");
+    return new Volume(
+        id, Names.pvName(UID), "available", 1, "nova", "__DEFAULT__", md, null, null, false, null);
+  }
+
+  static Stream<Arguments> restoresFromBackups() {
+    return Stream.of(
+        Arguments.of("restored now: the claim's identity is written back", false),
+        Arguments.of(
+            "restored by an attempt that ended before (a crash, a deadline): found by its name"
+                + " and src_backup_id, not made again",
+            true));
+  }
+
+  /** Cinder's restore gives the new volume its source's metadata: the claim's is written back. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("restoresFromBackups")
+  void aVolumeRestoredFromABackupCarriesTheClaimsIdentity(String name, boolean earlier) {
+    cinder.seed(volume("vol-src", "uid-source", "cluster-a", Names.STATE_PROVISIONED));
+    var backup =
+        cinder.createBackup(
+            new org.standalonecinder.provisioner.cinder.BackupSpec(
+                "nightly", "vol-src", null, Map.of()));
+    cinder.setBackupStatus(backup.id(), "available", null);
+    cinder.deleteVolume("vol-src");
+    CloneSource source =
+        new CloneSource(
+            new org.standalonecinder.api.ClaimRef("apps", "nightly"),
+            "vol-src",
+            1,
+            null,
+            null,
+            "available",
+            null,
+            backup.id());
+    if (earlier) {
+      Volume made =
+          cinder.createVolume(
+              org.standalonecinder.provisioner.cinder.VolumeSpec.blank(PV, 1)
+                  .fromBackup(backup.id()));
+      cinder.awaitVolumeStatus(made.id(), java.util.Set.of("available"), Backoff.DEFAULT);
+      assertThat(cinder.volumes().get(made.id()).metadata())
+          .as("the fake does what Cinder does")
+          .containsEntry(Names.META_PVC_UID, "uid-source");
+    }
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()), source);
+    assertThat(cinder.volumes()).hasSize(1);
+    Volume v = cinder.volumes().values().iterator().next();
+    assertThat(pv.getMetadata().getAnnotations()).containsEntry(ClaimAnnotations.VOLUME_ID, v.id());
+    assertThat(v.metadata())
+        .containsEntry(Names.META_PVC_UID, UID)
+        .containsEntry(Names.META_CLUSTER, Fixtures.settings().clusterId())
+        .containsEntry(Names.META_PVC_NAME, claim("1Gi").getMetadata().getName())
+        .containsEntry(Names.META_STATE, Names.STATE_PROVISIONING)
+        .containsEntry(Names.META_RESTORED_FROM, backup.id())
+        .containsEntry("src_backup_id", backup.id());
   }
 
   @ParameterizedTest(name = "{0}")
@@ -873,30 +942,58 @@ class VolumeProvisionerTest {
     assertThat(secrets.secrets).isEmpty();
   }
 
+  static Stream<Arguments> keptBy() {
+    return Stream.of(
+        Arguments.of(
+            "its snapshots, until they are deleted",
+            "snapshot",
+            "has snapshots in Cinder, so it is kept until they are deleted"),
+        Arguments.of(
+            "a backup of it being made, until it is made (the backup outlives it)",
+            "backup",
+            "is backing-up in Cinder (a backup of it is being made), so it cannot be deleted yet"));
+  }
+
   /**
-   * A volume with snapshots is never deleted with them (no cascade: they are what the user kept):
-   * the release says why and waits, retried, until they are gone.
+   * A volume with snapshots is never deleted with them (no cascade: they are what the user kept),
+   * and one being backed up cannot be: Cinder's refusal reads the same for both, the release says
+   * which and waits, retried, until it can.
    */
-  @Test
-  void aVolumeWithSnapshotsIsKeptUntilTheyAreGone() {
+  @ParameterizedTest(name = "kept for {0}")
+  @MethodSource("keptBy")
+  void aVolumeCinderKeepsIsReleasedOnceItCanBe(String name, String by, String says) {
     PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
     String volume = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
-    var kept =
-        cinder.createSnapshot(
-            new org.standalonecinder.provisioner.cinder.SnapshotSpec(
-                "kept", volume, null, Map.of()));
+    Runnable done;
+    String kept;
+    if (by.equals("snapshot")) {
+      kept =
+          cinder
+              .createSnapshot(
+                  new org.standalonecinder.provisioner.cinder.SnapshotSpec(
+                      "kept", volume, null, Map.of()))
+              .id();
+      done = () -> cinder.deleteSnapshot(kept);
+    } else {
+      kept =
+          cinder
+              .createBackup(
+                  new org.standalonecinder.provisioner.cinder.BackupSpec(
+                      "kept", volume, null, Map.of()))
+              .id();
+      done = () -> cinder.setBackupStatus(kept, "available", null);
+    }
     assertThatThrownBy(() -> provisioner.delete(pv))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
-        .hasMessageContaining("has snapshots in Cinder, so it is kept until they are deleted")
-        .hasMessageContaining("have snapshots");
+        .hasMessageContaining(says);
     assertThat(cinder.volumes()).containsKey(volume);
-    assertThat(cinder.snapshots()).containsKey(kept.id());
     assertThat(secrets.secrets).hasSize(1);
-    cinder.deleteSnapshot(kept.id());
+    done.run();
     assertThat(provisioner.delete(pv))
         .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(secrets.secrets).isEmpty();
+    assertThat(cinder.backups().containsKey(kept)).isEqualTo(by.equals("backup"));
   }
 
   @Test

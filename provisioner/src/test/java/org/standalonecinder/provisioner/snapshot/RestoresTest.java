@@ -5,15 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.TypedLocalObjectReference;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import java.time.Duration;
 import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -21,7 +17,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.Cluster;
-import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -30,18 +25,6 @@ import org.standalonecinder.provisioner.provision.ProvisionerSettings;
  * loop; the snapshot-controller's part (the snapshot's status) done by hand.
  */
 class RestoresTest extends SnapshotLoopTest {
-
-  private static final Duration WAIT = Duration.ofSeconds(10);
-
-  @BeforeEach
-  void up() {
-    start();
-  }
-
-  @AfterEach
-  void down() {
-    stop();
-  }
 
   /** A ready snapshot of a claim of ours; the snapshot's name is {@code snap}. */
   private String readySnapshotOf(String claim, String mode) {
@@ -73,42 +56,6 @@ class RestoresTest extends SnapshotLoopTest {
         () -> contentNow(content).status() != null && contentNow(content).status().readyToUse(),
         WAIT);
     controllerReady("snap", content);
-  }
-
-  private void ourClass() {
-    if (client.storage().v1().storageClasses().withName("cinder").get() == null) {
-      Cluster.createClass(client, "cinder", Map.of());
-    }
-  }
-
-  /** What the snapshot-controller writes to a snapshot once its content is ready. */
-  private void controllerReady(String snapshot, String content) {
-    client
-        .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
-        .inNamespace("apps")
-        .withName(snapshot)
-        .subresource("status")
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            "{\"status\":{\"readyToUse\":true,\"restoreSize\":\"1Gi\","
-                + "\"boundVolumeSnapshotContentName\":\""
-                + content
-                + "\"}}");
-  }
-
-  /** A claim of our class restored from {@code snap} (or filled from another kind). */
-  private PersistentVolumeClaim claimFrom(
-      String name, String size, String mode, String group, String kind) {
-    PersistentVolumeClaim c = Fixtures.claimOf(null, name, size, mode);
-    c.getMetadata()
-        .setAnnotations(
-            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
-    c.getSpec().setDataSource(new TypedLocalObjectReference(group, kind, "snap"));
-    return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
-  }
-
-  private PersistentVolumeClaim restore(String name, String size, String mode) {
-    return claimFrom(name, size, mode, "snapshot.storage.k8s.io", "VolumeSnapshot");
   }
 
   @Test

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.TypedLocalObjectReference;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -36,6 +37,9 @@ abstract class SnapshotLoopTest {
   final io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
       new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
+  static final Duration WAIT = Duration.ofSeconds(10);
+
+  @org.junit.jupiter.api.BeforeEach
   void start() {
     server = Cluster.newApiServer();
     client = server.createClient();
@@ -46,6 +50,7 @@ abstract class SnapshotLoopTest {
     Cluster.await("snapshot API found", parts.snapshots()::serving, Duration.ofSeconds(10));
   }
 
+  @org.junit.jupiter.api.AfterEach
   void stop() {
     parts.snapshots().close();
     parts.controller().close();
@@ -209,5 +214,65 @@ abstract class SnapshotLoopTest {
             .tags("operation", operation, "result", result)
             .counter();
     return c == null ? 0 : c.count();
+  }
+
+  void ourClass() {
+    if (client.storage().v1().storageClasses().withName("cinder").get() == null) {
+      Cluster.createClass(client, "cinder", Map.of());
+    }
+  }
+
+  /** What the snapshot-controller writes to a snapshot once its content is ready. */
+  void controllerReady(String snapshot, String content) {
+    client
+        .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
+        .inNamespace("apps")
+        .withName(snapshot)
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            "{\"status\":{\"readyToUse\":true,\"restoreSize\":\"1Gi\","
+                + "\"boundVolumeSnapshotContentName\":\""
+                + content
+                + "\"}}");
+  }
+
+  /** A claim of our class restored from {@code snap} (or filled from another kind). */
+  PersistentVolumeClaim claimFrom(
+      String name, String size, String mode, String group, String kind) {
+    PersistentVolumeClaim c = Fixtures.claimOf(null, name, size, mode);
+    c.getMetadata()
+        .setAnnotations(
+            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    c.getSpec().setDataSource(new TypedLocalObjectReference(group, kind, "snap"));
+    return client.persistentVolumeClaims().inNamespace("apps").resource(c).create();
+  }
+
+  PersistentVolumeClaim restore(String name, String size, String mode) {
+    return claimFrom(name, size, mode, "snapshot.storage.k8s.io", "VolumeSnapshot");
+  }
+
+  /** Whether the content's status names its Cinder snapshot or backup. */
+  boolean recorded(String content) {
+    Content c = contentNow(content);
+    return c != null && c.status() != null && c.status().snapshotHandle() != null;
+  }
+
+  /** The name of the one content there is. */
+  String onlyContent() {
+    return client
+        .genericKubernetesResources(SnapshotApi.CONTENTS)
+        .list()
+        .getItems()
+        .get(0)
+        .getMetadata()
+        .getName();
+  }
+
+  /** An available volume in the fake Cinder that no cluster made. */
+  void seedVolume(String id, int sizeGib) {
+    cinder.seed(
+        new org.standalonecinder.provisioner.cinder.Volume(
+            id, id, "available", sizeGib, "nova", "lab", Map.of(), null, null, false, List.of()));
   }
 }

@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
-import java.time.Duration;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -24,18 +21,6 @@ import org.standalonecinder.provisioner.provision.Names;
  * as the snapshot loop serves them beside the claim loop.
  */
 class SnapshotsTest extends SnapshotLoopTest {
-
-  private static final Duration WAIT = Duration.ofSeconds(10);
-
-  @BeforeEach
-  void up() {
-    start();
-  }
-
-  @AfterEach
-  void down() {
-    stop();
-  }
 
   private String volumeOf(PersistentVolume pv) {
     return pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
@@ -86,7 +71,7 @@ class SnapshotsTest extends SnapshotLoopTest {
     // Cinder has answered: nothing is in flight, the snapshot-controller may delete it.
     Cluster.await("being-created gone", () -> !contentNow(name).beingCreated(), WAIT);
     assertThat(cinder.log().stream().filter(l -> l.startsWith("createSnapshot"))).hasSize(1);
-    assertThat(counted("take", "succeeded")).isEqualTo(1);
+    Cluster.await("counted", () -> counted("take", "succeeded") == 1, WAIT);
   }
 
   @Test
@@ -178,14 +163,7 @@ class SnapshotsTest extends SnapshotLoopTest {
     cinder.failNext(
         "createSnapshot",
         () -> {
-          String content =
-              client
-                  .genericKubernetesResources(SnapshotApi.CONTENTS)
-                  .list()
-                  .getItems()
-                  .get(0)
-                  .getMetadata()
-                  .getName();
+          String content = onlyContent();
           cinder.createSnapshot(
               new SnapshotSpec(
                   content,
@@ -201,13 +179,7 @@ class SnapshotsTest extends SnapshotLoopTest {
         });
     GenericKubernetesResource s = volumeSnapshot("daily", "db", "cinder");
     String content = SnapshotApi.contentName(s.getMetadata().getUid());
-    Cluster.await(
-        "recorded",
-        () ->
-            contentNow(content) != null
-                && contentNow(content).status() != null
-                && contentNow(content).status().snapshotHandle() != null,
-        WAIT);
+    Cluster.await("recorded", () -> recorded(content), WAIT);
     assertThat(cinderSnapshots()).hasSize(1);
     // Until Cinder answers for good, the content says a snapshot is in flight.
     assertThat(contentNow(content).beingCreated()).isTrue();
@@ -219,7 +191,8 @@ class SnapshotsTest extends SnapshotLoopTest {
     controllerDeletes(content);
     Cluster.await("content gone", () -> contentNow(content) == null, WAIT);
     assertThat(cinderSnapshots()).isEmpty();
-    assertThat(counted("delete", "succeeded")).isEqualTo(1);
+    // Counted just after the finalizer goes.
+    Cluster.await("counted", () -> counted("delete", "succeeded") == 1, WAIT);
   }
 
   @Test
@@ -236,19 +209,7 @@ class SnapshotsTest extends SnapshotLoopTest {
 
   @Test
   void aPreProvisionedContentIsReadFromCinderAndItsDeletionUnderRetainKeepsIt() {
-    cinder.seed(
-        new org.standalonecinder.provisioner.cinder.Volume(
-            "vol-old",
-            "old",
-            "available",
-            3,
-            "nova",
-            "lab",
-            Map.of(),
-            null,
-            null,
-            false,
-            java.util.List.of()));
+    seedVolume("vol-old", 3);
     Snapshot old = cinder.createSnapshot(new SnapshotSpec("nightly", "vol-old", null, Map.of()));
     cinder.setSnapshotStatus(old.id(), "available");
     content("imported", Map.of("snapshotHandle", old.id()), "Retain", "restored");
@@ -273,7 +234,8 @@ class SnapshotsTest extends SnapshotLoopTest {
             contentNow("imported").status() != null
                 && contentNow("imported").status().error() != null,
         WAIT);
-    assertThat(contentNow("imported").status().error()).contains("Cinder has no snapshot no-such");
+    assertThat(contentNow("imported").status().error())
+        .contains("Cinder has no snapshot or backup no-such");
   }
 
   static Stream<Arguments> leftovers() {
@@ -288,19 +250,7 @@ class SnapshotsTest extends SnapshotLoopTest {
   @MethodSource("leftovers")
   void theSweepDeletesOnlyWhatItsOwnContentsLeftUnderDelete(
       String name, String cluster, String policy, String content, boolean kept) {
-    cinder.seed(
-        new org.standalonecinder.provisioner.cinder.Volume(
-            "vol-1",
-            "v",
-            "available",
-            1,
-            "nova",
-            "lab",
-            Map.of(),
-            null,
-            null,
-            false,
-            java.util.List.of()));
+    seedVolume("vol-1", 1);
     if (content.equals("there")) {
       content("snapcontent-live", Map.of("snapshotHandle", "elsewhere"), "Retain", "s");
     }

@@ -88,6 +88,34 @@ final class BackupCalls {
         Backup::failReason);
   }
 
+  void updateBackupMetadata(String backupId, Map<String, String> metadata) {
+    if (!http.apiVersions().used().atLeast(Microversion.BACKUP_METADATA)) {
+      throw new CinderException.Unsupported(
+          "Cinder keeps backup metadata from microversion "
+              + Microversion.BACKUP_METADATA
+              + "; this one speaks "
+              + http.apiVersions().used(),
+          0,
+          null);
+    }
+    Backup now =
+        getBackup(backupId)
+            .orElseThrow(
+                () -> new CinderException.NotFound("backup " + backupId + " does not exist", null));
+    // PUT replaces the metadata whole (Cinder's backup_metadata_update with delete): merged here.
+    Map<String, String> merged = new java.util.LinkedHashMap<>(now.metadata());
+    merged.putAll(metadata);
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode md = body.putObject("backup").putObject("metadata");
+    merged.forEach(md::put);
+    http.call(
+        "update metadata of backup " + backupId,
+        HttpMethod.PUT,
+        "/backups/" + id(backupId),
+        body,
+        null);
+  }
+
   void deleteBackup(String backupId) {
     try {
       http.call("delete backup " + backupId, HttpMethod.DELETE, "/backups/" + id(backupId));

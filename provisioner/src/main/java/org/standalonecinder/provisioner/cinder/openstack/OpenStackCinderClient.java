@@ -230,6 +230,11 @@ public final class OpenStackCinderClient implements CinderClient {
   }
 
   @Override
+  public void updateBackupMetadata(String backupId, Map<String, String> metadata) {
+    backups.updateBackupMetadata(backupId, metadata);
+  }
+
+  @Override
   public void deleteBackup(String backupId) {
     backups.deleteBackup(backupId);
   }

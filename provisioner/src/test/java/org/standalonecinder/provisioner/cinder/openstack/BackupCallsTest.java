@@ -172,4 +172,34 @@ class BackupCallsTest {
       assertThat(cloud.cinderRequests).as("nothing asked of Cinder").isEmpty();
     }
   }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "3.43: read then written whole (Cinder replaces a backup's metadata), 3.43, true",
+    "3.42: refused here (Cinder keeps no backup metadata below 3.43), 3.42, false",
+  })
+  void aBackupsMetadataIsMergedWithWhatItHas(String name, String server, boolean written)
+      throws Exception {
+    cloud.maxVersion(server);
+    cloud.thenCinder(MockCloud.recorded("get-backup.json"));
+    cloud.thenCinder(MockCloud.recorded("get-backup.json"));
+    Map<String, String> entry = Map.of("standalone-cinder.io/deletion-policy", "Retain");
+    if (!written) {
+      assertThatThrownBy(() -> client().updateBackupMetadata(BACKUP, entry))
+          .isInstanceOf(CinderException.Unsupported.class)
+          .hasMessageContaining("from microversion 3.43");
+      assertThat(cloud.cinderRequests).as("nothing asked of Cinder").isEmpty();
+      return;
+    }
+    client().updateBackupMetadata(BACKUP, entry);
+    RecordedRequest put = cinder(1);
+    assertThat(put.getMethod()).isEqualTo("PUT");
+    assertThat(put.getPath()).endsWith("/backups/" + BACKUP);
+    JsonNode sent = MockCloud.JSON.readTree(put.getBody().readUtf8());
+    assertThat(sent.get("backup").get("metadata"))
+        .isEqualTo(
+            MockCloud.JSON.readTree(
+                "{\"lab\":\"yes\",\"standalone-cinder.io/deletion-policy\":\"Retain\"}"));
+    assertThat(sent.get("backup").size()).as("nothing but the metadata").isEqualTo(1);
+  }
 }

@@ -101,6 +101,12 @@ class CinderBackupIT {
     // Found again by name and metadata (a retry); another cluster's metadata finds nothing.
     assertThat(c.findBackups(name, md)).extracting(Backup::id).containsExactly(b.id());
     assertThat(c.findBackups(name, Map.of("cluster", "another"))).isEmpty();
+    // An entry set keeps the others (Cinder's PUT replaces the metadata whole: merged here).
+    c.updateBackupMetadata(b.id(), Map.of("policy", "Retain"));
+    assertThat(c.getBackup(b.id()).orElseThrow().metadata())
+        .containsAllEntriesOf(md)
+        .containsEntry("policy", "Retain")
+        .hasSize(md.size() + 1);
 
     // The volume goes; its backup stays.
     c.markDetached(source.id(), inUse.attachmentIds().get(0));
