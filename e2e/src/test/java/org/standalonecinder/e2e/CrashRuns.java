@@ -86,23 +86,43 @@ final class CrashRuns<O> {
     return "ok in " + ms + " ms";
   }
 
+  /** Which deaths of an operation are drilled: after step {@code n} (from 1), {@code step}. */
+  @FunctionalInterface
+  interface Drilled<O> {
+    boolean after(O op, int n, String step);
+  }
+
   /**
    * Every operation's runs, {@code parallel} at once; the runs that did not end as they must, each
    * with why. Every line of the drill goes to the report file {@code reportFile}.
    */
   List<String> failures(List<O> operations, int parallel, String reportFile) throws Exception {
+    return failures(operations, parallel, reportFile, (op, n, step) -> true);
+  }
+
+  /** As {@link #failures(List, int, String)}, dying only after the steps {@code drilled} takes. */
+  List<String> failures(List<O> operations, int parallel, String reportFile, Drilled<O> drilled)
+      throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(parallel);
     Map<String, Future<String>> all = new java.util.LinkedHashMap<>();
     List<String> failed = new ArrayList<>();
     try {
+      // The runs without a death at once: each lists its operation's steps.
+      Map<O, Future<List<String>>> dry = new java.util.LinkedHashMap<>();
       for (O op : operations) {
-        List<String> steps = steps(op);
+        dry.put(op, pool.submit(() -> steps(op)));
+      }
+      for (O op : operations) {
+        List<String> steps = dry.get(op).get();
         if (steps.isEmpty()) {
           failed.add(op + " takes no step: nothing was drilled");
         }
         for (int n = 1; n <= steps.size(); n++) {
           int at = n;
           String step = steps.get(n - 1);
+          if (!drilled.after(op, n, step)) {
+            continue;
+          }
           all.put(
               op + " dies after step " + n + " (" + step + ")",
               pool.submit(() -> dieAndRestart(op, at, step)));

@@ -56,7 +56,10 @@ final class MortalProvisioner implements AutoCloseable {
           "deleteAttachment",
           "createSnapshot",
           "updateSnapshotMetadata",
-          "deleteSnapshot");
+          "deleteSnapshot",
+          "createBackup",
+          "updateBackupMetadata",
+          "deleteBackup");
 
   private static final Set<String> KUBE_WRITES = Set.of("POST", "PUT", "PATCH", "DELETE");
 

@@ -41,6 +41,7 @@ final class ContentSync {
   private final ContentWrites writes;
   private final CinderClient cinder;
   private final Copies copies;
+  private final ContentSweep sweep;
   private final Function<String, SnapshotClass> classes;
   private final String driver;
   private final String clusterId;
@@ -63,6 +64,7 @@ final class ContentSync {
     this.writes = writes;
     this.cinder = cinder;
     this.copies = new Copies(cinder);
+    this.sweep = new ContentSweep(copies, writes, clusterId, metrics);
     this.classes = classes;
     this.driver = driver;
     this.clusterId = clusterId;
@@ -370,25 +372,8 @@ final class ContentSync {
         .toldAs(SnapshotController.CREATION_FAILED);
   }
 
-  /**
-   * Deletes Cinder snapshots and backups this cluster made for a content that is gone, when the
-   * content's policy was {@code Delete} as last seen: a content deleted before the
-   * snapshot-controller's finalizer held it, or while this provisioner was down.
-   */
+  /** The restart sweep: see {@link ContentSweep}. */
   void sweep() {
-    for (Copy s :
-        copies.find(List.of(Copy.Kind.values()), null, Map.of(Names.META_CLUSTER, clusterId))) {
-      String content = s.metadata().get(SnapshotApi.META_CONTENT);
-      if (content == null
-          || !SnapshotApi.DELETE.equals(s.metadata().get(SnapshotApi.META_POLICY))
-          || "creating".equals(s.status())
-          || "deleting".equals(s.status())
-          || writes.get(content) != null) {
-        continue;
-      }
-      LOG.info("{} was made for content {}, which is gone: deleting it", s.describe(), content);
-      copies.delete(s);
-      metrics.swept();
-    }
+    sweep.run();
   }
 }

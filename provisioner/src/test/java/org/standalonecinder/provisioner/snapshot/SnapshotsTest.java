@@ -268,4 +268,27 @@ class SnapshotsTest extends SnapshotLoopTest {
     parts.snapshots().sweep();
     assertThat(cinder.snapshots().containsKey(s.id())).isEqualTo(kept);
   }
+
+  @Test
+  void aCloudThatKeepsBackupsFromThisUserStillHasItsSnapshotsSwept() {
+    seedVolume("vol-1", 1);
+    Snapshot s =
+        cinder.createSnapshot(
+            new SnapshotSpec(
+                "snapcontent-gone",
+                "vol-1",
+                null,
+                Map.of(
+                    Names.META_CLUSTER, settings.clusterId(),
+                    SnapshotApi.META_CONTENT, "snapcontent-gone",
+                    SnapshotApi.META_POLICY, "Delete")));
+    cinder.setSnapshotStatus(s.id(), "available");
+    cinder.failNext(
+        "findBackups",
+        () ->
+            new org.standalonecinder.provisioner.cinder.CinderException.Forbidden(
+                "Policy doesn't allow backup:get_all to be performed.", "req-f"));
+    parts.snapshots().sweep();
+    assertThat(cinder.snapshots()).doesNotContainKey(s.id());
+  }
 }
