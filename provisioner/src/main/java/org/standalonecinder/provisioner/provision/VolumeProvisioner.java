@@ -269,8 +269,8 @@ public final class VolumeProvisioner {
       Volume volume = volumeId == null ? null : cinder.getVolume(volumeId).orElse(null);
       if (volume != null) {
         if (volume.status().equals("backing-up")) {
-          // Not detached under Cinder's backup service either: its export is what the backup
-          // reads, and detaching would reset the status the backup restores when done.
+          // Cinder deletes it only once the backup is made: nothing is undone before (its
+          // attachments stay for the retry to take), so a release never races the backup service.
           throw busy(volumeId, volume.status());
         }
         if (Names.RESERVED.equals(ann.get(Names.ANN_ATTACHMENT))) {

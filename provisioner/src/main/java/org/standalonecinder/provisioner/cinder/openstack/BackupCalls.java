@@ -49,13 +49,15 @@ final class BackupCalls {
             "/backups",
             body,
             null);
-    // Cinder answers with the id, name and links only: the rest is read back.
+    // Cinder answers with the id, name and links only: the rest is read back. An answer without
+    // an id is garbage: the look-up by name finds the backup, if one was made, on the retry.
     JsonNode made = required(res, "backup", "back up volume " + spec.volumeId());
-    String id = made.path("id").asText(null);
-    if (id == null) {
-      return backup(made);
-    }
-    return getBackup(id).orElseGet(() -> backup(made));
+    String id = required(made, "id", "back up volume " + spec.volumeId()).asText();
+    return getBackup(id)
+        .orElseThrow(
+            () ->
+                new CinderException.NotFound(
+                    "backup " + id + " was made and is gone already", null));
   }
 
   Optional<Backup> getBackup(String backupId) {
@@ -125,18 +127,7 @@ final class BackupCalls {
   }
 
   void awaitBackupDeleted(String backupId, Backoff backoff) {
-    long deadline = System.nanoTime() + backoff.deadline().toNanos();
-    for (int attempt = 0; ; attempt++) {
-      Optional<Backup> b = getBackup(backupId);
-      if (b.isEmpty()) {
-        return;
-      }
-      String status = b.get().status();
-      if (status.equals("error_deleting")) {
-        throw new CinderException.UnexpectedState(
-            "backup " + backupId + " failed to delete (status error_deleting)", status, false);
-      }
-      Waiting.sleepOrGiveUp(backoff, attempt, deadline, "backup " + backupId, "deleted", status);
-    }
+    Waiting.forGone(
+        "backup " + backupId, backoff, () -> getBackup(backupId), Backup::status, status -> null);
   }
 }

@@ -101,31 +101,18 @@ final class SnapshotCalls {
   }
 
   void awaitSnapshotDeleted(String snapshotId, Backoff backoff) {
-    long deadline = System.nanoTime() + backoff.deadline().toNanos();
-    for (int attempt = 0; ; attempt++) {
-      Optional<Snapshot> s = getSnapshot(snapshotId);
-      if (s.isEmpty()) {
-        return;
-      }
-      String status = s.get().status();
-      if (status.equals("error_deleting")) {
-        throw new CinderException.UnexpectedState(
-            "snapshot " + snapshotId + " failed to delete (status error_deleting)", status, false);
-      }
-      // Cinder marks a snapshot deleting before it answers the DELETE; one that is available
-      // again was kept by its backend: on RBD a volume made from it depends on it (cinder-volume
-      // logs SnapshotIsBusy). Deleting that volume first lets it go.
-      if (status.equals("available") && attempt > 0) {
-        throw new CinderException.UnexpectedState(
-            "snapshot "
-                + snapshotId
-                + " is available again after its deletion: its backend keeps it (on RBD, a"
-                + " volume made from it still depends on it)",
-            status,
-            false);
-      }
-      Waiting.sleepOrGiveUp(
-          backoff, attempt, deadline, "snapshot " + snapshotId, "deleted", status);
-    }
+    // Cinder marks a snapshot deleting before it answers the DELETE; one that is available again
+    // was kept by its backend: on RBD a volume made from it depends on it (cinder-volume logs
+    // SnapshotIsBusy). Deleting that volume first lets it go.
+    Waiting.forGone(
+        "snapshot " + snapshotId,
+        backoff,
+        () -> getSnapshot(snapshotId),
+        Snapshot::status,
+        status ->
+            status.equals("available")
+                ? "is available again after its deletion: its backend keeps it (on RBD, a volume"
+                    + " made from it still depends on it)"
+                : null);
   }
 }

@@ -106,19 +106,8 @@ final class VolumeCalls {
   }
 
   void awaitVolumeDeleted(String volumeId, Backoff backoff) {
-    long deadline = System.nanoTime() + backoff.deadline().toNanos();
-    for (int attempt = 0; ; attempt++) {
-      Optional<Volume> v = getVolume(volumeId);
-      if (v.isEmpty()) {
-        return;
-      }
-      String status = v.get().status();
-      if (status.equals("error_deleting")) {
-        throw new CinderException.UnexpectedState(
-            "volume " + volumeId + " failed to delete (status error_deleting)", status, false);
-      }
-      Waiting.sleepOrGiveUp(backoff, attempt, deadline, "volume " + volumeId, "deleted", status);
-    }
+    Waiting.forGone(
+        "volume " + volumeId, backoff, () -> getVolume(volumeId), Volume::status, status -> null);
   }
 
   void updateVolumeMetadata(String volumeId, Map<String, String> metadata) {

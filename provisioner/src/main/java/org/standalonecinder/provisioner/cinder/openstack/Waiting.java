@@ -59,6 +59,40 @@ final class Waiting {
   }
 
   /**
+   * Polls {@code read} until Cinder no longer has what it reads: volumes, snapshots and backups,
+   * whose deletions end alike.
+   *
+   * @param keptBy what a status seen after the first look means when Cinder keeps it after all (the
+   *     message to throw), or null when it means nothing of the kind
+   * @throws CinderException.UnexpectedState at {@code error_deleting}, when {@code keptBy} says it
+   *     is kept, or past the deadline
+   */
+  static <T> void forGone(
+      String what,
+      Backoff backoff,
+      Supplier<Optional<T>> read,
+      Function<T, String> status,
+      Function<String, String> keptBy) {
+    long deadline = System.nanoTime() + backoff.deadline().toNanos();
+    for (int attempt = 0; ; attempt++) {
+      Optional<T> t = read.get();
+      if (t.isEmpty()) {
+        return;
+      }
+      String s = status.apply(t.get());
+      if (s.equals("error_deleting")) {
+        throw new CinderException.UnexpectedState(
+            what + " failed to delete (status error_deleting)", s, false);
+      }
+      String kept = attempt > 0 ? keptBy.apply(s) : null;
+      if (kept != null) {
+        throw new CinderException.UnexpectedState(what + " " + kept, s, false);
+      }
+      sleepOrGiveUp(backoff, attempt, deadline, what, "deleted", s);
+    }
+  }
+
+  /**
    * Sleeps the backoff's delay for {@code attempt}, or throws when the deadline has passed.
    *
    * @throws CinderException.UnexpectedState (timed out) past the deadline

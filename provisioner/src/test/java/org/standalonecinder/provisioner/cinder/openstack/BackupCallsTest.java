@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,9 +21,6 @@ import org.standalonecinder.provisioner.cinder.Backup;
 import org.standalonecinder.provisioner.cinder.BackupSpec;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
-import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
-import org.standalonecinder.provisioner.cinder.openstack.config.ConfigKey;
-import org.standalonecinder.provisioner.cinder.openstack.config.Setting;
 
 /**
  * Backups as sent and as read back (transcripts recorded on dev/cinder-local's cinder-backup); the
@@ -49,11 +45,7 @@ class BackupCallsTest {
   }
 
   private OpenStackCinderClient client() {
-    Map<ConfigKey, Setting> s = new EnumMap<>(ConfigKey.class);
-    s.put(ConfigKey.CINDER_ENDPOINT, new Setting(cloud.url("/volume/v3"), "test"));
-    s.put(ConfigKey.TENANT_ID, new Setting(MockCloud.PROJECT, "test"));
-    s.put(ConfigKey.REQUEST_TIMEOUT, new Setting("2", "test"));
-    client = OpenStackCinderClient.create(CloudConfig.from(s));
+    client = cloud.noauthClient();
     return client;
   }
 
@@ -201,5 +193,15 @@ class BackupCallsTest {
             MockCloud.JSON.readTree(
                 "{\"lab\":\"yes\",\"standalone-cinder.io/deletion-policy\":\"Retain\"}"));
     assertThat(sent.get("backup").size()).as("nothing but the metadata").isEqualTo(1);
+  }
+
+  @Test
+  void anAnswerWithoutTheBackupsIdIsAnErrorNotAHalfReadBackup() {
+    cloud.thenCinder(MockCloud.status(202, "{\"backup\":{\"name\":\"snapcontent-1\"}}"));
+    assertThatThrownBy(
+            () -> client().createBackup(new BackupSpec("snapcontent-1", VOLUME, null, Map.of())))
+        .isInstanceOf(CinderException.Unavailable.class)
+        .hasMessageContaining("the answer has no 'id'");
+    assertThat(cloud.cinderRequests).as("nothing read back").hasSize(1);
   }
 }

@@ -11,12 +11,17 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import okhttp3.mockwebserver.Dispatcher;
 import okhttp3.mockwebserver.MockResponse;
 import okhttp3.mockwebserver.MockWebServer;
 import okhttp3.mockwebserver.RecordedRequest;
+import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
+import org.standalonecinder.provisioner.cinder.openstack.config.ConfigKey;
+import org.standalonecinder.provisioner.cinder.openstack.config.Setting;
 
 /**
  * A Keystone and a Cinder on one MockWebServer, answering with the lab's recorded responses unless
@@ -95,6 +100,18 @@ public final class MockCloud implements AutoCloseable {
    */
   public String url(String path) {
     return server.url(path).newBuilder().host("127.0.0.1").build().toString();
+  }
+
+  /**
+   * A client of this cloud's Cinder without keystone (its endpoint and project given, a 2 s request
+   * timeout); the caller closes it.
+   */
+  public OpenStackCinderClient noauthClient() {
+    Map<ConfigKey, Setting> s = new EnumMap<>(ConfigKey.class);
+    s.put(ConfigKey.CINDER_ENDPOINT, new Setting(url("/volume/v3"), "test"));
+    s.put(ConfigKey.TENANT_ID, new Setting(PROJECT, "test"));
+    s.put(ConfigKey.REQUEST_TIMEOUT, new Setting("2", "test"));
+    return OpenStackCinderClient.create(CloudConfig.from(s));
   }
 
   public synchronized MockCloud thenCinder(Function<RecordedRequest, MockResponse> f) {

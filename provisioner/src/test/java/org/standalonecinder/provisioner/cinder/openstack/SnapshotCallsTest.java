@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import okhttp3.mockwebserver.MockResponse;
@@ -19,9 +18,6 @@ import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Snapshot;
 import org.standalonecinder.provisioner.cinder.SnapshotSpec;
-import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
-import org.standalonecinder.provisioner.cinder.openstack.config.ConfigKey;
-import org.standalonecinder.provisioner.cinder.openstack.config.Setting;
 
 /** Snapshots as sent and as read back; the waits' ends that the real Cinder shows rarely. */
 class SnapshotCallsTest {
@@ -43,11 +39,7 @@ class SnapshotCallsTest {
   }
 
   private OpenStackCinderClient client() {
-    Map<ConfigKey, Setting> s = new EnumMap<>(ConfigKey.class);
-    s.put(ConfigKey.CINDER_ENDPOINT, new Setting(cloud.url("/volume/v3"), "test"));
-    s.put(ConfigKey.TENANT_ID, new Setting(MockCloud.PROJECT, "test"));
-    s.put(ConfigKey.REQUEST_TIMEOUT, new Setting("2", "test"));
-    client = OpenStackCinderClient.create(CloudConfig.from(s));
+    client = cloud.noauthClient();
     return client;
   }
 
