@@ -46,8 +46,9 @@ answers() { # the API's version document: 300 Multiple Choices
 case "$ACTION" in
   stop)
     p=$(running_pid) || { echo "service.sh: $SVC is not running" >&2; exit 1; }
-    # NUL-separated, so arguments with spaces survive
-    cp "/proc/$p/cmdline" "$CMDF"
+    # NUL-separated, so arguments with spaces survive; start.sh keeps the command it ran (a
+    # wrapper's exec leaves only the service's own line here)
+    [ -s "$CMDF" ] || cp "/proc/$p/cmdline" "$CMDF"
     kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p"
     for _ in $(seq 1 40); do [ -d "/proc/$p" ] || break; sleep 0.25; done
     echo "service.sh: killed $SVC ($p)" ;;

@@ -133,6 +133,9 @@ wait_for() { # description timeout command...
 http_code() { curl -s -o /dev/null -w '%{http_code}' "$@" 2>/dev/null || true; }
 spawn() { # name pidfile logfile cmd... : new session => pid == pgid
   local name="$1" pidf="$2" logf="$3"; shift 3
+  # The command as given (NUL-separated), for service.sh's restart: the process's own command
+  # line lost what ran before its exec (cinder-backup's private /etc/ceph)
+  printf '%s\0' "$@" > "${pidf%.pid}.cmd"
   setsid "$@" >>"$logf" 2>&1 </dev/null &
   echo $! > "$pidf"
 }
@@ -393,6 +396,9 @@ quota_backup_gigabytes = ${CINDER_LOCAL_QUOTA_BACKUP_GIGABYTES:-1000}
 # backups as files in a directory of their own: they outlive the volume and its backend
 backup_driver = cinder.backup.drivers.posix.PosixBackupDriver
 backup_posix_path = $STATE/cinder/backups
+# uncompressed: the tests' volumes are mostly zeros, and zlib over every GiB made each backup
+# wait for a CPU the tests share
+backup_compression_algorithm = none
 EOF
 [ "$NB" -gt 1 ] && echo "default_volume_type = $(type_of "${BACKEND%%,*}")"
 cat <<EOF

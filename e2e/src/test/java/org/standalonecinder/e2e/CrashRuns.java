@@ -10,7 +10,7 @@ import java.util.concurrent.Future;
 import java.util.function.BiFunction;
 
 /**
- * The crash-every-step drill shared by {@link CrashEveryStepE2EIT} and {@link SnapshotCrashE2EIT}:
+ * The crash-every-step drill shared by {@link CrashEveryStepE2EIT} and {@link SnapshotCrashCases}:
  * each operation runs once without a death, which lists its steps; then once per step, with a
  * provisioner that dies right after it and a fresh one that must finish the job; every run checks
  * what it left and cleans up.

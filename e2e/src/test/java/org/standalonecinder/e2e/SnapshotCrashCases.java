@@ -8,9 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.Backup;
@@ -25,9 +23,7 @@ import org.standalonecinder.provisioner.provision.Names;
  * exactly the snapshots that remain, once each, and every claim is bound exactly once; deleting
  * what is left leaves nothing in Cinder or the cluster.
  */
-@ExtendWith(Installed.class)
-@Order(8)
-class SnapshotCrashE2EIT {
+abstract class SnapshotCrashCases {
 
   /** What a run does, through a class of snapshots or of backups ({@code type: backup}). */
   enum Operation {
@@ -74,7 +70,8 @@ class SnapshotCrashE2EIT {
 
   @BeforeAll
   static void theClusterServesSnapshots(LocalInstall it) {
-    SnapshotsE2EIT.theClusterServesSnapshots(it);
+    // Only the check: every run makes its own classes.
+    SnapshotCases.requireSnapshotController(it);
   }
 
   /** One run of an operation, on claims, a snapshot class and a provisioner of its own. */
@@ -226,8 +223,8 @@ class SnapshotCrashE2EIT {
     List<String> failed =
         drill.failures(
             List.of(Operation.values()),
-            // Runs of two to seven steps, mostly waiting for the snapshot-controller: 12 at once.
-            Integer.getInteger("crash.parallel", 12),
+            // Runs of two to eight steps, mostly waiting for the snapshot-controller: all at once.
+            Integer.getInteger("crash.parallel", 25),
             "snapshot-crash-every-step.txt",
             (op, n, step) -> op.drilledAfter(n, step));
     assertThat(failed).as("runs that did not end as they must").isEmpty();
