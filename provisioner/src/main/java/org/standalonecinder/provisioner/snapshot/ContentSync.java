@@ -254,7 +254,7 @@ final class ContentSync {
   private Copy found(Content c, List<Copy.Kind> kinds) {
     String handle = c.status() == null ? null : c.status().snapshotHandle();
     if (handle != null) {
-      return copies.get(handle).orElse(null);
+      return copies.get(handle, kinds).orElse(null);
     }
     List<Copy> all = copies.find(kinds, c.name(), identifying(c.name()));
     return all.isEmpty() ? null : all.get(0);

@@ -29,8 +29,27 @@ final class Copies {
 
   /** The snapshot or backup {@code id} names, or empty when Cinder has neither. */
   Optional<Copy> get(String id) {
-    Optional<Copy> s = get(Copy.Kind.SNAPSHOT, id);
-    return s.isPresent() ? s : get(Copy.Kind.BACKUP, id);
+    return get(id, List.of(Copy.Kind.SNAPSHOT));
+  }
+
+  /**
+   * As {@link #get(String)}, asked in the kinds {@code first} before the others: where the class
+   * says which, following a backup costs one GET a poll, not a 404 first.
+   */
+  Optional<Copy> get(String id, List<Copy.Kind> first) {
+    List<Copy.Kind> order = new ArrayList<>(first);
+    for (Copy.Kind k : Copy.Kind.values()) {
+      if (!order.contains(k)) {
+        order.add(k);
+      }
+    }
+    for (Copy.Kind k : order) {
+      Optional<Copy> c = get(k, id);
+      if (c.isPresent()) {
+        return c;
+      }
+    }
+    return Optional.empty();
   }
 
   Optional<Copy> get(Copy.Kind kind, String id) {

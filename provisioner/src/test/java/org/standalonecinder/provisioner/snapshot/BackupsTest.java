@@ -81,6 +81,10 @@ class BackupsTest extends SnapshotLoopTest {
     assertThat(cinder.volumes().get(volumeOf(pv)).status()).isNotEqualTo("backing-up");
     assertThat(cinder.log().stream().filter(l -> l.startsWith("createBackup"))).hasSize(1);
     Cluster.await("counted", () -> counted("backup", "succeeded") == 1, WAIT);
+    // Followed as a backup, as its class says: never asked for as a snapshot first (a 404 a poll).
+    assertThat(cinder.log())
+        .contains("getBackup " + b.id())
+        .doesNotContain("getSnapshot " + b.id());
     assertThat(counted("take", "succeeded")).isZero();
   }
 
@@ -177,7 +181,7 @@ class BackupsTest extends SnapshotLoopTest {
 
   /**
    * What a backup is for: the source claim and its volume are gone, and the backup still fills a
-   * new claim, larger, of the claim's class' type rather than the lost volume's.
+   * new claim, larger, which carries its own identity (Cinder's restore gave it its source's).
    */
   @Test
   void aClaimIsRestoredFromABackupAfterItsSourceVolumeIsGone() {
@@ -193,7 +197,9 @@ class BackupsTest extends SnapshotLoopTest {
     assertThat(v.sizeGib()).isEqualTo(2);
     assertThat(v.metadata())
         .containsEntry("src_backup_id", b.id())
-        .containsEntry(Names.META_RESTORED_FROM, b.id());
+        .containsEntry(Names.META_RESTORED_FROM, b.id())
+        .containsEntry(Names.META_PVC_UID, pvc("copy").getMetadata().getUid())
+        .containsEntry(Names.META_PVC_NAME, "copy");
     assertThat(v.snapshotId()).isNull();
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(Names.ANN_RESTORED_FROM, "apps/snap");
