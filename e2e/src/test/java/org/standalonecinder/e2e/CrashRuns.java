@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -50,29 +51,67 @@ final class CrashRuns<O> {
     this.settle = settle;
   }
 
-  private List<String> steps(O op) throws Exception {
+  /**
+   * Runs {@code op} without a death and completes {@code steps} with the steps it took as soon as
+   * they are known, before its clean-up: the runs that die after them need not wait for it.
+   */
+  private void steps(O op, CompletableFuture<List<String>> steps) throws Exception {
     Run run = runs.apply(op, 0);
-    run.prepare();
-    try (MortalProvisioner p = run.provisioner(0)) {
-      run.act();
-      run.settle();
-      List<String> steps = p.steps();
-      report.add(op + " takes " + steps.size() + " steps: " + String.join(", ", steps));
+    Phases phases = new Phases();
+    try {
+      run.prepare();
+      phases.end("prepare");
+      List<String> taken;
+      try (MortalProvisioner p = run.provisioner(0)) {
+        run.act();
+        run.settle();
+        phases.end("run");
+        taken = p.steps();
+      }
+      steps.complete(taken);
       run.cleanUp();
-      return steps;
+      phases.end("clean-up");
+      report.add(
+          op + " takes " + taken.size() + " steps (" + phases + "): " + String.join(", ", taken));
+    } catch (Exception | Error e) {
+      steps.completeExceptionally(e);
+      throw e;
+    }
+  }
+
+  /** How long each phase of a run took, for the report: where a slow drill spends its time. */
+  private static final class Phases {
+    private final StringBuilder done = new StringBuilder();
+    private long last = System.nanoTime();
+
+    void end(String phase) {
+      long now = System.nanoTime();
+      done.append(done.isEmpty() ? "" : ", ")
+          .append(phase)
+          .append(' ')
+          .append((now - last) / 1_000_000)
+          .append(" ms");
+      last = now;
+    }
+
+    @Override
+    public String toString() {
+      return done.toString();
     }
   }
 
   /** Dies after step {@code n}, restarts, checks, cleans up; "ok ..." or why it failed. */
   private String dieAndRestart(O op, int n, String step) throws Exception {
     Run run = runs.apply(op, n);
+    Phases phases = new Phases();
     run.prepare();
-    long start = System.nanoTime();
+    phases.end("prepare");
     try (MortalProvisioner mortal = run.provisioner(n)) {
       run.act();
       if (!mortal.awaitDeath(settle)) {
         return "did not die: it took " + mortal.steps().size() + " steps " + mortal.steps();
       }
+      phases.end("death");
       if (!mortal.steps().get(n - 1).equals(step)) {
         // Steps taken in parallel may come in another order; the run is no less valid.
         report.add(op + " run " + n + " died after " + mortal.steps().get(n - 1));
@@ -81,9 +120,31 @@ final class CrashRuns<O> {
     try (MortalProvisioner restarted = run.provisioner(0)) {
       run.settle();
     }
-    long ms = (System.nanoTime() - start) / 1_000_000;
+    phases.end("settled after the restart");
     run.cleanUp();
-    return "ok in " + ms + " ms";
+    phases.end("clean-up");
+    return "ok (" + phases + ")";
+  }
+
+  private void submitDeaths(
+      O op,
+      List<String> steps,
+      Drilled<O> drilled,
+      ExecutorService pool,
+      Map<String, Future<String>> all,
+      List<String> failed) {
+    if (steps.isEmpty()) {
+      failed.add(op + " takes no step: nothing was drilled");
+    }
+    for (int n = 1; n <= steps.size(); n++) {
+      int at = n;
+      String step = steps.get(n - 1);
+      if (drilled.after(op, n, step)) {
+        all.put(
+            op + " dies after step " + n + " (" + step + ")",
+            pool.submit(() -> dieAndRestart(op, at, step)));
+      }
+    }
   }
 
   /** Which deaths of an operation are drilled: after step {@code n} (from 1), {@code step}. */
@@ -108,24 +169,38 @@ final class CrashRuns<O> {
     List<String> failed = new ArrayList<>();
     try {
       // The runs without a death at once: each lists its operation's steps.
-      Map<O, Future<List<String>>> dry = new java.util.LinkedHashMap<>();
+      Map<O, CompletableFuture<List<String>>> dry = new java.util.LinkedHashMap<>();
+      List<Future<?>> dryRuns = new ArrayList<>();
       for (O op : operations) {
-        dry.put(op, pool.submit(() -> steps(op)));
+        CompletableFuture<List<String>> steps = new CompletableFuture<>();
+        dry.put(op, steps);
+        dryRuns.add(
+            pool.submit(
+                () -> {
+                  steps(op, steps);
+                  return null;
+                }));
       }
-      for (O op : operations) {
-        List<String> steps = dry.get(op).get();
-        if (steps.isEmpty()) {
-          failed.add(op + " takes no step: nothing was drilled");
-        }
-        for (int n = 1; n <= steps.size(); n++) {
-          int at = n;
-          String step = steps.get(n - 1);
-          if (!drilled.after(op, n, step)) {
-            continue;
+      // Each operation's deaths as soon as its dry run has listed the steps.
+      java.util.Set<O> listing = new java.util.LinkedHashSet<>(operations);
+      while (!listing.isEmpty()) {
+        CompletableFuture.anyOf(listing.stream().map(dry::get).toArray(CompletableFuture[]::new))
+            .exceptionally(e -> null)
+            .get();
+        for (java.util.Iterator<O> i = listing.iterator(); i.hasNext(); ) {
+          O op = i.next();
+          if (dry.get(op).isDone()) {
+            i.remove();
+            submitDeaths(op, dry.get(op).get(), drilled, pool, all, failed);
           }
-          all.put(
-              op + " dies after step " + n + " (" + step + ")",
-              pool.submit(() -> dieAndRestart(op, at, step)));
+        }
+      }
+      for (Future<?> f : dryRuns) {
+        // A dry run's clean-up that failed fails the drill as a death's would.
+        try {
+          f.get();
+        } catch (java.util.concurrent.ExecutionException ex) {
+          failed.add("a run without a death: " + ex.getCause());
         }
       }
       for (var e : all.entrySet()) {

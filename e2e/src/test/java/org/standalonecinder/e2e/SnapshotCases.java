@@ -34,8 +34,7 @@ import org.standalonecinder.provisioner.cinder.Snapshot;
  * claim and its volume and fills a new claim.
  */
 // The tests run at once (each has its own namespace and claims, and mostly waits for the node and
-// the snapshot-controller), beside the crash drill only (SnapshotsE2EIT): run beside the other
-// classes it met InstallDocsE2EIT's clean-up, which takes the installation's RBAC away.
+// the snapshot-controller), in NodesE2EIT.
 abstract class SnapshotCases {
 
   static final String CLASSES =
@@ -63,7 +62,8 @@ abstract class SnapshotCases {
   @BeforeAll
   static void theClusterServesSnapshots(LocalInstall it) {
     requireSnapshotController(it);
-    // Once, before the tests: they run at once, and two creates of one object collide.
+    // Once, before the tests: they run at once, and two creates of one object collide (NodesE2EIT
+    // made them already, before its nested classes; this keeps the cases whole on their own).
     it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
     it.kubectl.ok(CLASSES, "apply", "-f", "-");
   }
