@@ -6,7 +6,8 @@
 # provisioner killed after
 # every step (CrashEveryStepE2EIT), the real Cinder's API killed and frozen mid-burst, a volume in
 # error and a quota running out (CinderFaultsE2EIT, bursts of 36 claims), the real API server
-# killed mid-burst and 409 conflicts (KubeFaultsE2EIT), fault injection into the provisioner
+# killed mid-burst and 409 conflicts (KubeFaultsE2EIT), 10,000 hostile claims, PVs and classes
+# (HostileObjectsFuzzE2EIT) and 2,000 claims of 200 KiB (HostileObjectsE2EIT), fault injection into the provisioner
 # against the real Cinder (NoLeakIT), failover, the webhook down, CA rotation, the webhook's TLS,
 # deadline, token and rule tables, and (through dev/test.sh) the scan of every log line of the run
 # for secrets. CI runs the same tests at a bounded size on every run
@@ -18,11 +19,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec "$ROOT/dev/test.sh" \
   -Dtest='WebhookServerTest*,*RuleTest,ClonePolicyTest,StorageClassPolicyTest,CloneTokenTest,CloneTokenGuardTest,CloneAuthorizationTest,ErrorsTest,SecretsNeverShownTest' \
   -Dsurefire.failIfNoSpecifiedTests=false \
-  -Dit.test='WebhookFuzzE2EIT,WebhookFloodE2EIT,CloneAttacksE2EIT,HostileObjectsE2EIT,NoLeakIT,FailoverE2EIT,WebhookDownE2EIT,CaRotationE2EIT,CrashEveryStepE2EIT,CinderFaultsE2EIT,KubeFaultsE2EIT' \
+  -Dit.test='WebhookFuzzE2EIT,WebhookFloodE2EIT,CloneAttacksE2EIT,HostileObjectsE2EIT,HostileObjectsFuzzE2EIT,NoLeakIT,FailoverE2EIT,WebhookDownE2EIT,CaRotationE2EIT,CrashEveryStepE2EIT,CinderFaultsE2EIT,KubeFaultsE2EIT' \
   -Dit.failIfNoSpecifiedTests=false \
   -Dfailsafe.failIfNoSpecifiedTests=false \
   -Dfuzz.cases="${FUZZ_CASES:-120000}" -Dfuzz.slow="${FUZZ_SLOW:-500}" \
   -Dfaults.burst="${FAULTS_BURST:-36}" \
   -Dflood.requests="${FLOOD_REQUESTS:-3000}" -Dflood.claims="${FLOOD_CLAIMS:-50}" \
-  -Dcrowd.claims="${CROWD_CLAIMS:-2000}" \
+  -Dcrowd.claims="${CROWD_CLAIMS:-2000}" -Dfuzz.objects="${FUZZ_OBJECTS:-10000}" \
   "$@"

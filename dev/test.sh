@@ -6,8 +6,9 @@
 # plane on loopback (dev/kube-local).
 #
 # It installs what is missing (JDK 17 and Maven, Node.js and npm, and Cinder's Debian packages through
-# dev/cinder-local/start.sh), starts the local Cinder unless one is already running,
-# runs `mvn verify`, and stops Cinder again if it started it. Extra arguments go to
+# dev/cinder-local/start.sh), starts the local parts (Cinder, the control plane, the nodes) that
+# are not running already beside `mvn verify` (the integration tests wait for them), and stops
+# again what it started. The parts' start logs to target/parts-start.log. Extra arguments go to
 # Maven (e.g. dev/test.sh -pl provisioner -Dit.test=CinderClientIT).
 # Needs root (apt-get, tgtd, ceph). Env: CINDER_LOCAL_STATE (default /tmp/cinder-local),
 # CINDER_LOCAL_BACKEND (default file,rbd; file alone skips Ceph, and the RBD tests then fail
@@ -42,29 +43,30 @@ NODE2_STATE="${NODE_STATE}-2"
 started=0
 kube_started=0
 node_started=""
-waiting=()
+parts_pid=""
 stop_all() {
   # Starts still under way first, so nothing comes up after its stop.
-  for p in "${waiting[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${waiting[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ -n "$parts_pid" ]; then
+    kill "$parts_pid" 2>/dev/null || true
+    wait "$parts_pid" 2>/dev/null || true
+  fi
   for n in $node_started; do "$ROOT/dev/node-local/stop.sh" --state-dir "$n" >/dev/null || true; done
   if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
 }
 trap stop_all EXIT
 
-# The parts start at once (their package installs take turns, dev/apt-lock.sh): Cinder, the
-# longest (about 90 s warm), beside the control plane and then the nodes, which need the control
-# plane but not Cinder until the tests run.
+# What runs already is used as it is (a second to ask each part); the rest starts beside the build,
+# which compiles and runs the unit tests meanwhile: the integration tests wait for the parts
+# (dev/await-parts.sh, at Maven's pre-integration-test), which saves most of a cold start.
+# Cinder, the longest (about 90 s warm), starts beside the control plane and then the nodes, which
+# need the control plane but not Cinder until the tests run. A fresh state each: tests see only
+# what they create.
 if "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --running; then
   echo "dev/test.sh: using the local Cinder that is already running ($STATE)"
 else
   started=1
-  # A fresh state: tests see only what they create.
-  "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh &
-  waiting+=($!)
 fi
-
 # The real control plane for the end-to-end suite (e2e/): built from Debian's source package
 # the first time (a few minutes; cached by version outside the clone), then started in seconds.
 # With the snapshot API and the real snapshot-controller (../shared/snapshot-controller, built
@@ -73,37 +75,69 @@ if "$ROOT/dev/kube-local/start.sh" --snapshots --running; then
   echo "dev/test.sh: using the local control plane that is already running ($KUBE_STATE)"
 else
   kube_started=1
-  "$ROOT/dev/kube-local/start.sh" --snapshots --fresh
 fi
-
 # The nodes: real Linux kernels as user-space processes (Debian's user-mode-linux), whose kernel
 # initiators log in to the PVs the provisioner makes. They reach Cinder, Ceph and the API server
 # only as the host's loopback through their user-space networks.
 # The first node also runs a kubelet (and containerd) registered with the local control plane:
 # pods there mount claims through the kubelet's own volume plugins. The second is a kernel alone
 # (what two nodes do at once; the attach CLI beside the kubelet's pods).
+node_role() { if [ "$1" = "$NODE_STATE" ]; then echo --kubelet; fi; }
 for n in "$NODE_STATE" "$NODE2_STATE"; do
-  role=()
-  [ "$n" = "$NODE_STATE" ] && role=(--kubelet)
-  if "$ROOT/dev/node-local/start.sh" --state-dir "$n" "${role[@]}" --running; then
+  # shellcheck disable=SC2046
+  if "$ROOT/dev/node-local/start.sh" --state-dir "$n" $(node_role "$n") --running; then
     echo "dev/test.sh: using the node that is already running ($n)"
   else
     node_started="$node_started $n"
-    "$ROOT/dev/node-local/start.sh" --state-dir "$n" "${role[@]}" --fresh &
-    waiting+=($!)
   fi
 done
-for p in "${waiting[@]}"; do
-  wait "$p" || { echo "dev/test.sh: a part did not start (above: why)" >&2; exit 1; }
-done
-waiting=()
+
+start_parts() {
+  local pids=()
+  trap 'kill "${pids[@]}" 2>/dev/null; wait; exit 143' TERM
+  if [ "$started" = 1 ]; then
+    "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh &
+    pids+=($!)
+  fi
+  if [ "$kube_started" = 1 ]; then
+    "$ROOT/dev/kube-local/start.sh" --snapshots --fresh &
+    pids+=($!)
+    if ! wait "$!"; then
+      kill "${pids[@]}" 2>/dev/null
+      wait
+      return 1
+    fi
+  fi
+  for n in $node_started; do
+    # shellcheck disable=SC2046
+    "$ROOT/dev/node-local/start.sh" --state-dir "$n" $(node_role "$n") --fresh &
+    pids+=($!)
+  done
+  local rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  return "$rc"
+}
+
+mkdir -p "$ROOT/target"
+PARTS_STATUS="$ROOT/target/parts-start.status"
+PARTS_LOG="$ROOT/target/parts-start.log"
+rm -f "$PARTS_STATUS"
+( start_parts > "$PARTS_LOG" 2>&1; echo $? > "$PARTS_STATUS" ) &
+parts_pid=$!
 
 cd "$ROOT"
 # The console goes to target/test-output.log too: with the processes' logs under */target, it is
 # every log line of the run, and none may hold a password, token, cephx key or CHAP secret.
-mkdir -p "$ROOT/target"
+set +e
 mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" \
   -Dkube.local.env="$KUBE_STATE/kube-local.env" -Dnode.local.env="$NODE_STATE/node-local.env" \
-  -Dnode2.local.env="$NODE2_STATE/node-local.env" \
+  -Dnode2.local.env="$NODE2_STATE/node-local.env" -Dparts.status="$PARTS_STATUS" \
   "$@" 2>&1 | tee "$ROOT/target/test-output.log"
+mvn_rc=${PIPESTATUS[0]}
+set -e
+# The parts' start, as it went (what each took; why one did not start).
+if [ -s "$PARTS_STATUS" ]; then
+  if [ "$(cat "$PARTS_STATUS")" = 0 ]; then grep -h '^READY' "$PARTS_LOG" || true; else cat "$PARTS_LOG"; fi
+fi
+[ "$mvn_rc" = 0 ] || exit "$mvn_rc"
 bash "$ROOT/dev/scan-secrets.sh" --self-test "$ROOT/target" "$ROOT"/*/target

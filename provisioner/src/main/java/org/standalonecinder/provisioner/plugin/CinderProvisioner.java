@@ -201,6 +201,7 @@ public final class CinderProvisioner implements Provisioner {
 
   @Override
   public void created(ProvisionRequest request, PersistentVolume pv) {
+    volumes.settled(request.claim().getMetadata().getUid());
     handOver(pv);
     marking.mark(request.claim(), pv);
   }
@@ -277,6 +278,15 @@ public final class CinderProvisioner implements Provisioner {
       handedOver.remove(pv.getMetadata().getName());
     } else if (gone instanceof PersistentVolumeClaim claim) {
       expansion.forget(claim);
+      Map<String, String> ann = claim.getMetadata().getAnnotations();
+      if (ann != null
+          && name().equals(ClaimAnnotations.provisioner(ann))
+          && "restore".equals(kind(claim))
+          && claim.getMetadata().getUid() != null) {
+        // A restore from a backup that another process cut short leaves its volume under the
+        // backup's identity, where no sweep finds it: the claim's deletion looks by its name.
+        volumes.lookFor(claim.getMetadata().getUid());
+      }
     }
   }
 
@@ -289,8 +299,14 @@ public final class CinderProvisioner implements Provisioner {
   @Override
   public void abandoned(WorkKey.Claim claim, String claimUid) {
     protection.release(claimUid);
+    if (!volumes.mayHaveLeft(claimUid)) {
+      // Never asked Cinder for (refused before, or another process's, whose volume the
+      // housekeeping's sweep finds): nothing to look up, however many such claims go at once.
+      return;
+    }
     String pvName = Names.pvName(claimUid);
     if (cache.volumeNow(pvName) != null) {
+      volumes.settled(claimUid);
       return; // the PV exists: its release deletes the volume
     }
     PersistentVolumeClaim live =
@@ -334,6 +350,7 @@ public final class CinderProvisioner implements Provisioner {
       }
       PersistentVolumeClaim c = cache.claim(u.namespace(), u.name());
       if (c == null || !u.claimUid().equals(c.getMetadata().getUid())) {
+        volumes.lookFor(u.claimUid());
         abandoned.add(new Abandoned(new WorkKey.Claim(u.namespace(), u.name()), u.claimUid()));
       }
     }

@@ -48,16 +48,18 @@ final class Leftovers {
     int n = 0;
     boolean kept = false;
     try {
-      List<Volume> candidates =
-          new java.util.ArrayList<>(
-              cinder.findVolumes(pvName, Names.identifying(claimUid, settings.clusterId())));
-      // Restored from a backup and left under its source's identity (and state): never handed
-      // over, so the claim's.
-      List<Volume> restored = RestoredFromBackup.underAnotherIdentity(cinder, pvName, claimUid);
-      candidates.addAll(restored);
-      for (Volume v : candidates) {
-        if (!restored.contains(v)
-            && Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))) {
+      // One listing by the claim's name, then its identity checked here (two listings once):
+      // this cluster's volumes of the claim, and those restored from a backup and left under
+      // their source's identity (and state), never handed over, so the claim's.
+      Map<String, String> identity = Names.identifying(claimUid, settings.clusterId());
+      for (Volume v : cinder.findVolumes(pvName, Map.of())) {
+        boolean restored = RestoredFromBackup.underAnotherIdentity(v, pvName, claimUid);
+        boolean claims =
+            pvName.equals(v.name()) && v.metadata().entrySet().containsAll(identity.entrySet());
+        if (!restored && !claims) {
+          continue;
+        }
+        if (!restored && Names.STATE_PROVISIONED.equals(v.metadata().get(Names.META_STATE))) {
           kept = true;
           continue;
         }

@@ -28,10 +28,15 @@ final class RestoredFromBackup {
    */
   static List<Volume> underAnotherIdentity(CinderClient cinder, String pvName, String claimUid) {
     return cinder.findVolumes(pvName, Map.of()).stream()
-        .filter(v -> pvName.equals(v.name()))
-        .filter(v -> v.metadata().containsKey(SRC_BACKUP))
-        .filter(v -> !claimUid.equals(v.metadata().get(Names.META_PVC_UID)))
+        .filter(v -> underAnotherIdentity(v, pvName, claimUid))
         .toList();
+  }
+
+  /** Whether {@code v} is such a volume (see {@link #underAnotherIdentity(CinderClient, ...)}). */
+  static boolean underAnotherIdentity(Volume v, String pvName, String claimUid) {
+    return pvName.equals(v.name())
+        && v.metadata().containsKey(SRC_BACKUP)
+        && !claimUid.equals(v.metadata().get(Names.META_PVC_UID));
   }
 
   /**

@@ -50,6 +50,15 @@ public final class VolumeProvisioner {
   private final Leftovers leftovers;
   private final CinderExport exports;
 
+  /**
+   * The claims whose volume this process has asked Cinder for (looked up or made), or was told to
+   * look for, until their PV exists or what they left is deleted. A claim deleted without a PV
+   * costs Cinder a look-up only if it is here: a tenant's thousand claims refused before Cinder was
+   * asked cost it nothing when they go. What a stopped process made, the housekeeping's sweep finds
+   * ({@link #unfinished}), and it then names the claim here.
+   */
+  private final java.util.Set<String> asked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   public VolumeProvisioner(
       CinderClient cinder,
       SecretStore secrets,
@@ -159,6 +168,7 @@ public final class VolumeProvisioner {
     Rollback rollback = new Rollback();
     try {
       MDC.put("pv", pvName);
+      asked.add(uid);
       Volume volume =
           volumes.findOrCreate(req, claim, pvName, source, placement, rollback, pvExists);
       MDC.put("volume", volume.id());
@@ -350,7 +360,33 @@ public final class VolumeProvisioner {
    * @return how many volumes were deleted
    */
   public int deleteOrphans(String claimUid) {
-    return leftovers.deleteOrphans(claimUid);
+    int n = leftovers.deleteOrphans(claimUid);
+    asked.remove(claimUid);
+    return n;
+  }
+
+  /**
+   * Whether Cinder may hold a volume of the claim that no PV holds, as far as this process knows:
+   * it asked Cinder for the claim's volume, or was told to look ({@link #lookFor}), and neither its
+   * PV was made nor {@link #deleteOrphans} ran since.
+   */
+  public boolean mayHaveLeft(String claimUid) {
+    return asked.contains(claimUid);
+  }
+
+  /**
+   * Cinder may hold a volume of the claim that this process did not make (the sweep found one, or
+   * another process may have restored into one under another identity): its deletion looks.
+   */
+  public void lookFor(String claimUid) {
+    asked.add(claimUid);
+  }
+
+  /**
+   * The claim's PV exists: from now on its release, not the claim's deletion, deletes the volume.
+   */
+  public void settled(String claimUid) {
+    asked.remove(claimUid);
   }
 
   /**

@@ -421,26 +421,4 @@ class ProvisioningTest {
     assertThat(cinder.volumes()).isEmpty();
     assertThat(cinder.attachments()).isEmpty();
   }
-
-  @Test
-  void aClaimDeletedWhileItsRollbackFailedLeavesNoVolume() {
-    ourClass();
-    // Provisioning fails, and so does the undo: the volume stays attached in Cinder.
-    cinder.failNext(
-        "completeAttachment", () -> new CinderException.Unavailable("down", 503, null, null));
-    cinder.failNext(
-        "deleteAttachment", () -> new CinderException.Unavailable("down", 503, null, null));
-    // ...and Cinder stays down for the retries, so nothing else cleans up.
-    cinder.failNext("findVolumes", () -> null);
-    for (int i = 0; i < 10; i++) {
-      cinder.failNext(
-          "findVolumes", () -> new CinderException.Unavailable("down", 503, null, null));
-    }
-    claim("gone", "cinder", ProvisionerSettings.DEFAULT_NAME, Map.of());
-    await("the volume left behind", () -> cinder.log().contains("deleteAttachment att-2"));
-    assertThat(cinder.volumes()).hasSize(1);
-    client.persistentVolumeClaims().inNamespace("apps").withName("gone").delete();
-    await("orphan swept", () -> cinder.volumes().isEmpty());
-    assertThat(cinder.attachments()).isEmpty();
-  }
 }
