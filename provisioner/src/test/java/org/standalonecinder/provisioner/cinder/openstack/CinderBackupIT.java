@@ -125,6 +125,11 @@ class CinderBackupIT {
       assertThat(in.readNBytes(read, 0, read.length)).isEqualTo(data.length);
     }
     assertThat(read).isEqualTo(data);
+    // Cinder's backup service marks the restored volume available before the backup (2023.1,
+    // BackupManager.restore_backup saves the volume, then the backup): a restore started in
+    // between is refused ("Originating backup status must be one of 'available'"). The
+    // provisioner retries that refusal; here the backup is waited for.
+    c.awaitBackupStatus(b.id(), AVAILABLE, WAIT);
     Volume other =
         newVolume(
             c, VolumeSpec.blank(unique("it-bkrbd"), 1).withType("lab-rbd").fromBackup(b.id()));
