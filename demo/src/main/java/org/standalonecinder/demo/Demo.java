@@ -132,7 +132,12 @@ public final class Demo {
     long t1 = System.nanoTime();
     PersistentVolume pv = it.claims.bound(NS, "data");
     step(4, "claim default/data Bound by the PV controller " + ms(t1) + " after kubectl apply:");
-    it.kubectl.ok(null, "get", "pvc,pv", "-n", NS).out().lines().forEach(l -> say("      " + l));
+    // Its claim and its PV by name: PVs are cluster-wide, and a cluster may hold others'.
+    it.kubectl
+        .ok(null, "get", "pvc/data", "pv/" + pv.getMetadata().getName(), "-n", NS)
+        .out()
+        .lines()
+        .forEach(l -> say("      " + l));
     say("      the PV's source:");
     for (String line : new KubernetesSerialization().asYaml(pv.getSpec().getIscsi()).split("\n")) {
       if (!line.startsWith("---")) {

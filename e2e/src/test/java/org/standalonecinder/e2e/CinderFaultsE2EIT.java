@@ -37,7 +37,9 @@ import org.standalonecinder.provisioner.provision.Names;
  * they are deleted.
  */
 @ExtendWith(Installed.class)
-@Order(8)
+// After the hostile objects' classes: it mostly waits for Cinder's outages to pass, and their
+// namespaces' deletion runs beside it.
+@Order(9)
 class CinderFaultsE2EIT {
 
   private static final Duration SETTLE = Duration.ofMinutes(4);

@@ -29,8 +29,9 @@ import org.standalonecinder.demo.Waits;
 @ExtendWith(Installed.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
-// Late, and it waits for its claims to be gone: a thousand claims keep kube-controller-manager
-// busy for a while. Before KubeFaultsE2EIT, after which the provisioner may have stopped.
+// Late: a thousand claims keep kube-controller-manager busy for a while after it (their deletion
+// goes on behind CinderFaultsE2EIT; KubeFaultsE2EIT waits for it). Before KubeFaultsE2EIT, after
+// which the provisioner may have stopped.
 @Order(8)
 class HostileObjectsE2EIT {
 
@@ -226,7 +227,7 @@ class HostileObjectsE2EIT {
     it.kubectl.ok(null, "delete", "pvc", "plain", "-n", plain, "--wait=false");
     dropFinalizers(
         it, ns, java.util.stream.IntStream.range(0, CROWD).mapToObj(i -> "crowd-" + i).toList());
-    gone(it, ns);
+    startDeleting(it, ns);
   }
 
   /** GET of the first provisioner's health port ({@code /healthz}, {@code /readyz}, ...). */
@@ -280,18 +281,34 @@ class HostileObjectsE2EIT {
     }
   }
 
+  /** Namespaces of thousands of claims whose deletion goes on behind the classes that follow. */
+  private static final java.util.Queue<Deleting> DELETING =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+  private record Deleting(String namespace, long since) {}
+
   /**
-   * Deletes a namespace and waits until it is gone: the tests after this one expect a cluster whose
-   * controllers are not still busy with thousands of claims.
+   * Deletes a namespace without waiting: kube-controller-manager's deletion of thousands of claims
+   * keeps the API server busy for a minute or two, which the next class, CinderFaultsE2EIT (mostly
+   * waiting for Cinder's outages to pass), can run beside. {@link #awaitDeletions} waits for it
+   * before a class that needs a quiet API server.
    */
-  static void gone(LocalInstall it, String ns) {
-    long t0 = System.nanoTime();
+  static void startDeleting(LocalInstall it, String ns) {
     it.kubectl.ok(null, "delete", "namespace", ns, "--wait=false");
-    Waits.await(
-        ns + " gone",
-        () -> it.admin.namespaces().withName(ns).get() == null,
-        Duration.ofSeconds(300));
-    System.out.printf(
-        "HostileObjectsE2EIT: %s deleted in %.1f s%n", ns, (System.nanoTime() - t0) / 1e9);
+    DELETING.add(new Deleting(ns, System.nanoTime()));
+  }
+
+  /** Waits until every namespace {@link #startDeleting} deleted is gone (5 min each at most). */
+  static void awaitDeletions(LocalInstall it) {
+    for (Deleting d; (d = DELETING.poll()) != null; ) {
+      String ns = d.namespace();
+      Waits.await(
+          ns + " gone",
+          () -> it.admin.namespaces().withName(ns).get() == null,
+          Duration.ofSeconds(300));
+      System.out.printf(
+          "HostileObjectsE2EIT: %s deleted in %.1f s (behind the classes after it)%n",
+          ns, (System.nanoTime() - d.since()) / 1e9);
+    }
   }
 }

@@ -39,8 +39,9 @@ import org.standalonecinder.demo.Waits;
  * provisions and deletes, no worker is lost, and its log holds no stack trace for each object.
  */
 @ExtendWith(Installed.class)
-// Late, and it waits for its claims to be gone: thousands of claims keep kube-controller-manager
-// busy for a while. Before KubeFaultsE2EIT, after which the provisioner may have stopped.
+// Late: thousands of claims keep kube-controller-manager busy for a while after it (their deletion
+// goes on behind CinderFaultsE2EIT; KubeFaultsE2EIT waits for it). Before KubeFaultsE2EIT, after
+// which the provisioner may have stopped.
 @Order(8)
 class HostileObjectsFuzzE2EIT {
 
@@ -214,7 +215,7 @@ class HostileObjectsFuzzE2EIT {
 
     it.admin.persistentVolumes().withLabel("e2e-fuzz", "true").delete();
     it.admin.storage().v1().storageClasses().withLabel("e2e-fuzz", "true").delete();
-    HostileObjectsE2EIT.gone(it, ns);
+    HostileObjectsE2EIT.startDeleting(it, ns);
   }
 
   /** How many events the provisioner told in the namespace. */

@@ -26,8 +26,14 @@ import org.standalonecinder.demo.Waits;
  * the claims are deleted.
  */
 @ExtendWith(Installed.class)
-@Order(9)
+@Order(10)
 class KubeFaultsE2EIT {
+
+  /** The API server is killed here: not while it is still deleting the hostile objects. */
+  @org.junit.jupiter.api.BeforeAll
+  static void quietApiServer(LocalInstall it) {
+    HostileObjectsE2EIT.awaitDeletions(it);
+  }
 
   private static final Duration SETTLE = Duration.ofMinutes(4);
   private static final ReliabilityReport REPORT = ReliabilityReport.fresh("kube-faults.txt");
