@@ -347,10 +347,15 @@ if [ ! -d "$DB_DIR/data/mysql" ]; then
     --skip-test-db >>"$LOG/mariadb-install.log" 2>&1 || { tail -20 "$LOG/mariadb-install.log" >&2; die "mariadb-install-db failed"; }
 fi
 log "starting mariadb (unix socket $DB_SOCK, no TCP)"
+# Long network timeouts: Cinder's services are eventlet processes, and on a loaded machine one can
+# stall for tens of seconds mid-handshake (cinder-backup hashing a GiB); the server's defaults
+# (connect 10 s, read 30 s) then close its connection, and the request it served is lost
+# ("MySQL server has gone away", a backup left creating for good; seen in CI).
 spawn mariadb "$RUN/mariadb.pid" "$LOG/mariadb.log" \
   mariadbd --user=root --datadir="$DB_DIR/data" --socket="$DB_SOCK" --pid-file="$DB_DIR/mariadbd.pid" \
     --skip-networking --log-error="$LOG/mariadb.err" --innodb-buffer-pool-size=64M \
-    --innodb-log-file-size=16M --skip-log-bin --character-set-server=utf8mb4
+    --innodb-log-file-size=16M --skip-log-bin --character-set-server=utf8mb4 \
+    --connect-timeout=300 --net-read-timeout=600 --net-write-timeout=600
 wait_for mariadb 60 mariadb-admin --socket="$DB_SOCK" --silent ping \
   || { tail -20 "$LOG/mariadb.err" >&2; die "mariadb did not start"; }
 mariadb --socket="$DB_SOCK" -e "CREATE DATABASE IF NOT EXISTS cinder CHARACTER SET utf8mb4;
