@@ -107,6 +107,17 @@ final class Volumes {
         throw new VolumeProvisioner.AlreadyProvisioned(pvName);
       }
       volume = found.get(0);
+      if (volume.status().equals("deleting")) {
+        // an earlier attempt's rollback (or someone) is deleting it: waiting for it would end in
+        // a 404, and a final one would leave the claim until the next resync
+        throw new ProvisioningException(
+            "volume "
+                + volume.id()
+                + " of this claim is being deleted (an earlier attempt's rollback); a new one is"
+                + " made once it is gone",
+            false,
+            null);
+      }
       if (volume.sizeGib() != req.sizeGib()) {
         throw ProvisioningException.invalid(
             "volume "
@@ -162,7 +173,16 @@ final class Volumes {
     }
     String id = volume.id();
     rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
-    Volume ready = makeAvailable(volume);
+    Volume ready;
+    try {
+      ready = makeAvailable(volume);
+    } catch (CinderException.NotFound gone) {
+      // Cinder's 404 is final for a call, not for the claim: the next attempt makes a new volume
+      throw new ProvisioningException(
+          "volume " + id + " of this claim was deleted while it was made ready; a new one is made",
+          false,
+          gone);
+    }
     return fromBackup ? RestoredFromBackup.identityBack(cinder, ready, meta) : ready;
   }
 

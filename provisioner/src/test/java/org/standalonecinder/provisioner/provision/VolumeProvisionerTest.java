@@ -554,6 +554,59 @@ class VolumeProvisionerTest {
     assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
   }
 
+  static Stream<Arguments> volumesThatGoWhileTheyAreMadeReady() {
+    return Stream.of(
+        Arguments.of(
+            "being deleted by an earlier attempt's rollback: not waited for, not deleted again",
+            "deleting",
+            (Consumer<VolumeProvisionerTest>) t -> {},
+            "vol-old of this claim is being deleted",
+            List.of(FIND)),
+        Arguments.of(
+            "deleted while it was awaited: Cinder's 404 ends the attempt, not the claim",
+            "available",
+            (Consumer<VolumeProvisionerTest>)
+                t ->
+                    t.cinder.failNext(
+                        "awaitVolumeStatus",
+                        () -> {
+                          t.cinder.deleteVolume("vol-old");
+                          return new CinderException.NotFound(
+                              "volume vol-old disappeared while waiting for [available]", null);
+                        }),
+            "vol-old of this claim was deleted while it was made ready",
+            List.of(FIND, OLD_FIND, OLD_AWAIT, OLD_DELETE, OLD_DELETE)));
+  }
+
+  /**
+   * The claim's volume gone or going under an attempt is a failure the next attempt mends with a
+   * new volume: not a final one, which would leave the claim waiting for the next resync.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("volumesThatGoWhileTheyAreMadeReady")
+  void aVolumeThatGoesWhileItIsMadeReadyIsReplacedByTheNextAttempt(
+      String name,
+      String status,
+      Consumer<VolumeProvisionerTest> inject,
+      String failure,
+      List<String> calls) {
+    seedOld(status, List.of());
+    inject.accept(this);
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+        .hasMessageContaining(failure);
+    assertThat(cinder.log()).containsExactlyElementsOf(calls);
+
+    for (String id : List.copyOf(cinder.volumes().keySet())) { // Cinder finishes the deletion
+      cinder.setStatus(id, "available");
+      cinder.deleteVolume(id);
+    }
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    assertThat(pv.getMetadata().getAnnotations())
+        .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
+    assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
+  }
+
   /** The claim's volume as an earlier attempt left it. */
   private void seedOld(String status, List<String> attachments) {
     cinder.seed(
