@@ -35,6 +35,14 @@ public final class Claims {
         .formatted(name, ns, annotations, className);
   }
 
+  /** A claim of the class for a raw block device ({@code volumeMode: Block}), 1 GiB. */
+  public static String blockYaml(String ns, String name, String className) {
+    return yaml(ns, name, className, "")
+        .replace(
+            "  accessModes: [ReadWriteOnce]",
+            "  volumeMode: Block\n  accessModes: [ReadWriteOnce]");
+  }
+
   /** Waits until Kubernetes' PV controller has bound the claim, and returns its PV. */
   public PersistentVolume bound(String ns, String name) {
     Waits.await(

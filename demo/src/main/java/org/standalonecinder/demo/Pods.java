@@ -60,6 +60,26 @@ public final class Pods {
         .formatted(name, ns, node, BUSYBOX, yamlString(script), claim);
   }
 
+  /**
+   * The pod of {@link #yaml} with a second claim, a {@code volumeMode: Block} one, handed to its
+   * container as the raw device {@link #DEVICE}.
+   */
+  public static String withDevice(String podYaml, String claim) {
+    String mounts = "    volumeMounts: [{name: data, mountPath: /data}]\n";
+    String volumes = "  - name: data\n    persistentVolumeClaim: {claimName: ";
+    if (!podYaml.contains(mounts) || !podYaml.contains(volumes)) {
+      throw new IllegalArgumentException("not a pod of Pods.yaml: " + podYaml);
+    }
+    return podYaml
+        .replace(mounts, mounts + "    volumeDevices: [{name: raw, devicePath: " + DEVICE + "}]\n")
+        .replace(
+            volumes,
+            "  - name: raw\n    persistentVolumeClaim: {claimName: " + claim + "}\n" + volumes);
+  }
+
+  /** Where a Pod of {@link #withDevice} finds its Block claim's device. */
+  public static final String DEVICE = "/dev/xvda";
+
   private static String yamlString(String s) {
     return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
   }

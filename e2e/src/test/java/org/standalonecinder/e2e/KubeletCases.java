@@ -27,10 +27,11 @@ import org.standalonecinder.demo.Waits;
  * dev/kube-local) in a real kernel (dev/node-local --kubelet): a claim the provisioner fulfilled is
  * mounted into a Pod by the kubelet's own volume plugin (iSCSI with the PV's CHAP Secret, read by
  * the node through the Node authorizer; RBD in-tree with the cephx Secret), which makes the
- * filesystem; the Pod writes; when the Pod is deleted the kubelet unmounts and logs out or unmaps;
- * a second Pod reads what the first wrote, and for iSCSI a Pod on a clone (through the webhook)
- * reads it too, through the clone's own target and CHAP Secret; when the claims are deleted nothing
- * is left in Cinder, tgt or the node.
+ * filesystem; the same Pod has a {@code volumeMode: Block} claim as a raw device (which the kubelet
+ * holds open through a loop device); the Pod writes to both; when the Pod is deleted the kubelet
+ * unmounts and logs out or unmaps; a second Pod reads what the first wrote, file and bytes, and for
+ * iSCSI a Pod on a clone (through the webhook) reads it too, through the clone's own target and
+ * CHAP Secret; when the claims are deleted nothing is left in Cinder, tgt or the node.
  */
 abstract class KubeletCases {
 
@@ -93,16 +94,35 @@ abstract class KubeletCases {
   @Execution(ExecutionMode.CONCURRENT)
   @ParameterizedTest(name = "{0}")
   @MethodSource("kinds")
-  void aPodsFilesOutliveItAndTheKubeletLeavesNothingBehind(Kind kind, LocalInstall it)
+  void aPodsFilesAndRawBytesOutliveItAndTheKubeletLeavesNothingBehind(Kind kind, LocalInstall it)
       throws Exception {
     it.kubectl.ok(kind.classes(), "apply", "-f", "-");
     String ns = it.namespace("e2e-kubelet");
     it.kubectl.ok(Claims.yaml(ns, "data", kind.className(), ""), "apply", "-f", "-");
+    it.kubectl.ok(Claims.blockYaml(ns, "raw", kind.className()), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");
+    PersistentVolume raw = it.claims.bound(ns, "raw");
+    assertThat(raw.getSpec().getVolumeMode()).isEqualTo("Block");
     String word = "written-by-a-pod-in-" + ns;
+    String bytes = "raw-bytes-of-a-pod-in-" + ns;
 
-    Pod writer = start(it, ns, "writer", "data", "echo " + word + " > /data/hello && sync");
+    Pod writer =
+        start(
+            it,
+            ns,
+            "writer",
+            "echo "
+                + word
+                + " > /data/hello && printf %s "
+                + bytes
+                + " | dd of="
+                + Pods.DEVICE
+                + " conv=fsync 2>/dev/null && sync");
     NodeView used = awaitWritten(kind, pv, writer);
+    NodeView device = view(kind, raw, null);
+    assertThat(device.device() && device.attached() == 1)
+        .as("the Block claim's device, attached for the Pod\n" + device)
+        .isTrue();
     assertThat(used.device()).as("the device the kubelet attached\n" + used).isTrue();
     assertThat(used.attached()).as("its session or mapping\n" + used).isEqualTo(1);
     assertThat(used.podFsType())
@@ -113,14 +133,30 @@ abstract class KubeletCases {
     it.pods.delete(ns, "writer", POD);
     NodeView after = awaitLetGo(kind, pv, writer);
     assertThat(after.device()).as("no device after the Pod\n" + after).isFalse();
+    NodeView rawAfter = awaitLetGo(kind, raw, null);
+    assertThat(rawAfter.device()).as("no Block device after the Pod\n" + rawAfter).isFalse();
 
-    Pods.Ended read = run(it, ns, "reader", "data", "cat /data/hello > /dev/termination-log");
+    Pods.Ended read =
+        run(
+            it,
+            ns,
+            "reader",
+            "data",
+            true,
+            "{ cat /data/hello; dd if="
+                + Pods.DEVICE
+                + " bs="
+                + bytes.length()
+                + " count=1 2>/dev/null; } > /dev/termination-log");
     assertThat(read.succeeded()).as(read.toString()).isTrue();
-    assertThat(read.message()).isEqualTo(word);
+    assertThat(read.message())
+        .as("the file, then the device's first bytes, as the next Pod reads them")
+        .isEqualTo(word + "\n" + bytes);
     it.pods.delete(ns, "reader", POD);
     awaitLetGo(kind, pv, null);
+    awaitLetGo(kind, raw, null);
 
-    java.util.List<PersistentVolume> made = new java.util.ArrayList<>(java.util.List.of(pv));
+    java.util.List<PersistentVolume> made = new java.util.ArrayList<>(java.util.List.of(pv, raw));
     if (kind.clones()) {
       // A clone (through the webhook's policy) of what the target holds: the kubelet has logged
       // out.
@@ -136,7 +172,7 @@ abstract class KubeletCases {
           .as("the clone's own CHAP Secret")
           .isNotEqualTo(pv.getSpec().getIscsi().getSecretRef().getName());
       Pods.Ended cloned =
-          run(it, ns, "clone-reader", "copy", "cat /data/hello > /dev/termination-log");
+          run(it, ns, "clone-reader", "copy", false, "cat /data/hello > /dev/termination-log");
       assertThat(cloned.succeeded()).as(cloned.toString()).isTrue();
       assertThat(cloned.message()).as("the clone holds the Pod's file").isEqualTo(word);
       it.pods.delete(ns, "clone-reader", POD);
@@ -157,21 +193,27 @@ abstract class KubeletCases {
   }
 
   /**
-   * Starts a Pod on the node with the claim at /data that runs {@code script} and then stays up
-   * (ending at once when stopped), and waits until it runs.
+   * Starts a Pod on the node with the claim {@code data} at /data and the Block claim {@code raw}
+   * at {@link Pods#DEVICE} that runs {@code script} and then stays up (ending at once when
+   * stopped), and waits until it runs.
    */
-  private static Pod start(LocalInstall it, String ns, String pod, String claim, String script) {
+  private static Pod start(LocalInstall it, String ns, String pod, String script) {
     it.pods.namespaceReady(ns);
     String full = script + " && trap 'exit 0' TERM && while :; do sleep 1; done";
-    it.kubectl.ok(Pods.yaml(ns, pod, claim, node.name(), full), "create", "-f", "-");
+    it.kubectl.ok(
+        Pods.withDevice(Pods.yaml(ns, pod, "data", node.name(), full), "raw"), "create", "-f", "-");
     return it.pods.running(ns, pod, POD);
   }
 
-  /** Runs a Pod on the node with the claim at /data to its end; it reports in its message. */
+  /**
+   * Runs a Pod on the node with {@code claim} at /data (and with {@code raw}, the Block claim
+   * {@code raw} at {@link Pods#DEVICE}) to its end; it reports in its message.
+   */
   private static Pods.Ended run(
-      LocalInstall it, String ns, String pod, String claim, String script) {
+      LocalInstall it, String ns, String pod, String claim, boolean raw, String script) {
     it.pods.namespaceReady(ns);
-    it.kubectl.ok(Pods.yaml(ns, pod, claim, node.name(), script), "create", "-f", "-");
+    String yaml = Pods.yaml(ns, pod, claim, node.name(), script);
+    it.kubectl.ok(raw ? Pods.withDevice(yaml, "raw") : yaml, "create", "-f", "-");
     return it.pods.ended(ns, pod, POD);
   }
 
