@@ -203,11 +203,28 @@ final class Volumes {
     return meta;
   }
 
-  /** Creates the volume; a zone Cinder does not know is the admin's to fix, said so. */
+  /**
+   * Creates the volume; a zone Cinder does not know is the admin's to fix, said so; a snapshot or
+   * backup that is busy is said to be so, and tried again.
+   */
   private Volume create(VolumeSpec spec, Placement placement) {
     try {
       return cinder.createVolume(spec);
     } catch (CinderException.BadRequest e) {
+      String copy = spec.backupId() != null ? "backup " + spec.backupId() : null;
+      copy = spec.snapshotId() != null ? "snapshot " + spec.snapshotId() : copy;
+      // Cinder's "Originating <kind> status must be one of 'available'": a restore from the same
+      // backup under way (Cinder allows one at a time), or the copy still being made
+      if (copy != null && e.getMessage().contains("Originating")) {
+        throw new ProvisioningException(
+            "Cinder "
+                + copy
+                + " is busy (another restore from it, or its own making, is under way); the"
+                + " claim is tried again. Cinder said: "
+                + e.getMessage(),
+            false,
+            e);
+      }
       String zone = spec.availabilityZone();
       if (zone == null || !e.getMessage().contains("vailability zone")) {
         throw e;

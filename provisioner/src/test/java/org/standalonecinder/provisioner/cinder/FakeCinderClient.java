@@ -259,6 +259,13 @@ public final class FakeCinderClient implements CinderClient {
             400,
             "req-fake");
       }
+      if (!from.status().equals("available") || restoring.containsValue(from.id())) {
+        // Cinder's backup service restores from one backup at a time (status restoring)
+        throw new CinderException.BadRequest(
+            "Invalid input received: Originating backup status must be one of 'available' values",
+            400,
+            "req-fake");
+      }
       metadata = new java.util.LinkedHashMap<>(metadata);
       metadata.put("src_backup_id", from.id());
     }

@@ -897,6 +897,46 @@ class VolumeProvisionerTest {
         .containsEntry("src_backup_id", backup.id());
   }
 
+  /**
+   * Cinder restores from one backup at a time: a claim restored from a backup another restore is
+   * reading is told the backup is busy and tried again, not shown a bare 400 as if refused.
+   */
+  @Test
+  void aBackupAnotherRestoreIsReadingIsBusyAndTheClaimIsTriedAgain() {
+    cinder.seed(volume("vol-src", "uid-source", "cluster-a", Names.STATE_PROVISIONED));
+    var backup =
+        cinder.createBackup(
+            new org.standalonecinder.provisioner.cinder.BackupSpec(
+                "nightly", "vol-src", null, Map.of()));
+    cinder.setBackupStatus(backup.id(), "available", null);
+    CloneSource source =
+        new CloneSource(
+            new org.standalonecinder.api.ClaimRef("apps", "nightly"),
+            "vol-src",
+            1,
+            null,
+            null,
+            "available",
+            null,
+            backup.id());
+    Volume other =
+        cinder.createVolume(
+            org.standalonecinder.provisioner.cinder.VolumeSpec.blank("another-claims", 1)
+                .fromBackup(backup.id()));
+
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of()), source))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+        .hasMessageStartingWith(
+            "Cinder backup " + backup.id() + " is busy (another restore from it, or its own")
+        .hasMessageContaining("Cinder said: Invalid input received: Originating backup status");
+    assertThat(cinder.volumes()).containsOnlyKeys("vol-src", other.id());
+
+    cinder.awaitVolumeStatus(other.id(), java.util.Set.of("available"), Backoff.DEFAULT);
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()), source);
+    assertThat(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
+        .isNotIn("vol-src", other.id());
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("orphans")
   void anOrphanIsDeletedOnlyIfItWasNeverHandedToAPv(String name, Volume v, boolean deleted) {
