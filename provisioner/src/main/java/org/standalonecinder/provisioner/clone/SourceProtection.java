@@ -92,12 +92,8 @@ public final class SourceProtection {
   /** Takes the protection of a clone that is gone off every claim that has it. */
   public void release(String cloneUid) {
     String finalizer = Names.cloneFinalizer(cloneUid);
-    for (PersistentVolumeClaim c : cache.claims()) {
-      if (c.getMetadata().getFinalizers() != null
-          && c.getMetadata().getFinalizers().contains(finalizer)) {
-        unprotect(
-            new ClaimRef(c.getMetadata().getNamespace(), c.getMetadata().getName()), cloneUid);
-      }
+    for (PersistentVolumeClaim c : cache.claimsWithFinalizer(finalizer)) {
+      unprotect(new ClaimRef(c.getMetadata().getNamespace(), c.getMetadata().getName()), cloneUid);
     }
   }
 

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The claims, PVs and classes of the cluster as informers keep them: what the loop and its
@@ -22,6 +23,11 @@ public final class ClusterCache implements AutoCloseable {
    * 1.5 MiB), rather than every claim of the cluster in one answer; 2,000 claims are 100 requests.
    */
   static final long CLAIMS_PAGE = 20;
+
+  /** The finalizers {@link #claimsWithFinalizer} finds claims by: the project's own. */
+  public static final String OUR_FINALIZERS = "standalone-cinder.io/";
+
+  private static final String BY_OUR_FINALIZER = "our-finalizers";
 
   private final KubernetesClient client;
   private final Duration resync;
@@ -53,6 +59,7 @@ public final class ClusterCache implements AutoCloseable {
             .withLimit(CLAIMS_PAGE)
             .runnableInformer(millis)
             .itemStore(new ClaimStore())
+            .addIndexers(Map.of(BY_OUR_FINALIZER, ClusterCache::ourFinalizers))
             .addEventHandler(onClaim)
             .run();
     synchronized (alsoOnClaims) {
@@ -87,6 +94,23 @@ public final class ClusterCache implements AutoCloseable {
   /** Every claim. */
   public List<PersistentVolumeClaim> claims() {
     return claims == null ? List.of() : claims.getStore().list();
+  }
+
+  /**
+   * The claims that carry {@code finalizer}, one of the project's ({@link #OUR_FINALIZERS}): from
+   * an index kept as claims change, not a scan of every claim of the cluster (a scan per deleted
+   * claim made a namespace's deletion quadratic in the cluster's claims).
+   */
+  public List<PersistentVolumeClaim> claimsWithFinalizer(String finalizer) {
+    if (!finalizer.startsWith(OUR_FINALIZERS)) {
+      throw new IllegalArgumentException("not indexed: " + finalizer);
+    }
+    return claims == null ? List.of() : claims.getIndexer().byIndex(BY_OUR_FINALIZER, finalizer);
+  }
+
+  private static List<String> ourFinalizers(PersistentVolumeClaim c) {
+    List<String> f = c.getMetadata() == null ? null : c.getMetadata().getFinalizers();
+    return f == null ? List.of() : f.stream().filter(n -> n.startsWith(OUR_FINALIZERS)).toList();
   }
 
   /** The PV, or null. */

@@ -32,7 +32,9 @@ public final class Names {
    * On a source claim while a clone of it is being made, one per clone (the clone's uid follows),
    * so that concurrent clones never remove each other's protection.
    */
-  public static final String CLONE_FINALIZER_PREFIX = "standalone-cinder.io/clone-in-progress-";
+  public static final String CLONE_FINALIZER_PREFIX =
+      org.standalonecinder.provisioner.controller.ClusterCache.OUR_FINALIZERS
+          + "clone-in-progress-";
 
   /** On the PV of a restored claim: the VolumeSnapshot it was restored from. */
   public static final String ANN_RESTORED_FROM = "standalone-cinder.io/restored-from";

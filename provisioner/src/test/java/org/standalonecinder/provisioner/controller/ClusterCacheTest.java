@@ -9,11 +9,17 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The caches hand every object to the loop again at each resync, claims (trimmed) and PVs alike.
+ * The caches hand every object to the loop again at each resync, claims (trimmed) and PVs alike;
+ * claims are found by the project's finalizers through an index.
  */
 class ClusterCacheTest {
 
@@ -72,5 +78,94 @@ class ClusterCacheTest {
       client.close();
       Cluster.destroy(server);
     }
+  }
+
+  private static final String OURS = ClusterCache.OUR_FINALIZERS + "clone-in-progress-uid-1";
+
+  static Stream<Arguments> finalizers() {
+    return Stream.of(
+        Arguments.of(
+            "the finalizer, beside Kubernetes' own: found",
+            List.of("kubernetes.io/pvc-protection", OURS),
+            List.of(),
+            true),
+        Arguments.of(
+            "another clone's finalizer: not found",
+            List.of(ClusterCache.OUR_FINALIZERS + "clone-in-progress-uid-2"),
+            List.of(),
+            false),
+        Arguments.of(
+            "only Kubernetes' finalizer: not found",
+            List.of("kubernetes.io/pvc-protection"),
+            List.of(),
+            false),
+        Arguments.of(
+            "the finalizer taken off after the cache had it: no longer found",
+            List.of(OURS),
+            List.of("kubernetes.io/pvc-protection"),
+            false));
+  }
+
+  /**
+   * The claims that carry one of the project's finalizers are found through an index that follows
+   * every change of a claim, not by a scan of every claim of the cluster.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("finalizers")
+  void claimsAreFoundByOurFinalizerThroughAnIndex(
+      String name, List<String> finalizers, List<String> laterFinalizers, boolean found)
+      throws Exception {
+    var server = Cluster.newApiServer();
+    KubernetesClient client = server.createClient();
+    ClusterCache cache = new ClusterCache(client, Duration.ofMinutes(5));
+    try {
+      for (String other : new String[] {"web", "db"}) {
+        client
+            .persistentVolumeClaims()
+            .inNamespace("apps")
+            .resource(claim(other, List.of("kubernetes.io/pvc-protection")))
+            .create();
+      }
+      PersistentVolumeClaim made =
+          client
+              .persistentVolumeClaims()
+              .inNamespace("apps")
+              .resource(claim("data", finalizers))
+              .create();
+      AtomicInteger ignored = new AtomicInteger();
+      cache.start(
+          ClusterCacheTest.<PersistentVolumeClaim>counting(ignored),
+          ClusterCacheTest.<PersistentVolume>counting(ignored));
+      Cluster.await("synced", cache::synced, Duration.ofSeconds(10));
+      if (!laterFinalizers.isEmpty()) {
+        Cluster.await(
+            "the claim indexed",
+            () -> cache.claimsWithFinalizer(OURS).size() == 1,
+            Duration.ofSeconds(10));
+        made.getMetadata().setFinalizers(laterFinalizers);
+        client.persistentVolumeClaims().inNamespace("apps").resource(made).update();
+        Cluster.await(
+            "the change seen",
+            () -> cache.claim("apps", "data").getMetadata().getFinalizers().equals(laterFinalizers),
+            Duration.ofSeconds(10));
+      }
+      assertThat(cache.claimsWithFinalizer(OURS))
+          .extracting(c -> c.getMetadata().getName())
+          .isEqualTo(found ? List.of("data") : List.of());
+    } finally {
+      cache.close();
+      client.close();
+      Cluster.destroy(server);
+    }
+  }
+
+  private static PersistentVolumeClaim claim(String name, List<String> finalizers) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("apps")
+        .withFinalizers(finalizers)
+        .endMetadata()
+        .build();
   }
 }
