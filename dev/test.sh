@@ -79,10 +79,10 @@ fi
 # The nodes: real Linux kernels as user-space processes (Debian's user-mode-linux), whose kernel
 # initiators log in to the PVs the provisioner makes. They reach Cinder, Ceph and the API server
 # only as the host's loopback through their user-space networks.
-# The first node also runs a kubelet (and containerd) registered with the local control plane:
-# pods there mount claims through the kubelet's own volume plugins. The second is a kernel alone
-# (what two nodes do at once; the attach CLI beside the kubelet's pods).
-node_role() { if [ "$1" = "$NODE_STATE" ]; then echo --kubelet; fi; }
+# Both run a kubelet (and containerd) registered with the local control plane: pods there mount
+# claims through the kubelet's own volume plugins, and a ReadWriteMany claim is used by a pod on
+# each at once. The attach CLI runs as root in the second beside its kubelet's pods.
+node_role() { echo --kubelet; }
 for n in "$NODE_STATE" "$NODE2_STATE"; do
   # shellcheck disable=SC2046
   if "$ROOT/dev/node-local/start.sh" --state-dir "$n" $(node_role "$n") --running; then

@@ -77,7 +77,15 @@ public final class Pods {
             "  - name: raw\n    persistentVolumeClaim: {claimName: " + claim + "}\n" + volumes);
   }
 
-  /** Where a Pod of {@link #withDevice} finds its Block claim's device. */
+  /** A pod of {@link #yaml} whose claim is a {@code volumeMode: Block} one, at {@link #DEVICE}. */
+  public static String blockYaml(String ns, String name, String claim, String node, String script) {
+    return yaml(ns, name, claim, node, script)
+        .replace(
+            "volumeMounts: [{name: data, mountPath: /data}]",
+            "volumeDevices: [{name: data, devicePath: " + DEVICE + "}]");
+  }
+
+  /** Where a Pod of {@link #withDevice} or {@link #blockYaml} finds its Block claim's device. */
   public static final String DEVICE = "/dev/xvda";
 
   private static String yamlString(String s) {

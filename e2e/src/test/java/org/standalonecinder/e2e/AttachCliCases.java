@@ -21,13 +21,14 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
 
 /**
  * The attach CLI for real (docs/attach.md): {@code cinder attach} and {@code cinder detach} run as
- * root in the second node (a real kernel, dev/node-local; no kubelet) against the real Cinder. The
- * attachment makes a real device through udev's by-path link, {@code --mode ro} a device the kernel
- * refuses to write, a mounted device is refused a detach, and the detach leaves no session and the
- * volume available.
+ * root in the second node (a real kernel, dev/node-local, whose kubelet may run Pods meanwhile)
+ * against the real Cinder. The attachment makes a real device through udev's by-path link, {@code
+ * --mode ro} a device the kernel refuses to write, a mounted device is refused a detach, and the
+ * detach leaves no session and the volume available.
  */
-// Its rows one after another: each counts the node's sessions, and the node is theirs alone (the
-// lock keeps the rows of a subclass that runs concurrently with other classes in one thread).
+// Its rows one after another: each writes /tmp/cloud.conf and /etc/ceph in the node (the lock keeps
+// the rows of a subclass that runs concurrently with other classes in one thread). Each counts only
+// its own volume's sessions, records and mappings: the node's kubelet may hold others.
 @ResourceLock("node-local-2")
 abstract class AttachCliCases {
 
@@ -79,7 +80,7 @@ abstract class AttachCliCases {
                 "echo RO=$(blockdev --getro $DEV)",
                 "if dd if=/dev/zero of=$DEV bs=4k count=1 oflag=direct 2>/dev/null; then echo"
                     + " WROTE=yes; else echo WROTE=no; fi",
-                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | wc -l)"),
+                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | grep -c -- " + v.id() + ")"),
             STEP);
     assertThat(r.ok()).as(r.output()).isTrue();
     String device = NodeIscsi.printed(r, "DEVICE");
@@ -98,8 +99,8 @@ abstract class AttachCliCases {
                 cloudConf(it),
                 cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf",
                 "echo DETACHED=$?",
-                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | wc -l)",
-                "echo RECORDS=$(iscsiadm -m node 2>/dev/null | wc -l)"),
+                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | grep -c -- " + v.id() + ")",
+                "echo RECORDS=$(iscsiadm -m node 2>/dev/null | grep -c -- " + v.id() + ")"),
             STEP);
     assertThat(NodeIscsi.printed(d, "DETACHED")).as(d.output()).isEqualTo("0");
     assertThat(NodeIscsi.printed(d, "SESSIONS")).isEqualTo("0");
@@ -128,11 +129,11 @@ abstract class AttachCliCases {
                 cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf 2>/tmp/detach.err",
                 "echo REFUSED=$?",
                 "grep -m1 -i 'mounted\\|in use' /tmp/detach.err | sed 's/^/WHY=/'",
-                "echo STILL=$(iscsiadm -m session 2>/dev/null | wc -l)",
+                "echo STILL=$(iscsiadm -m session 2>/dev/null | grep -c -- " + v.id() + ")",
                 "umount " + quote(mount),
                 cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf 2>/tmp/detach.err",
                 "echo DETACHED=$?",
-                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | wc -l)"),
+                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | grep -c -- " + v.id() + ")"),
             STEP);
     assertThat(r.ok()).as(r.output()).isTrue();
     assertThat(NodeIscsi.printed(r, "REFUSED")).as(r.output()).isEqualTo("7");
@@ -180,7 +181,7 @@ abstract class AttachCliCases {
                 "echo READ=$(dd if=$DEV bs=4k count=1 iflag=direct 2>/dev/null | tr -d '\\0')",
                 cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf 2>/tmp/detach.err",
                 "echo DETACHED=$?",
-                "echo MAPPED=$(rbd device list 2>/dev/null | tail -n +2 | wc -l)",
+                "echo MAPPED=$(rbd device list 2>/dev/null | grep -c -- " + v.id() + ")",
                 "rm -f /etc/ceph/" + keyring.getFileName()),
             STEP);
     assertThat(r.ok()).as(r.output()).isTrue();

@@ -46,7 +46,7 @@ class KernelNodeE2EIT {
                         + ": dev/node-local/start.sh starts it (dev/test.sh does)"));
   }
 
-  /** The second node (dev/node-local --state-dir /tmp/node-local-2): a kernel, no kubelet. */
+  /** The second node (dev/node-local --state-dir /tmp/node-local-2), with a kubelet of its own. */
   static LocalNode secondNode() throws java.io.IOException {
     Path env = Path.of(System.getProperty("node2.local.env", "/tmp/node-local-2/node-local.env"));
     return LocalNode.of(env)

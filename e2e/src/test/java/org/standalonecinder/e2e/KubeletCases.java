@@ -6,10 +6,12 @@ import static org.standalonecinder.demo.LocalNode.quote;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -190,6 +192,93 @@ abstract class KubeletCases {
         assertThat(tgtTargets()).doesNotContain(kind.key().apply(each));
       }
     }
+  }
+
+  /**
+   * A ReadWriteMany Block claim (a multiattach type) used at once by a Pod on each node, each
+   * through its node's kubelet: each Pod writes its own 4 KiB block and waits until it reads, past
+   * any cache, the other's; so both held the device at the same time. Then neither node holds a
+   * session of it.
+   */
+  @Test
+  @Execution(ExecutionMode.CONCURRENT)
+  void aReadWriteManyBlockClaimIsUsedByPodsOnTwoNodesAtOnce(LocalInstall it) throws Exception {
+    LocalNode other = KernelNodeE2EIT.secondNode();
+    assertThat(other.runsKubelet())
+        .as("the second node runs no kubelet: dev/test.sh starts both with --kubelet")
+        .isTrue();
+    String ns = it.namespace("e2e-rwx");
+    it.kubectl.ok(KernelNodeE2EIT.SHARED.formatted(ns), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "shared");
+    assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
+
+    it.pods.namespaceReady(ns);
+    it.kubectl.ok(
+        Pods.blockYaml(ns, "a", "shared", node.name(), meetAt("from-pod-a", 0, "from-pod-b", 256)),
+        "create",
+        "-f",
+        "-");
+    it.kubectl.ok(
+        Pods.blockYaml(ns, "b", "shared", other.name(), meetAt("from-pod-b", 256, "from-pod-a", 0)),
+        "create",
+        "-f",
+        "-");
+    Pods.Ended a = it.pods.ended(ns, "a", POD);
+    Pods.Ended b = it.pods.ended(ns, "b", POD);
+    assertThat(a.message())
+        .as("what the Pod on " + node.name() + " read")
+        .isEqualTo("saw from-pod-b");
+    assertThat(b.message())
+        .as("what the Pod on " + other.name() + " read")
+        .isEqualTo("saw from-pod-a");
+    assertThat(a.succeeded() && b.succeeded()).as(a + " " + b).isTrue();
+
+    it.pods.delete(ns, "a", POD);
+    it.pods.delete(ns, "b", POD);
+    String iqn = pv.getSpec().getIscsi().getIqn();
+    for (LocalNode n : List.of(node, other)) {
+      Waits.await(
+          "no session of " + iqn + " in " + n.name(),
+          () ->
+              n.run(
+                      "iscsiadm -m session 2>/dev/null | grep -c " + quote(iqn) + " || true",
+                      Duration.ofSeconds(30))
+                  .output()
+                  .strip()
+                  .equals("0"),
+          LET_GO);
+    }
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
+        it, ns, "shared", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+  }
+
+  /**
+   * A Pod's script: writes {@code mine} at 4 KiB block {@code at} of its device, then reads block
+   * {@code peerAt} with direct I/O until it holds {@code peer} (150 s at most), and says what it
+   * saw.
+   */
+  private static String meetAt(String mine, int at, String peer, int peerAt) {
+    return String.join(
+        "\n",
+        "printf '%-4096s' "
+            + mine
+            + " | dd of="
+            + Pods.DEVICE
+            + " bs=4096 seek="
+            + at
+            + " oflag=direct 2>/dev/null || exit 1",
+        "i=0; s=",
+        "while [ $i -lt 150 ]; do",
+        "  s=$(dd if="
+            + Pods.DEVICE
+            + " bs=4096 skip="
+            + peerAt
+            + " count=1 iflag=direct 2>/dev/null | tr -d ' \\000')",
+        "  [ \"$s\" = " + peer + " ] && break",
+        "  i=$((i + 1)); sleep 1",
+        "done",
+        "echo \"saw $s\" > /dev/termination-log",
+        "[ \"$s\" = " + peer + " ]");
   }
 
   /**

@@ -10,13 +10,13 @@ import org.standalonecinder.demo.LocalInstall;
 
 /**
  * What waits on the nodes and the snapshot-controller, all at once: the kubelet's Pods on the first
- * node ({@link KubeletCases}), the attach CLI as root in the second ({@link AttachCliCases}),
- * snapshots and backups restored into Pods on the first node ({@link SnapshotCases}) and the crash
- * drill of the same ({@link SnapshotCrashCases}, in-process provisioners of its own). Each case has
- * its own namespace, claims and volumes; each node is its own kernel. Run one after the other they
- * were the suite's longest classes, and they spend their time waiting: for a node's kernel, or for
- * the snapshot-controller, whose client is held to 5 requests a second (client-go's default, with
- * no flag to raise it in v4.2.1).
+ * node and a ReadWriteMany claim on both ({@link KubeletCases}), the attach CLI as root in the
+ * second ({@link AttachCliCases}), snapshots and backups restored into Pods on the first node
+ * ({@link SnapshotCases}) and the crash drill of the same ({@link SnapshotCrashCases}, in-process
+ * provisioners of its own). Each case has its own namespace, claims and volumes; each node is its
+ * own kernel. Run one after the other they were the suite's longest classes, and they spend their
+ * time waiting: for a node's kernel, or for the snapshot-controller, whose client is held to 5
+ * requests a second (client-go's default, with no flag to raise it in v4.2.1).
  */
 @ExtendWith(Installed.class)
 // Before the fault suites, which may leave the installed provisioner stopped, and beside nothing
