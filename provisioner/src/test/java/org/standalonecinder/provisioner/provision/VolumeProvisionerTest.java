@@ -853,32 +853,36 @@ class VolumeProvisionerTest {
             true));
   }
 
-  /** Cinder's restore gives the new volume its source's metadata: the claim's is written back. */
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("restoresFromBackups")
-  void aVolumeRestoredFromABackupCarriesTheClaimsIdentity(String name, boolean earlier) {
+  /** A backup of another claim's volume {@code vol-src}, available, as a restore's source. */
+  private CloneSource anAvailableBackupOfAnotherClaim() {
     cinder.seed(volume("vol-src", "uid-source", "cluster-a", Names.STATE_PROVISIONED));
     var backup =
         cinder.createBackup(
             new org.standalonecinder.provisioner.cinder.BackupSpec(
                 "nightly", "vol-src", null, Map.of()));
     cinder.setBackupStatus(backup.id(), "available", null);
+    return new CloneSource(
+        new org.standalonecinder.api.ClaimRef("apps", "nightly"),
+        "vol-src",
+        1,
+        null,
+        null,
+        "available",
+        null,
+        backup.id());
+  }
+
+  /** Cinder's restore gives the new volume its source's metadata: the claim's is written back. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("restoresFromBackups")
+  void aVolumeRestoredFromABackupCarriesTheClaimsIdentity(String name, boolean earlier) {
+    CloneSource source = anAvailableBackupOfAnotherClaim();
+    String backup = source.backupId();
     cinder.deleteVolume("vol-src");
-    CloneSource source =
-        new CloneSource(
-            new org.standalonecinder.api.ClaimRef("apps", "nightly"),
-            "vol-src",
-            1,
-            null,
-            null,
-            "available",
-            null,
-            backup.id());
     if (earlier) {
       Volume made =
           cinder.createVolume(
-              org.standalonecinder.provisioner.cinder.VolumeSpec.blank(PV, 1)
-                  .fromBackup(backup.id()));
+              org.standalonecinder.provisioner.cinder.VolumeSpec.blank(PV, 1).fromBackup(backup));
       cinder.awaitVolumeStatus(made.id(), java.util.Set.of("available"), Backoff.DEFAULT);
       assertThat(cinder.volumes().get(made.id()).metadata())
           .as("the fake does what Cinder does")
@@ -893,8 +897,8 @@ class VolumeProvisionerTest {
         .containsEntry(Names.META_CLUSTER, Fixtures.settings().clusterId())
         .containsEntry(Names.META_PVC_NAME, claim("1Gi").getMetadata().getName())
         .containsEntry(Names.META_STATE, Names.STATE_PROVISIONING)
-        .containsEntry(Names.META_RESTORED_FROM, backup.id())
-        .containsEntry("src_backup_id", backup.id());
+        .containsEntry(Names.META_RESTORED_FROM, backup)
+        .containsEntry("src_backup_id", backup);
   }
 
   /**
@@ -903,31 +907,17 @@ class VolumeProvisionerTest {
    */
   @Test
   void aBackupAnotherRestoreIsReadingIsBusyAndTheClaimIsTriedAgain() {
-    cinder.seed(volume("vol-src", "uid-source", "cluster-a", Names.STATE_PROVISIONED));
-    var backup =
-        cinder.createBackup(
-            new org.standalonecinder.provisioner.cinder.BackupSpec(
-                "nightly", "vol-src", null, Map.of()));
-    cinder.setBackupStatus(backup.id(), "available", null);
-    CloneSource source =
-        new CloneSource(
-            new org.standalonecinder.api.ClaimRef("apps", "nightly"),
-            "vol-src",
-            1,
-            null,
-            null,
-            "available",
-            null,
-            backup.id());
+    CloneSource source = anAvailableBackupOfAnotherClaim();
+    String backup = source.backupId();
     Volume other =
         cinder.createVolume(
             org.standalonecinder.provisioner.cinder.VolumeSpec.blank("another-claims", 1)
-                .fromBackup(backup.id()));
+                .fromBackup(backup));
 
     assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of()), source))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
         .hasMessageStartingWith(
-            "Cinder backup " + backup.id() + " is busy (another restore from it, or its own")
+            "Cinder backup " + backup + " is busy (another restore from it, or its own")
         .hasMessageContaining("Cinder said: Invalid input received: Originating backup status");
     assertThat(cinder.volumes()).containsOnlyKeys("vol-src", other.id());
 
