@@ -33,8 +33,9 @@ printf '127.0.0.1 localhost\n127.0.1.1 %s\n' "${nodename:-node-local}" > /etc/ho
 
 rm -rf /usr/lib/modules; mkdir -p /usr/lib/modules
 mount -t hostfs -o ro,/usr/lib/uml/modules hostfs /usr/lib/modules
-# loop: the kubelet holds a raw block volume (volumeMode: Block) open through a loop device.
-modprobe -a iscsi_tcp sd_mod ip_tables iptable_nat iptable_filter xt_nat nf_nat nf_conntrack loop
+# loop: the kubelet holds a raw block volume (volumeMode: Block) open through a loop device; xfs:
+# a class may ask for it (fsType: xfs).
+modprobe -a iscsi_tcp sd_mod ip_tables iptable_nat iptable_filter xt_nat nf_nat nf_conntrack loop xfs
 
 # The node's own iSCSI state: never the host's node database or initiator name.
 mkdir -p /etc/iscsi /var/lib/iscsi

@@ -87,10 +87,11 @@ fi
 
 T0=$(now)
 # What the node runs, from Debian: the UML kernel and its modules, slirp, and what the node uses
-# from this machine's root (open-iscsi, e2fsprogs, kmod, iptables, udev, ceph-common for rbd).
-NEED=(user-mode-linux slirp socat open-iscsi e2fsprogs kmod iptables udev)
+# from this machine's root (open-iscsi, e2fsprogs and xfsprogs, kmod, iptables, udev, ceph-common
+# for rbd), and gcc for uml-xstate.c.
+NEED=(user-mode-linux slirp socat open-iscsi e2fsprogs xfsprogs kmod iptables udev gcc libc6-dev)
 # The kubelet's runtime, its pods' network, and what images.sh makes the images from.
-[ "$KUBELET" = 1 ] && NEED+=(containerd runc containernetworking-plugins busybox-static gcc libc6-dev)
+[ "$KUBELET" = 1 ] && NEED+=(containerd runc containernetworking-plugins busybox-static)
 MISSING=()
 for p in "${NEED[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || MISSING+=("$p")
@@ -113,6 +114,8 @@ install -m 0755 "$HERE/guest-init.sh" "$HERE/guest-agent.sh" "$HERE/guest-kubele
   "$HERE/slirp-pty.sh" "$STATE/bin/"
 chown nobody:nogroup "$SHARE" "$STATE/uml"
 touch "$STATE/slirp.log" && chown nobody:nogroup "$STATE/slirp.log"
+# UML's FPU state writes fail on hosts with a large XSAVE area (uml-xstate.c says why).
+gcc -O2 -shared -fPIC -o "$STATE/bin/uml-xstate.so" "$HERE/uml-xstate.c" -ldl
 
 KUBELET_ARG=()
 if [ "$KUBELET" = 1 ]; then
@@ -170,7 +173,8 @@ ARGS=(mem="$MEM" umid="$NAME" uml_dir="$STATE/uml"
       nodeshare="$SHARE" nodename="$NAME" nodeiqn="$INITIATOR" nodeports="$PORTS"
       "${KUBELET_ARG[@]}")
 SLIRP_LOG="$STATE/slirp.log" setsid setpriv --reuid=nobody --regid=nogroup --clear-groups \
-  env HOME="$STATE/uml" SLIRP_LOG="$STATE/slirp.log" linux.uml "${ARGS[@]}" \
+  env HOME="$STATE/uml" SLIRP_LOG="$STATE/slirp.log" LD_PRELOAD="$STATE/bin/uml-xstate.so" \
+  linux.uml "${ARGS[@]}" \
   </dev/null >"$STATE/console.log" 2>&1 &
 PID=$!
 echo "$PID" > "$STATE/uml.pid"
