@@ -23,7 +23,8 @@
 #                           standalone-cinder namespace's ServiceAccounts (JSON lines)
 # The API server runs with Node,RBAC authorization, service-account tokens (signing key made
 # here), and the admission plugins the project meets in real clusters (Mutating/Validating
-# webhooks, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize...).
+# webhooks, NodeRestriction, DefaultStorageClass, StorageObjectInUseProtection,
+# PersistentVolumeClaimResize...).
 # The controller manager runs with --use-service-account-credentials (the PV binder, PVC
 # protection, garbage collector, namespace and service-account token controllers); it starts
 # only once the API server's RBAC bootstrap is done (before that its own lookups are refused).
@@ -273,7 +274,7 @@ if ! alive kube-apiserver; then
     --api-audiences "https://kubernetes.default.svc.cluster.local" \
     --service-cluster-ip-range 10.0.0.0/24 \
     --authorization-mode Node,RBAC \
-    --enable-admission-plugins NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,StorageObjectInUseProtection,PersistentVolumeClaimResize,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota \
+    --enable-admission-plugins NamespaceLifecycle,LimitRanger,ServiceAccount,NodeRestriction,DefaultStorageClass,DefaultTolerationSeconds,StorageObjectInUseProtection,PersistentVolumeClaimResize,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota \
     --endpoint-reconciler-type none \
     --allow-privileged=true \
     --profiling=false
