@@ -231,7 +231,7 @@ class ClaimLifecycleE2EIT {
   }
 
   /** {@code kubectl patch} of a claim's storage request, as a user grows (or shrinks) it. */
-  private static org.standalonecinder.demo.Kubectl.Result request(
+  static org.standalonecinder.demo.Kubectl.Result request(
       LocalInstall it, String ns, String claim, String size) {
     return it.kubectl.run(
         null,

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     version = "standalone-cinder 0.1.0",
     description = "Cinder block storage for Kubernetes without Nova.",
-    subcommands = {CinderCommand.class, RunCommand.class, ResolverCommand.class})
+    subcommands = {CinderCommand.class, RunCommand.class, ResolverCommand.class, GrowCommand.class})
 public final class Main {
 
   public static void main(String[] args) {

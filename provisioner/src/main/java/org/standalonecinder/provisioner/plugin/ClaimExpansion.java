@@ -36,8 +36,9 @@ import org.standalonecinder.provisioner.provision.VolumeExpander;
  * iSCSI and FC plugins cannot expand), and kubelet grows a filesystem only for plugins that can
  * (in-tree iSCSI and FC cannot). So a raw block claim is done once the PV is bigger (its status
  * capacity is set here), while a filesystem claim keeps the {@code FileSystemResizePending}
- * condition until someone grows the filesystem on the node: the event says how. Every step is safe
- * to repeat: each compares what is with what is asked.
+ * condition until its node grows the filesystem (the node component, {@code grow-filesystems},
+ * which then finishes the claim's status) or someone does by hand: the event says how. Every step
+ * is safe to repeat: each compares what is with what is asked.
  */
 public final class ClaimExpansion {
 
@@ -240,9 +241,12 @@ public final class ClaimExpansion {
     String message =
         "the volume is "
             + pvGib
-            + " GiB; kubelet's in-tree iSCSI and FC plugins do not grow filesystems: on the node,"
-            + " rescan the device (iscsiadm -m session -R for iSCSI) and grow the filesystem"
-            + " (resize2fs for ext4, xfs_growfs for xfs)";
+            + " GiB; kubelet's in-tree iSCSI and FC plugins do not grow filesystems: the node"
+            + " component (grow-filesystems) does where it is installed; elsewhere, as root on the"
+            + " node that mounts the claim: standalone-cinder grow-filesystems --pv "
+            + pv.getMetadata().getName()
+            + " (or rescan the device, iscsiadm -m session -R for iSCSI, and grow the filesystem,"
+            + " resize2fs for ext4, xfs_growfs for xfs)";
     resource.editStatus(
         c -> {
           List<PersistentVolumeClaimCondition> conditions = without(c, RESIZING, FS_RESIZE_PENDING);

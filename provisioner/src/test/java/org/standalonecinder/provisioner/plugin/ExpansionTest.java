@@ -91,7 +91,7 @@ class ExpansionTest {
                 "1Gi",
                 ClaimExpansion.FS_RESIZE_PENDING,
                 "FileSystemResizeRequired",
-                "resize2fs")),
+                "standalone-cinder grow-filesystems --pv ")),
         row(
             "raw block: volume and PV grown, the claim's capacity follows",
             true,

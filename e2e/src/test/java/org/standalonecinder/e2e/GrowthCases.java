@@ -1,0 +1,233 @@
+package org.standalonecinder.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.standalonecinder.demo.LocalNode.quote;
+
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.standalonecinder.api.ClaimAnnotations;
+import org.standalonecinder.demo.Claims;
+import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.LocalNode;
+import org.standalonecinder.demo.Pods;
+import org.standalonecinder.demo.Waits;
+
+/**
+ * A running Pod's filesystem grows with its claim, on the real kubelet and kernel: the claim grows
+ * from 1 to 3 GiB while a Pod writes to it; the installed provisioner grows the Cinder volume and
+ * the PV and marks the claim {@code FileSystemResizePending}; the node component ({@code
+ * grow-filesystems --every}, run as root in the node with the kubelet's own credentials) rescans
+ * the iSCSI device, grows the mounted filesystem and finishes the claim. The Pod, never restarted,
+ * sees 3 GiB in its {@code df} and its file intact.
+ */
+abstract class GrowthCases {
+
+  static final String CLASSES =
+      """
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-growing-ext4}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {fsType: ext4}
+      reclaimPolicy: Delete
+      allowVolumeExpansion: true
+      ---
+      apiVersion: storage.k8s.io/v1
+      kind: StorageClass
+      metadata: {name: e2e-growing-xfs}
+      provisioner: openstack.org/standalone-cinder
+      parameters: {fsType: xfs}
+      reclaimPolicy: Delete
+      allowVolumeExpansion: true
+      """;
+
+  /** The node's own credentials, as dev/node-local gives them to its kubelet. */
+  private static final String NODE_CREDENTIALS = "/node/kubelet/kubelet.kubeconfig";
+
+  /** Where the node component's output goes, in the node. */
+  private static final String LOG = "/run/grow-filesystems.log";
+
+  static LocalNode node;
+
+  /**
+   * The node component as its DaemonSet runs it: a pass every few seconds, as root, with the node's
+   * credentials; beside every other case's Pods on the node.
+   */
+  @BeforeAll
+  static void theNodeRunsTheNodeComponent(LocalInstall it) throws Exception {
+    node = KernelNodeE2EIT.theNode();
+    assertThat(node.runsKubelet()).as("dev/node-local/start.sh --kubelet starts one").isTrue();
+    String jar =
+        node.copyIn(it.root.resolve("provisioner/target/standalone-cinder-provisioner.jar"));
+    LocalNode.Result started =
+        node.run(
+            "setsid java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar "
+                + jar
+                + " grow-filesystems --every PT3S --kubeconfig "
+                + NODE_CREDENTIALS
+                + " </dev/null >"
+                + LOG
+                + " 2>&1 & echo $! > /run/grow-filesystems.pid",
+            Duration.ofSeconds(30));
+    assertThat(started.ok()).as(started.output()).isTrue();
+  }
+
+  @AfterAll
+  static void stopIt() {
+    node.run("kill $(cat /run/grow-filesystems.pid) 2>/dev/null; true", Duration.ofSeconds(30));
+  }
+
+  @Execution(ExecutionMode.CONCURRENT)
+  @ParameterizedTest(name = "{0} on iSCSI")
+  @ValueSource(strings = {"ext4", "xfs"})
+  void aRunningPodsFilesystemGrowsWithItsClaim(String fsType, LocalInstall it) throws Exception {
+    String ns = it.namespace("e2e-growfs-" + fsType);
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-growing-" + fsType, ""), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "data");
+    String word = "kept-through-the-growth-in-" + ns;
+    it.pods.namespaceReady(ns);
+    // The Pod says what its df sees, every second, until told to stop; then once more, and ends.
+    String df = "df -k /data | tail -n 1 | awk '{print $2}'";
+    it.kubectl.ok(
+        Pods.yaml(
+            ns,
+            "writer",
+            "data",
+            node.name(),
+            String.join(
+                "\n",
+                "echo " + word + " > /data/hello && sync || exit 1",
+                "while [ ! -e /data/stop ]; do "
+                    + df
+                    + " > /data/.df && mv /data/.df /data/df;"
+                    + " sleep 1; done",
+                "{ " + df + "; cat /data/hello; } > /dev/termination-log")),
+        "create",
+        "-f",
+        "-");
+    Pod pod = it.pods.running(ns, "writer", KubeletCases.POD);
+    String dir =
+        "/var/lib/kubelet/pods/"
+            + pod.getMetadata().getUid()
+            + "/volumes/kubernetes.io~iscsi/"
+            + pv.getMetadata().getName();
+    long before = awaitDf(dir, kib -> kib > 0);
+    assertThat(before).as("the Pod's df before, KiB").isLessThan(1L << 20);
+
+    assertThat(ClaimLifecycleE2EIT.request(it, ns, "data", "3Gi").ok()).isTrue();
+    try {
+      Waits.await(
+          "the claim grown to 3Gi and finished by the node",
+          () -> {
+            PersistentVolumeClaim c = claim(it, ns);
+            return new Quantity("3Gi").equals(c.getStatus().getCapacity().get("storage"))
+                && !waits(c);
+          },
+          Duration.ofSeconds(180));
+    } catch (IllegalStateException e) {
+      throw new IllegalStateException(
+          e.getMessage() + "; the node component said:\n" + nodeComponentLog(), e);
+    }
+    assertThat(nodeComponentLog())
+        .contains(pv.getMetadata().getName() + " (/dev/sd", fsType + ", mounted for 1 Pod): grown:")
+        .contains(ns + "/data: grown to 3Gi");
+    long after = awaitDf(dir, kib -> kib > 2L << 20);
+    assertThat(after)
+        .as("the Pod's df after, KiB (3 GiB less the filesystem's own)")
+        .isBetween(2_900_000L, 3L << 20);
+
+    // What the node's credentials cannot do, though it can finish this claim: another node may
+    // not touch it (the Node authorizer), and this node may write nothing but its capacity and
+    // conditions (NodeRestriction).
+    String patch = "{\"status\":{\"capacity\":{\"storage\":\"100Gi\"}}}";
+    assertThat(patchStatusAs(KernelNodeE2EIT.secondNode(), ns, patch))
+        .as("the second node, whose Pods do not use the claim, growing its status")
+        .isEqualTo(403);
+    assertThat(patchStatusAs(node, ns, "{\"status\":{\"conditions\":[]}}"))
+        .as("the claim's own node writing its conditions (what it may do: the request works)")
+        .isEqualTo(200);
+    assertThat(patchStatusAs(node, ns, "{\"status\":{\"phase\":\"Lost\"}}"))
+        .as("the claim's own node marking it Lost")
+        .isEqualTo(403);
+    assertThat(claim(it, ns).getStatus().getCapacity().get("storage"))
+        .isEqualTo(new Quantity("3Gi"));
+
+    LocalNode.Result stop = node.run("touch " + quote(dir + "/stop"), Duration.ofSeconds(30));
+    assertThat(stop.ok()).as(stop.output()).isTrue();
+    Pods.Ended ended = it.pods.ended(ns, "writer", KubeletCases.POD);
+    assertThat(ended.succeeded()).as(ended.toString()).isTrue();
+    assertThat(ended.message()).isEqualTo(after + "\n" + word);
+    assertThat(it.pods.story(ns, "writer"))
+        .as("the same Pod throughout: never restarted")
+        .doesNotContain("Killing");
+    assertThat(
+            it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
+                .map(e -> e.getReason())
+                .toList())
+        .contains("FileSystemResizeSuccessful");
+
+    it.pods.delete(ns, "writer", KubeletCases.POD);
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
+        it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+  }
+
+  /** The HTTP status of a merge patch of the claim's status with a node's own credentials. */
+  private static int patchStatusAs(LocalNode n, String ns, String body) {
+    LocalNode.Result r =
+        n.run(
+            String.join(
+                "\n",
+                "k=/node/kubelet",
+                "server=$(sed -n 's/.*server: \"\\([^\"]*\\)\".*/\\1/p' $k/kubelet.kubeconfig)",
+                "curl -s -o /dev/null -w '%{http_code}' --cacert $k/ca.crt --cert $k/kubelet.crt"
+                    + " --key $k/kubelet.key -X PATCH"
+                    + " -H 'Content-Type: application/merge-patch+json' -d "
+                    + quote(body)
+                    + " \"$server/api/v1/namespaces/"
+                    + ns
+                    + "/persistentvolumeclaims/data/status\""),
+            Duration.ofSeconds(60));
+    assertThat(r.output().strip()).as(r.output()).matches("[0-9]{3}");
+    return Integer.parseInt(r.output().strip());
+  }
+
+  private static String nodeComponentLog() {
+    return node.run("cat " + LOG, Duration.ofSeconds(30)).output();
+  }
+
+  private static PersistentVolumeClaim claim(LocalInstall it, String ns) {
+    return it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
+  }
+
+  private static boolean waits(PersistentVolumeClaim c) {
+    return c.getStatus().getConditions() != null
+        && c.getStatus().getConditions().stream()
+            .anyMatch(x -> "FileSystemResizePending".equals(x.getType()));
+  }
+
+  /** The size the Pod's df last said, in KiB, once it passes {@code until}. */
+  private static long awaitDf(String dir, java.util.function.LongPredicate until) {
+    long[] last = {-1};
+    Waits.await(
+        "the Pod's df",
+        () -> {
+          LocalNode.Result r =
+              node.run(
+                  "cat " + quote(dir + "/df") + " 2>/dev/null || true", Duration.ofSeconds(30));
+          String s = r.output().strip();
+          last[0] = s.matches("[0-9]+") ? Long.parseLong(s) : -1;
+          return last[0] >= 0 && until.test(last[0]);
+        },
+        Duration.ofSeconds(60));
+    return last[0];
+  }
+}

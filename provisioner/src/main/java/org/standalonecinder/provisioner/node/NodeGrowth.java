@@ -1,0 +1,177 @@
+package org.standalonecinder.provisioner.node;
+
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.standalonecinder.provisioner.host.HostException;
+
+/**
+ * The node's half of an expansion, pass by pass: every filesystem the kubelet mounted from an
+ * iSCSI, FC or RBD PV is rescanned and grown to its device, and the claims of those that grew are
+ * finished ({@link ClaimResizeCompletion}). The first pass grows every filesystem and looks at
+ * every claim (one that grew before a restart is finished then); later passes grow only where a
+ * device's size changed, and a claim whose PV or condition lags behind its device is looked at
+ * again each pass until it is done. While no device grows a pass starts no process and asks the API
+ * server nothing: it writes each device's rescan attribute and reads its size.
+ */
+public final class NodeGrowth {
+
+  /** What a pass left: PVs asked for that are not mounted here, and how many steps failed. */
+  public record Pass(List<String> notMounted, int failed) {}
+
+  private final Supplier<String> mountinfo;
+  private final FilesystemGrower grower;
+  private final ClaimResizeCompletion completion;
+  private final Consumer<String> say;
+  private final boolean sayAll;
+  private final Set<String> toFinish = new LinkedHashSet<>();
+
+  /** The size each device (by its numbers) was last grown to. */
+  private final Map<String, Long> grown = new HashMap<>();
+
+  private boolean first = true;
+
+  /**
+   * @param mountinfo the host's mount table, read at each pass
+   * @param completion finishes claims; null to grow filesystems only
+   * @param say where what happened is told
+   * @param sayAll whether filesystems that needed nothing are told too (a one-off run)
+   */
+  public NodeGrowth(
+      Supplier<String> mountinfo,
+      FilesystemGrower grower,
+      ClaimResizeCompletion completion,
+      Consumer<String> say,
+      boolean sayAll) {
+    this.mountinfo = mountinfo;
+    this.grower = grower;
+    this.completion = completion;
+    this.say = say;
+    this.sayAll = sayAll;
+  }
+
+  /**
+   * One pass over the PVs named in {@code only}, or over all when it is empty.
+   *
+   * @throws HostException when the mount table cannot be read
+   */
+  public Pass pass(List<String> only) {
+    Map<String, KubeletMounts.Mount> byDevice = new LinkedHashMap<>();
+    Map<String, Integer> pods = new LinkedHashMap<>();
+    for (KubeletMounts.Mount m : KubeletMounts.parse(mountinfo.get())) {
+      if (only.isEmpty() || only.contains(m.pvName())) {
+        // One growth per device, however many Pods mount it.
+        byDevice.putIfAbsent(m.majorMinor(), m);
+        pods.merge(m.majorMinor(), 1, Integer::sum);
+      }
+    }
+    List<String> notMounted = new ArrayList<>();
+    for (String pv : only) {
+      if (byDevice.values().stream().noneMatch(m -> m.pvName().equals(pv))) {
+        notMounted.add(pv);
+      }
+    }
+    int failed = 0;
+    Map<String, Long> devices = new LinkedHashMap<>();
+    for (KubeletMounts.Mount m : byDevice.values()) {
+      try {
+        long size = grower.rescan(m);
+        if (!first && Long.valueOf(size).equals(grown.get(m.majorMinor()))) {
+          // Grown to this size before: no process started, nothing asked.
+          devices.put(m.pvName(), size);
+          continue;
+        }
+        FilesystemGrower.Grown g = grower.grow(m);
+        grown.put(m.majorMinor(), g.device());
+        devices.put(m.pvName(), g.device());
+        if (g.grew() || sayAll) {
+          say.accept(said(g, pods.get(m.majorMinor())));
+        }
+        if (g.grew() || first) {
+          toFinish.add(m.pvName());
+        }
+      } catch (HostException e) {
+        say.accept(m.pvName() + ": " + e.getMessage());
+        failed++;
+      }
+    }
+    first = false;
+    // Devices gone from this node: a new device of the same numbers is grown afresh.
+    grown.keySet().retainAll(byDevice.keySet());
+    return new Pass(notMounted, failed + finish(devices));
+  }
+
+  /** Finishes the claims waiting for a device of this node; returns how many could not be asked. */
+  private int finish(Map<String, Long> devices) {
+    if (completion == null) {
+      toFinish.clear();
+      return 0;
+    }
+    int failed = 0;
+    for (Iterator<String> it = toFinish.iterator(); it.hasNext(); ) {
+      String pv = it.next();
+      Long device = devices.get(pv);
+      if (device == null) {
+        // Not mounted here any more (or its growth failed: tried again with the next growth).
+        it.remove();
+        continue;
+      }
+      try {
+        ClaimResizeCompletion.Result r = completion.complete(pv, device);
+        if (r.outcome() != ClaimResizeCompletion.Outcome.NOT_YET) {
+          it.remove();
+        }
+        if (r.outcome() == ClaimResizeCompletion.Outcome.COMPLETED || sayAll) {
+          say.accept(r.said());
+        }
+      } catch (KubernetesClientException e) {
+        say.accept(pv + ": its claim could not be finished (tried again): " + e.getMessage());
+        failed++;
+      }
+    }
+    return failed;
+  }
+
+  static String said(FilesystemGrower.Grown g, int pods) {
+    KubeletMounts.Mount m = g.mount();
+    String what =
+        m.pvName()
+            + " ("
+            + m.device()
+            + ", "
+            + m.fsType()
+            + ", mounted for "
+            + pods
+            + (pods == 1 ? " Pod" : " Pods")
+            + "): ";
+    String device =
+        g.device() == g.deviceBefore()
+            ? "device " + gib(g.device())
+            : "device " + gib(g.deviceBefore()) + " -> " + gib(g.device());
+    if (!g.grew()) {
+      return what + "fills its device already (" + device + ", " + g.rescanned() + ")";
+    }
+    return what
+        + "grown: "
+        + device
+        + " ("
+        + g.rescanned()
+        + "), filesystem "
+        + gib(g.filesystemBefore())
+        + " -> "
+        + gib(g.filesystem());
+  }
+
+  private static String gib(long bytes) {
+    return String.format(Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
+  }
+}
