@@ -144,6 +144,7 @@ class ManifestsIT {
     RENDERS.put(
         "kustomize manifests/network-policy", objects(kustomize("manifests/network-policy")));
     RENDERS.put("kustomize manifests/adopt-go", objects(kustomize("manifests/adopt-go")));
+    RENDERS.put("kustomize manifests/node-growth", objects(kustomize("manifests/node-growth")));
     RENDERS.put(
         "kustomize manifests/cabundle-guard", objects(kustomize("manifests/cabundle-guard")));
     // Helm's own default capabilities name a current Kubernetes: each form is asked for by name.
@@ -581,6 +582,28 @@ class ManifestsIT {
                 .at("/data/ADOPT_IDENTITIES")
                 .isMissingNode())
         .isTrue();
+  }
+
+  /**
+   * The node component's Pods are no endpoint of any Service of the install: the webhook's Service
+   * sends reviews to the Pods its selector matches, and the node component answers none.
+   */
+  @Test
+  void noServiceSelectsTheNodeComponentsPods() {
+    List<JsonNode> objects = RENDERS.get("kustomize manifests/node-growth");
+    JsonNode pods =
+        only(objects, "DaemonSet standalone-cinder-node").at("/spec/template/metadata/labels");
+    List<JsonNode> services = objects.stream().filter(o -> key(o).startsWith("Service ")).toList();
+    assertThat(services).isNotEmpty();
+    for (JsonNode service : services) {
+      JsonNode selector = service.at("/spec/selector");
+      boolean matches = true;
+      for (var it = selector.fields(); it.hasNext(); ) {
+        var e = it.next();
+        matches &= e.getValue().asText().equals(pods.path(e.getKey()).asText(null));
+      }
+      assertThat(matches).as(key(service) + " selects " + pods).isFalse();
+    }
   }
 
   /** Every object either form makes carries the app.kubernetes.io labels. */

@@ -74,11 +74,13 @@ final class GrowCommand implements Callable<Integer> {
               + " grew")
   Duration every;
 
-  /** The host's mount table: with the host's PID namespace, pid 1's is the host's. */
   @Option(
       names = {"--mountinfo"},
-      hidden = true,
-      defaultValue = "/proc/1/mountinfo")
+      paramLabel = "FILE",
+      defaultValue = "/proc/1/mountinfo",
+      description =
+          "the host's mount table: pid 1's, where the kubelet's mounts are (default: ${DEFAULT-VALUE};"
+              + " in a container, the host's /proc mounted elsewhere)")
   Path mountinfo;
 
   @Override
