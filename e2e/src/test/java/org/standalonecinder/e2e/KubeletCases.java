@@ -242,7 +242,8 @@ abstract class KubeletCases {
           () ->
               n.run(
                       "iscsiadm -m session 2>/dev/null | grep -c " + quote(iqn) + " || true",
-                      Duration.ofSeconds(30))
+                      // the node's agent answers one script at a time, and every case here has one
+                      Duration.ofSeconds(90))
                   .output()
                   .strip()
                   .equals("0"),

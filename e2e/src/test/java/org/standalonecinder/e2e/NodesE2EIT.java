@@ -10,10 +10,9 @@ import org.standalonecinder.demo.LocalInstall;
 
 /**
  * What waits on the nodes and the snapshot-controller, all at once: the kubelet's Pods on the first
- * node and a ReadWriteMany claim on both ({@link KubeletCases}), running Pods' filesystems grown on
- * the first node ({@link GrowthCases}), the attach CLI as root in the second ({@link
- * AttachCliCases}), snapshots and backups restored into Pods on the first node ({@link
- * SnapshotCases}) and the crash drill of the same ({@link SnapshotCrashCases}, in-process
+ * node and a ReadWriteMany claim on both ({@link KubeletCases}), the attach CLI as root in the
+ * second ({@link AttachCliCases}), snapshots and backups restored into Pods on the first node
+ * ({@link SnapshotCases}) and the crash drill of the same ({@link SnapshotCrashCases}, in-process
  * provisioners of its own). Each case has its own namespace, claims and volumes; each node is its
  * own kernel. Run one after the other they were the suite's longest classes, and they spend their
  * time waiting: for a node's kernel, or for the snapshot-controller, whose client is held to 5
@@ -35,16 +34,11 @@ class NodesE2EIT {
     it.kubectl.ok(ClaimLifecycleE2EIT.CLASSES, "apply", "-f", "-");
     it.kubectl.ok(ClaimLifecycleE2EIT.CEPH_CLASSES, "apply", "-f", "-");
     it.kubectl.ok(SnapshotCases.CLASSES, "apply", "-f", "-");
-    it.kubectl.ok(GrowthCases.CLASSES, "apply", "-f", "-");
   }
 
   @Nested
   @Execution(ExecutionMode.CONCURRENT)
   class Kubelet extends KubeletCases {}
-
-  @Nested
-  @Execution(ExecutionMode.CONCURRENT)
-  class Growth extends GrowthCases {}
 
   @Nested
   @Execution(ExecutionMode.CONCURRENT)

@@ -18,6 +18,7 @@ import org.standalonecinder.provisioner.host.HostException;
 import org.standalonecinder.provisioner.host.LocalHost;
 import org.standalonecinder.provisioner.node.ClaimResizeCompletion;
 import org.standalonecinder.provisioner.node.FilesystemGrower;
+import org.standalonecinder.provisioner.node.KubeletMounts;
 import org.standalonecinder.provisioner.node.NodeGrowth;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -34,7 +35,8 @@ import picocli.CommandLine.Spec;
     description = {
       "Grow, online, the filesystems the kubelet mounted on this node for Pods from iSCSI, FC and"
           + " RBD PVs: rescan each device so the kernel sees its new size, then resize2fs (ext2/3/4)"
-          + " or xfs_growfs (xfs). A filesystem that fills its device already is left as it is.",
+          + " or xfs_growfs (xfs). A filesystem that fills its device already is left as it is."
+          + " Raw block volumes (volumeMode: Block) are rescanned: their Pods see the new size.",
       "With --kubeconfig (the node's own credentials, the kubelet's), the claims whose status says"
           + " FileSystemResizePending are finished: their capacity becomes their PV's.",
       "Needs root. Once, or with --every as the node component does."
@@ -83,6 +85,15 @@ final class GrowCommand implements Callable<Integer> {
               + " in a container, the host's /proc mounted elsewhere)")
   Path mountinfo;
 
+  @Option(
+      names = {"--kubelet-dir"},
+      paramLabel = "DIR",
+      defaultValue = "/var/lib/kubelet",
+      description =
+          "the kubelet's --root-dir, where it links Pods' raw block volumes (default:"
+              + " ${DEFAULT-VALUE})")
+  Path kubeletDir;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -108,6 +119,7 @@ final class GrowCommand implements Callable<Integer> {
       NodeGrowth growth =
           new NodeGrowth(
               this::readMounts,
+              () -> KubeletMounts.devices(kubeletDir),
               FilesystemGrower.machine(host),
               completion,
               line -> {

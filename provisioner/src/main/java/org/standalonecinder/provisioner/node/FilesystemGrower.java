@@ -91,13 +91,17 @@ public final class FilesystemGrower {
 
   /**
    * Has the kernel read the mount's device's size again (no process is started for it), and returns
-   * that size in bytes.
+   * that size in bytes. For a raw block volume (no {@code fsType}) that is all there is to do: a
+   * Pod sees the device's new size.
    *
    * @throws HostException as {@link #grow}
    */
   public long rescan(KubeletMounts.Mount mount) {
     Path sys = device(mount);
-    tool(mount);
+    if (!mount.fsType().isEmpty()) {
+      // refused before anything is done, as grow would refuse it
+      tool(mount);
+    }
     rescan(sys);
     return sectors(sys) * 512;
   }

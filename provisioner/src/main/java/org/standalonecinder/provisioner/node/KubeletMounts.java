@@ -1,9 +1,14 @@
 package org.standalonecinder.provisioner.node;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * The filesystems the kubelet mounted for Pods from PVs of the kinds the provisioner makes (its
@@ -65,6 +70,69 @@ public final class KubeletMounts {
               f[dash + 1]));
     }
     return out;
+  }
+
+  // The kubelet's link (or bind-mounted device node) for a Pod's raw block volume.
+  private static final Pattern POD_DEVICE = Pattern.compile("kubernetes\\.io~(iscsi|fc|rbd)");
+
+  /**
+   * The raw block volumes ({@code volumeMode: Block}) the kubelet gave Pods from iSCSI, FC and RBD
+   * PVs: {@code <kubeletDir>/pods/<uid>/volumeDevices/kubernetes.io~<plugin>/<pv>}, each a link to
+   * (or a bind mount of) the device node. Their {@code fsType} is empty, their device the node the
+   * link leads to.
+   */
+  public static List<Mount> devices(Path kubeletDir) {
+    List<Mount> out = new ArrayList<>();
+    try (Stream<Path> pods = list(kubeletDir.resolve("pods"))) {
+      for (Path pod : pods.sorted().toList()) {
+        try (Stream<Path> plugins = list(pod.resolve("volumeDevices"))) {
+          for (Path plugin : plugins.sorted().toList()) {
+            Matcher m = POD_DEVICE.matcher(plugin.getFileName().toString());
+            if (!m.matches()) {
+              continue;
+            }
+            try (Stream<Path> pvs = list(plugin)) {
+              for (Path pv : pvs.sorted().toList()) {
+                device(pv, m.group(1), pod.getFileName().toString()).ifPresent(out::add);
+              }
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private static Optional<Mount> device(Path pv, String plugin, String podUid) {
+    try {
+      long rdev = (Long) Files.getAttribute(pv, "unix:rdev");
+      if (rdev == 0) {
+        return Optional.empty();
+      }
+      // glibc's major() and minor() of a dev_t
+      long major = ((rdev >>> 8) & 0xfff) | ((rdev >>> 32) & ~0xfffL);
+      long minor = (rdev & 0xff) | ((rdev >>> 12) & ~0xffL);
+      return Optional.of(
+          new Mount(
+              pv.getFileName().toString(),
+              plugin,
+              podUid,
+              pv.toString(),
+              pv.toRealPath().toString(),
+              major + ":" + minor,
+              ""));
+    } catch (IOException | UnsupportedOperationException | ClassCastException e) {
+      // gone while listed, or not a device: nothing to rescan
+      return Optional.empty();
+    }
+  }
+
+  private static Stream<Path> list(Path dir) {
+    try {
+      return Files.list(dir);
+    } catch (IOException e) {
+      return Stream.empty();
+    }
   }
 
   /** The kernel writes space, tab, newline and backslash in paths as octal escapes. */

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 import org.standalonecinder.provisioner.host.HostException;
 
 /**
@@ -29,6 +30,7 @@ public final class NodeGrowth {
   public record Pass(List<String> notMounted, int failed) {}
 
   private final Supplier<String> mountinfo;
+  private final Supplier<List<KubeletMounts.Mount>> rawDevices;
   private final FilesystemGrower grower;
   private final ClaimResizeCompletion completion;
   private final Consumer<String> say;
@@ -38,21 +40,27 @@ public final class NodeGrowth {
   /** The size each device (by its numbers) was last grown to. */
   private final Map<String, Long> grown = new HashMap<>();
 
+  /** The size each raw block device (by its numbers) had at the last pass. */
+  private final Map<String, Long> raw = new HashMap<>();
+
   private boolean first = true;
 
   /**
    * @param mountinfo the host's mount table, read at each pass
+   * @param rawDevices the raw block volumes the kubelet gave Pods, listed at each pass
    * @param completion finishes claims; null to grow filesystems only
    * @param say where what happened is told
    * @param sayAll whether filesystems that needed nothing are told too (a one-off run)
    */
   public NodeGrowth(
       Supplier<String> mountinfo,
+      Supplier<List<KubeletMounts.Mount>> rawDevices,
       FilesystemGrower grower,
       ClaimResizeCompletion completion,
       Consumer<String> say,
       boolean sayAll) {
     this.mountinfo = mountinfo;
+    this.rawDevices = rawDevices;
     this.grower = grower;
     this.completion = completion;
     this.say = say;
@@ -74,13 +82,21 @@ public final class NodeGrowth {
         pods.merge(m.majorMinor(), 1, Integer::sum);
       }
     }
+    Map<String, KubeletMounts.Mount> byRaw = new LinkedHashMap<>();
+    for (KubeletMounts.Mount d : rawDevices.get()) {
+      if (only.isEmpty() || only.contains(d.pvName())) {
+        byRaw.putIfAbsent(d.majorMinor(), d);
+        pods.merge(d.majorMinor(), 1, Integer::sum);
+      }
+    }
     List<String> notMounted = new ArrayList<>();
     for (String pv : only) {
-      if (byDevice.values().stream().noneMatch(m -> m.pvName().equals(pv))) {
+      if (Stream.concat(byDevice.values().stream(), byRaw.values().stream())
+          .noneMatch(m -> m.pvName().equals(pv))) {
         notMounted.add(pv);
       }
     }
-    int failed = 0;
+    int failed = rescanRaw(byRaw, pods);
     Map<String, Long> devices = new LinkedHashMap<>();
     for (KubeletMounts.Mount m : byDevice.values()) {
       try {
@@ -108,6 +124,38 @@ public final class NodeGrowth {
     // Devices gone from this node: a new device of the same numbers is grown afresh.
     grown.keySet().retainAll(byDevice.keySet());
     return new Pass(notMounted, failed + finish(devices));
+  }
+
+  /**
+   * Rescans the raw block volumes, so that their Pods see a grown device's size (the provisioner
+   * finishes their claims itself); returns how many could not be rescanned.
+   */
+  private int rescanRaw(Map<String, KubeletMounts.Mount> byRaw, Map<String, Integer> pods) {
+    int failed = 0;
+    for (KubeletMounts.Mount d : byRaw.values()) {
+      try {
+        long size = grower.rescan(d);
+        Long before = raw.put(d.majorMinor(), size);
+        if ((before != null && before != size) || sayAll) {
+          int n = pods.get(d.majorMinor());
+          say.accept(
+              d.pvName()
+                  + " ("
+                  + d.device()
+                  + ", raw block for "
+                  + n
+                  + (n == 1 ? " Pod" : " Pods")
+                  + "): device "
+                  + (before == null || before == size ? "" : gib(before) + " -> ")
+                  + gib(size));
+        }
+      } catch (HostException e) {
+        say.accept(d.pvName() + ": " + e.getMessage());
+        failed++;
+      }
+    }
+    raw.keySet().retainAll(byRaw.keySet());
+    return failed;
   }
 
   /** Finishes the claims waiting for a device of this node; returns how many could not be asked. */

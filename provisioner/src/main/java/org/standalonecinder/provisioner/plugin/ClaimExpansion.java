@@ -231,8 +231,9 @@ public final class ClaimExpansion {
           "VolumeResizeSuccessful",
           "volume grown to "
               + pvGib
-              + " GiB; a node that has it attached sees the new size once it rescans the device"
-              + " (iscsiadm -m session -R for iSCSI) or attaches it again");
+              + " GiB; a node that has it attached sees the new size once it rescans the device:"
+              + " the node component (grow-filesystems) does where it is installed, elsewhere"
+              + " iscsiadm -m session -R for iSCSI, or attaching it again");
       return;
     }
     if (hasCondition(claim, FS_RESIZE_PENDING)) {

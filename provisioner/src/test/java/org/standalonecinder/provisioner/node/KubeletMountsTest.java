@@ -2,8 +2,13 @@ package org.standalonecinder.provisioner.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -82,5 +87,23 @@ class KubeletMountsTest {
   void findsThePodVolumeMountsOfThePluginsThePvsUse(
       String name, String mountinfo, List<KubeletMounts.Mount> expected) {
     assertThat(KubeletMounts.parse(mountinfo)).isEqualTo(expected);
+  }
+
+  @Test
+  void findsThePodsRawBlockVolumesByTheKubeletsLinks(@TempDir Path kubelet) throws IOException {
+    Path iscsi =
+        Files.createDirectories(kubelet.resolve("pods/u1/volumeDevices/kubernetes.io~iscsi"));
+    Files.createSymbolicLink(iscsi.resolve("pvc-1"), Path.of("/dev/null"));
+    Files.createSymbolicLink(iscsi.resolve("pvc-gone"), kubelet.resolve("no-such-device"));
+    Path csi = Files.createDirectories(kubelet.resolve("pods/u2/volumeDevices/kubernetes.io~csi"));
+    Files.createSymbolicLink(csi.resolve("pvc-9"), Path.of("/dev/null"));
+    Files.createDirectories(kubelet.resolve("pods/u3/volumes/kubernetes.io~iscsi/pvc-3"));
+
+    assertThat(KubeletMounts.devices(kubelet))
+        .as("the link to a device (here /dev/null, 1:3); not a dangling one, not another plugin's")
+        .containsExactly(
+            new KubeletMounts.Mount(
+                "pvc-1", "iscsi", "u1", iscsi.resolve("pvc-1").toString(), "/dev/null", "1:3", ""));
+    assertThat(KubeletMounts.devices(kubelet.resolve("no-kubelet-here"))).isEmpty();
   }
 }

@@ -38,6 +38,7 @@ class NodeGrowthTest {
   private KubernetesMockServer server;
   private KubernetesClient client;
   private List<String> ran;
+  private List<KubeletMounts.Mount> rawDevices = List.of();
   private final List<String> said = new ArrayList<>();
 
   /** The filesystem's size: what the device had when resize2fs last ran. */
@@ -68,6 +69,7 @@ class NodeGrowthTest {
     growth =
         new NodeGrowth(
             () -> mounts,
+            () -> rawDevices,
             new FilesystemGrower(host, root, mountPoint -> filesystem.get("/dev/sdb")),
             new ClaimResizeCompletion(client, "node-1", Clock.systemUTC()),
             said::add,
@@ -210,6 +212,36 @@ class NodeGrowthTest {
     growth.pass(List.of());
 
     assertThat(status()).isEqualTo(new Quantity("3Gi"));
+  }
+
+  @Test
+  void aRawBlockVolumeIsRescannedEachPassAndItsGrowthSaid() throws IOException {
+    Path sdc = Files.createDirectories(root.resolve("sys/dev/block/8:32/device"));
+    Files.writeString(sdc.resolve("rescan"), "");
+    Files.writeString(sdc.resolveSibling("size"), String.valueOf(GIB / 512));
+    rawDevices =
+        List.of(
+            new KubeletMounts.Mount(
+                "pvc-raw",
+                "iscsi",
+                "pod-c",
+                "/var/lib/kubelet/pods/pod-c/volumeDevices/x",
+                "/dev/sdc",
+                "8:32",
+                ""));
+    claim(1, false);
+    growth.pass(List.of());
+    int requests = server.getRequestCount();
+
+    Files.writeString(sdc.resolveSibling("size"), String.valueOf(3 * GIB / 512));
+    Files.writeString(sdc.resolve("rescan"), "");
+    growth.pass(List.of());
+
+    assertThat(Files.readString(sdc.resolve("rescan"))).isEqualTo("1");
+    assertThat(said)
+        .containsExactly("pvc-raw (/dev/sdc, raw block for 1 Pod): device 1.00 GiB -> 3.00 GiB");
+    assertThat(ran).as("no tool for a raw device").containsExactly("resize2fs /dev/sdb");
+    assertThat(server.getRequestCount()).as("its claim is the provisioner's").isEqualTo(requests);
   }
 
   @Test

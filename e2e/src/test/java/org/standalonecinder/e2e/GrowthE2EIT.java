@@ -10,6 +10,9 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,7 +32,11 @@ import org.standalonecinder.demo.Waits;
  * the iSCSI device, grows the mounted filesystem and finishes the claim. The Pod, never restarted,
  * sees 3 GiB in its {@code df} and its file intact.
  */
-abstract class GrowthCases {
+@ExtendWith(Installed.class)
+// After NodesE2EIT, alone: beside its cases the node component's passes and these Pods held the
+// first node's answers to them up past their timeouts.
+@Order(3)
+class GrowthE2EIT {
 
   static final String CLASSES =
       """
@@ -59,20 +66,21 @@ abstract class GrowthCases {
   static LocalNode node;
 
   /**
-   * The node component as its DaemonSet runs it: a pass every few seconds, as root, with the node's
-   * credentials; beside every other case's Pods on the node.
+   * The node component as its DaemonSet runs it: a pass every 10 s (30 s in the DaemonSet), as
+   * root, with the node's credentials.
    */
   @BeforeAll
   static void theNodeRunsTheNodeComponent(LocalInstall it) throws Exception {
     node = KernelNodeE2EIT.theNode();
     assertThat(node.runsKubelet()).as("dev/node-local/start.sh --kubelet starts one").isTrue();
+    it.kubectl.ok(CLASSES, "apply", "-f", "-");
     String jar =
         node.copyIn(it.root.resolve("provisioner/target/standalone-cinder-provisioner.jar"));
     LocalNode.Result started =
         node.run(
             "setsid java -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -jar "
                 + jar
-                + " grow-filesystems --every PT3S --kubeconfig "
+                + " grow-filesystems --every PT10S --kubeconfig "
                 + NODE_CREDENTIALS
                 + " </dev/null >"
                 + LOG
@@ -180,6 +188,58 @@ abstract class GrowthCases {
         it, ns, "data", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
   }
 
+  /**
+   * A raw block claim grows while a Pod holds it: the provisioner finishes the claim itself, and
+   * the node component's rescan lets the running Pod see the device's new size.
+   */
+  @Test
+  @Execution(ExecutionMode.CONCURRENT)
+  void aRunningPodSeesItsRawBlockClaimGrow(LocalInstall it) throws Exception {
+    String ns = it.namespace("e2e-growraw");
+    it.kubectl.ok(Claims.blockYaml(ns, "raw", "e2e-growing-ext4"), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "raw");
+    it.pods.namespaceReady(ns);
+    // The Pod says the size it saw first, and the size once it is 3 GiB (or after 170 s).
+    String size = "blockdev --getsize64 " + Pods.DEVICE;
+    it.kubectl.ok(
+        Pods.blockYaml(
+            ns,
+            "holder",
+            "raw",
+            node.name(),
+            String.join(
+                "\n",
+                "first=$(" + size + ") || exit 1",
+                "i=0; while [ $i -lt 170 ] && [ \"$(" + size + ")\" != 3221225472 ]; do",
+                "  i=$((i + 1)); sleep 1",
+                "done",
+                "echo \"$first $(" + size + ")\" > /dev/termination-log")),
+        "create",
+        "-f",
+        "-");
+    it.pods.running(ns, "holder", KubeletCases.POD);
+
+    assertThat(ClaimLifecycleE2EIT.request(it, ns, "raw", "3Gi").ok()).isTrue();
+    Pods.Ended ended = it.pods.ended(ns, "holder", Duration.ofSeconds(240));
+    assertThat(ended.message())
+        .as(
+            "the device's size in the running Pod, before and after (node component: "
+                + nodeComponentLog()
+                + ")")
+        .isEqualTo((1L << 30) + " " + (3L << 30));
+    assertThat(ended.succeeded()).as(ended.toString()).isTrue();
+    assertThat(claim(it, ns, "raw").getStatus().getCapacity().get("storage"))
+        .isEqualTo(new Quantity("3Gi"));
+    assertThat(nodeComponentLog())
+        .contains(
+            pv.getMetadata().getName() + " (/dev/sd",
+            "raw block for 1 Pod): device 1.00 GiB -> 3.00 GiB");
+
+    it.pods.delete(ns, "holder", KubeletCases.POD);
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
+        it, ns, "raw", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+  }
+
   /** The HTTP status of a merge patch of the claim's status with a node's own credentials. */
   private static int patchStatusAs(LocalNode n, String ns, String body) {
     LocalNode.Result r =
@@ -205,7 +265,11 @@ abstract class GrowthCases {
   }
 
   private static PersistentVolumeClaim claim(LocalInstall it, String ns) {
-    return it.admin.persistentVolumeClaims().inNamespace(ns).withName("data").get();
+    return claim(it, ns, "data");
+  }
+
+  private static PersistentVolumeClaim claim(LocalInstall it, String ns, String name) {
+    return it.admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
   }
 
   private static boolean waits(PersistentVolumeClaim c) {
