@@ -98,7 +98,7 @@ final class GrowCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
-    if (every != null && (every.isNegative() || every.toMillis() < 1000)) {
+    if (every != null && every.toMillis() < 1000) {
       err.println("--every must be at least one second, not " + every);
       return CheckCommand.BAD_CONFIG;
     }

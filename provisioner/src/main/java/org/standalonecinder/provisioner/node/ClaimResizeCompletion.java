@@ -3,7 +3,6 @@ package org.standalonecinder.provisioner.node;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -11,8 +10,6 @@ import java.math.BigDecimal;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -114,26 +111,7 @@ public final class ClaimResizeCompletion {
         .persistentVolumeClaims()
         .inNamespace(ref.getNamespace())
         .withName(ref.getName())
-        .editStatus(
-            c -> {
-              Map<String, Quantity> cap =
-                  c.getStatus().getCapacity() == null
-                      ? new LinkedHashMap<>()
-                      : new LinkedHashMap<>(c.getStatus().getCapacity());
-              cap.put("storage", capacity);
-              c.getStatus().setCapacity(cap);
-              List<PersistentVolumeClaimCondition> kept =
-                  c.getStatus().getConditions() == null
-                      ? List.of()
-                      : c.getStatus().getConditions().stream()
-                          .filter(
-                              x ->
-                                  !ClaimExpansion.FS_RESIZE_PENDING.equals(x.getType())
-                                      && !ClaimExpansion.RESIZING.equals(x.getType()))
-                          .toList();
-              c.getStatus().setConditions(new java.util.ArrayList<>(kept));
-              return c;
-            });
+        .editStatus(c -> ClaimExpansion.finished(c, capacity));
     tell(
         claim,
         "the node grew the filesystem of " + pvName + " to fill its " + capacity + " volume");

@@ -220,12 +220,7 @@ public final class ClaimExpansion {
             .inNamespace(claim.getMetadata().getNamespace())
             .withName(claim.getMetadata().getName());
     if (block) {
-      resource.editStatus(
-          c -> {
-            c.getStatus().setCapacity(withStorage(c.getStatus().getCapacity(), pvGib));
-            c.getStatus().setConditions(without(c, RESIZING, FS_RESIZE_PENDING));
-            return c;
-          });
+      resource.editStatus(c -> finished(c, new Quantity(pvGib + "Gi")));
       events.normal(
           claim,
           "VolumeResizeSuccessful",
@@ -256,6 +251,22 @@ public final class ClaimExpansion {
           return c;
         });
     events.warning(claim, "FileSystemResizeRequired", message);
+  }
+
+  /**
+   * The claim with its resize finished: its status's capacity {@code capacity}, no {@code Resizing}
+   * or {@code FileSystemResizePending} condition (the provisioner's end of a raw block claim's
+   * growth, and the node's of a filesystem's).
+   */
+  public static PersistentVolumeClaim finished(PersistentVolumeClaim c, Quantity capacity) {
+    Map<String, Quantity> m =
+        c.getStatus().getCapacity() == null
+            ? new LinkedHashMap<>()
+            : new LinkedHashMap<>(c.getStatus().getCapacity());
+    m.put("storage", capacity);
+    c.getStatus().setCapacity(m);
+    c.getStatus().setConditions(without(c, RESIZING, FS_RESIZE_PENDING));
+    return c;
   }
 
   private void setResizing(PersistentVolumeClaim claim) {
