@@ -139,5 +139,9 @@ set -e
 if [ -s "$PARTS_STATUS" ]; then
   if [ "$(cat "$PARTS_STATUS")" = 0 ]; then grep -h '^READY' "$PARTS_LOG" || true; else cat "$PARTS_LOG"; fi
 fi
-[ "$mvn_rc" = 0 ] || exit "$mvn_rc"
+if [ "$mvn_rc" != 0 ]; then
+  bash "$ROOT/dev/diagnose.sh" "$ROOT/target/test-output.log" "$STATE" \
+    "$ROOT"/e2e/target/e2e/logs/provisioner*.log || true
+  exit "$mvn_rc"
+fi
 bash "$ROOT/dev/scan-secrets.sh" --self-test "$ROOT/target" "$ROOT"/*/target

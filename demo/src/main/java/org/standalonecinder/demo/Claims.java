@@ -4,6 +4,8 @@ import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
 
 /**
@@ -45,13 +47,18 @@ public final class Claims {
 
   /** Waits until Kubernetes' PV controller has bound the claim, and returns its PV. */
   public PersistentVolume bound(String ns, String name) {
-    Waits.await(
-        ns + "/" + name + " Bound",
-        () -> {
-          var c = admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
-          return c != null && c.getStatus() != null && "Bound".equals(c.getStatus().getPhase());
-        },
-        Duration.ofSeconds(90));
+    try {
+      Waits.await(
+          ns + "/" + name + " Bound",
+          () -> {
+            var c = admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+            return c != null && c.getStatus() != null && "Bound".equals(c.getStatus().getPhase());
+          },
+          Duration.ofSeconds(90));
+    } catch (IllegalStateException timedOut) {
+      // What the claim was told is what a failed run needs to be understood by.
+      throw new IllegalStateException(timedOut.getMessage() + "; its events: " + events(ns, name));
+    }
     String pv =
         admin
             .persistentVolumeClaims()
@@ -61,6 +68,20 @@ public final class Claims {
             .getSpec()
             .getVolumeName();
     return admin.persistentVolumes().withName(pv).get();
+  }
+
+  /** The claim's last few events, oldest first, as {@code reason: message} (cut short). */
+  private String events(String ns, String name) {
+    List<String> told =
+        admin.v1().events().inNamespace(ns).list().getItems().stream()
+            .filter(e -> name.equals(e.getInvolvedObject().getName()))
+            .sorted(Comparator.comparing(e -> String.valueOf(e.getLastTimestamp())))
+            .map(e -> e.getReason() + ": " + e.getMessage())
+            .map(m -> m.length() > 160 ? m.substring(0, 160) + "…" : m)
+            .toList();
+    return told.isEmpty()
+        ? "none"
+        : String.join(" | ", told.subList(Math.max(0, told.size() - 3), told.size()));
   }
 
   /** The node's view of an iSCSI PV: its portal, target and initiator, and its CHAP Secret. */

@@ -63,6 +63,20 @@ public final class ClaimResizeCompletion {
   }
 
   /**
+   * Whether {@code pvName} is the PV of a Cinder volume (the provisioner's, or one imported with
+   * the volume's annotation), which the node may grow; an admin's own PVs are left as they are.
+   */
+  public boolean isCinderVolume(String pvName) {
+    return cinders(client.persistentVolumes().withName(pvName).get());
+  }
+
+  private static boolean cinders(PersistentVolume pv) {
+    return pv != null
+        && pv.getMetadata().getAnnotations() != null
+        && pv.getMetadata().getAnnotations().containsKey(ClaimAnnotations.VOLUME_ID);
+  }
+
+  /**
    * Finishes the resize of the claim bound to {@code pvName} if the node's device of it holds the
    * PV's capacity and the claim waits for its filesystem.
    *
@@ -70,10 +84,7 @@ public final class ClaimResizeCompletion {
    */
   public Result complete(String pvName, long deviceBytes) {
     PersistentVolume pv = client.persistentVolumes().withName(pvName).get();
-    if (pv == null
-        || pv.getMetadata().getAnnotations() == null
-        || !pv.getMetadata().getAnnotations().containsKey(ClaimAnnotations.VOLUME_ID)
-        || pv.getSpec().getClaimRef() == null) {
+    if (!cinders(pv) || pv.getSpec().getClaimRef() == null) {
       return new Result(Outcome.NOT_OURS, pvName + ": not a bound PV of a Cinder volume");
     }
     var ref = pv.getSpec().getClaimRef();

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.node;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -12,17 +13,17 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.standalonecinder.provisioner.host.HostException;
 
 /**
  * The node's half of an expansion, pass by pass: every filesystem the kubelet mounted from an
- * iSCSI, FC or RBD PV is rescanned and grown to its device, and the claims of those that grew are
- * finished ({@link ClaimResizeCompletion}). The first pass grows every filesystem and looks at
- * every claim (one that grew before a restart is finished then); later passes grow only where a
- * device's size changed, and a claim whose PV or condition lags behind its device is looked at
- * again each pass until it is done. While no device grows a pass starts no process and asks the API
- * server nothing: it writes each device's rescan attribute and reads its size.
+ * iSCSI, FC or RBD PV of a Cinder volume is rescanned and grown to its device, and the claims of
+ * those that grew are finished ({@link ClaimResizeCompletion}). The first pass grows every
+ * filesystem and looks at every claim (one that grew before a restart is finished then); later
+ * passes grow only where a device's size changed, and a claim whose PV or condition lags behind its
+ * device is looked at again each pass until it is done. While no device grows a pass starts no
+ * process and asks the API server nothing: it writes each device's rescan attribute and reads its
+ * size.
  */
 public final class NodeGrowth {
 
@@ -42,6 +43,15 @@ public final class NodeGrowth {
 
   /** The size each raw block device (by its numbers) had at the last pass. */
   private final Map<String, Long> raw = new HashMap<>();
+
+  /**
+   * Whether each PV mounted here (by device and name) is a Cinder volume's: only those are touched,
+   * not an admin's own iSCSI, FC or RBD PVs. Looked up once per mount with the node's credentials;
+   * without them (a one-off run by an admin) every PV asked for is.
+   */
+  private final Map<Mounted, Boolean> ours = new HashMap<>();
+
+  private record Mounted(String majorMinor, String pvName) {}
 
   private boolean first = true;
 
@@ -74,29 +84,20 @@ public final class NodeGrowth {
    */
   public Pass pass(List<String> only) {
     Map<String, KubeletMounts.Mount> byDevice = new LinkedHashMap<>();
-    Map<String, Integer> pods = new LinkedHashMap<>();
-    for (KubeletMounts.Mount m : KubeletMounts.parse(mountinfo.get())) {
-      if (only.isEmpty() || only.contains(m.pvName())) {
-        // One growth per device, however many Pods mount it.
-        byDevice.putIfAbsent(m.majorMinor(), m);
-        pods.merge(m.majorMinor(), 1, Integer::sum);
-      }
-    }
     Map<String, KubeletMounts.Mount> byRaw = new LinkedHashMap<>();
-    for (KubeletMounts.Mount d : rawDevices.get()) {
-      if (only.isEmpty() || only.contains(d.pvName())) {
-        byRaw.putIfAbsent(d.majorMinor(), d);
-        pods.merge(d.majorMinor(), 1, Integer::sum);
-      }
-    }
+    Map<String, Integer> pods = new LinkedHashMap<>();
+    Set<Mounted> seen = new HashSet<>();
+    int unknown =
+        select(KubeletMounts.parse(mountinfo.get()), only, byDevice, pods, seen)
+            + select(rawDevices.get(), only, byRaw, pods, seen);
+    ours.keySet().retainAll(seen);
     List<String> notMounted = new ArrayList<>();
     for (String pv : only) {
-      if (Stream.concat(byDevice.values().stream(), byRaw.values().stream())
-          .noneMatch(m -> m.pvName().equals(pv))) {
+      if (seen.stream().noneMatch(m -> m.pvName().equals(pv))) {
         notMounted.add(pv);
       }
     }
-    int failed = rescanRaw(byRaw, pods);
+    int failed = unknown + rescanRaw(byRaw, pods);
     Map<String, Long> devices = new LinkedHashMap<>();
     for (KubeletMounts.Mount m : byDevice.values()) {
       try {
@@ -124,6 +125,53 @@ public final class NodeGrowth {
     // Devices gone from this node: a new device of the same numbers is grown afresh.
     grown.keySet().retainAll(byDevice.keySet());
     return new Pass(notMounted, failed + finish(devices));
+  }
+
+  /**
+   * Puts the mounts of PVs asked for ({@code only}, or all) that are Cinder's into {@code into},
+   * one per device, counting each device's Pods; returns how many PVs could not be looked up.
+   */
+  private int select(
+      List<KubeletMounts.Mount> mounts,
+      List<String> only,
+      Map<String, KubeletMounts.Mount> into,
+      Map<String, Integer> pods,
+      Set<Mounted> seen) {
+    int unknown = 0;
+    for (KubeletMounts.Mount m : mounts) {
+      if (!only.isEmpty() && !only.contains(m.pvName())) {
+        continue;
+      }
+      Mounted key = new Mounted(m.majorMinor(), m.pvName());
+      boolean firstSight = seen.add(key);
+      Boolean cinders = completion == null ? Boolean.TRUE : ours.get(key);
+      if (cinders == null && firstSight) {
+        cinders = lookUp(key, m);
+        unknown += cinders == null ? 1 : 0;
+      }
+      if (Boolean.TRUE.equals(cinders)) {
+        // One growth per device, however many Pods mount it.
+        into.putIfAbsent(m.majorMinor(), m);
+        pods.merge(m.majorMinor(), 1, Integer::sum);
+      }
+    }
+    return unknown;
+  }
+
+  /** Whether the PV is a Cinder volume's, remembered; null (and said) when it cannot be asked. */
+  private Boolean lookUp(Mounted key, KubeletMounts.Mount m) {
+    boolean cinders;
+    try {
+      cinders = completion.isCinderVolume(m.pvName());
+    } catch (KubernetesClientException e) {
+      say.accept(m.pvName() + ": not looked up (tried again): " + e.getMessage());
+      return null;
+    }
+    ours.put(key, cinders);
+    if (!cinders) {
+      say.accept(m.pvName() + " (" + m.device() + "): not a Cinder volume's PV; left alone");
+    }
+    return cinders;
   }
 
   /**

@@ -6,7 +6,9 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -49,7 +51,16 @@ class NodeGrowthTest {
   @BeforeEach
   void node() throws IOException {
     server = Cluster.newApiServer();
-    client = server.createClient();
+    try (KubernetesClient first = server.createClient()) {
+      // A refused request fails at once instead of being tried again for half a minute.
+      client =
+          new KubernetesClientBuilder()
+              .withConfig(
+                  new ConfigBuilder(first.getConfiguration())
+                      .withRequestRetryBackoffLimit(0)
+                      .build())
+              .build();
+    }
     Path sdb = Files.createDirectories(root.resolve("sys/dev/block/8:16/device"));
     Files.writeString(sdb.resolve("rescan"), "");
     device(1);
@@ -153,6 +164,16 @@ class NodeGrowthTest {
         .createOr(x -> x.update());
   }
 
+  /** A PV of that name, with the Cinder volume's annotation or without (an admin's own). */
+  private void pv(String name, boolean cinders) {
+    PersistentVolumeBuilder pv =
+        new PersistentVolumeBuilder().withNewMetadata().withName(name).endMetadata();
+    if (cinders) {
+      pv.editMetadata().addToAnnotations(ClaimAnnotations.VOLUME_ID, "vol-" + name).endMetadata();
+    }
+    client.persistentVolumes().resource(pv.build()).createOr(x -> x.update());
+  }
+
   private Quantity status() {
     return client
         .persistentVolumeClaims()
@@ -230,6 +251,7 @@ class NodeGrowthTest {
                 "8:32",
                 ""));
     claim(1, false);
+    pv("pvc-raw", true);
     growth.pass(List.of());
     int requests = server.getRequestCount();
 
@@ -242,6 +264,37 @@ class NodeGrowthTest {
         .containsExactly("pvc-raw (/dev/sdc, raw block for 1 Pod): device 1.00 GiB -> 3.00 GiB");
     assertThat(ran).as("no tool for a raw device").containsExactly("resize2fs /dev/sdb");
     assertThat(server.getRequestCount()).as("its claim is the provisioner's").isEqualTo(requests);
+  }
+
+  @Test
+  void anAdminsOwnPvIsNeitherRescannedNorGrownNorAskedAboutAgain() throws IOException {
+    claim(1, false);
+    // The same mount, but the PV is not a Cinder volume's: e.g. a filesystem its admin made
+    // smaller than the LUN on purpose.
+    pv("pvc-1", false);
+    device(3);
+
+    growth.pass(List.of());
+    int requests = server.getRequestCount();
+    growth.pass(List.of());
+
+    assertThat(ran).isEmpty();
+    assertThat(Files.readString(root.resolve("sys/dev/block/8:16/device/rescan"))).isEmpty();
+    assertThat(said).containsExactly("pvc-1 (/dev/sdb): not a Cinder volume's PV; left alone");
+    assertThat(server.getRequestCount()).as("looked up once").isEqualTo(requests);
+  }
+
+  @Test
+  void aPvThatCannotBeLookedUpIsLeftForTheNextPass() {
+    claim(1, false);
+    // The API server gone (or the node's credentials refused): the PV is not known to be Cinder's.
+    Cluster.destroy(server);
+
+    NodeGrowth.Pass pass = growth.pass(List.of());
+
+    assertThat(pass.failed()).isEqualTo(1);
+    assertThat(ran).isEmpty();
+    assertThat(said).singleElement().asString().startsWith("pvc-1: not looked up (tried again)");
   }
 
   @Test

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# dev/diagnose.sh - a short account of the machine and the local parts, printed by dev/test.sh
+# when the build fails and before it stops the parts: CI keeps only the tail of its console, so
+# what a failure needs to be understood (failing tests, load, Cinder's errors and volumes, the
+# iSCSI targets) comes last and in a few lines. It prints nothing secret: Cinder's error lines
+# are cut short and any that name a password, secret, key or token are left out.
+# Usage: dev/diagnose.sh <test-output.log> <cinder state dir> [provisioner log...]
+set -uo pipefail
+OUT="${1:?test output log}"
+STATE="${2:?cinder state dir}"
+shift 2
+cut_line() { cut -c1-"${1:-170}"; }
+quiet() { grep -viE 'pass(word)?|secret|token|key(ring)?|auth_' ; }
+
+echo "== diagnosis ($(date -u +%FT%TZ))"
+echo "machine: load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cpus;" \
+  "mem free $(awk '/MemAvailable/ {printf "%d MiB", $2/1024}' /proc/meminfo);" \
+  "disk free $(df -Pm "$STATE" 2>/dev/null | awk 'NR==2 {print $4 " MiB"}')"
+echo "failed (first line each):"
+grep -E '^\[ERROR\]   [A-Za-z0-9_$.>]+[:.]' "$OUT" 2>/dev/null | sed 's/^\[ERROR\]   //' \
+  | cut_line 200 | head -12 | sed 's/^/  /'
+
+if [ -f "$STATE/cinder-local.env" ]; then
+  # shellcheck disable=SC1091
+  . "$STATE/cinder-local.env"
+  statuses=$(curl -s -m 10 -H "X-Auth-Token: $CINDER_NOAUTH_TOKEN" \
+    -H 'OpenStack-API-Version: volume 3.50' \
+    "$CINDER_PROJECT_ENDPOINT/volumes/detail?all_tenants=1&limit=1000" 2>/dev/null \
+    | python3 -c 'import collections, json, sys
+c = collections.Counter(v["status"] for v in json.load(sys.stdin)["volumes"])
+print(", ".join(f"{k} {n}" for k, n in sorted(c.items())) or "none")' 2>/dev/null)
+  echo "cinder volumes by status: ${statuses:-(no answer from cinder-api)}"
+fi
+if command -v tgtadm >/dev/null 2>&1; then
+  echo "iSCSI targets: $(tgtadm --lld iscsi --op show --mode target 2>/dev/null | grep -c '^Target')"
+fi
+for f in "$STATE"/log/cinder-volume*.log "$STATE"/log/cinder-api*.log "$STATE"/log/cinder-scheduler*.log; do
+  [ -f "$f" ] || continue
+  n=$(grep -c ' ERROR ' "$f")
+  echo "$(basename "$f"): $n ERROR lines; the last distinct ones:"
+  # Cinder's line: date time pid LEVEL module [request] message; the message only.
+  grep ' ERROR ' "$f" | quiet | sed -E 's/^[0-9-]+ [0-9:.]+ [0-9]+ ERROR [^ ]+ (\[[^]]*\] )?//' \
+    | cut_line 150 | awk '!seen[$0]++' | tail -4 | sed 's/^/  /'
+done
+for f in "$@"; do
+  [ -f "$f" ] || continue
+  echo "$(basename "$f"): $(grep -c ' WARN ' "$f") WARN, $(grep -c ' ERROR ' "$f") ERROR; the last:"
+  grep -E ' (WARN|ERROR) ' "$f" | quiet | cut_line 170 | tail -3 | sed 's/^/  /'
+done
