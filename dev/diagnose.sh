@@ -39,8 +39,10 @@ for f in "$STATE"/log/cinder-volume*.log "$STATE"/log/cinder-api*.log "$STATE"/l
   n=$(grep -c ' ERROR ' "$f")
   echo "$(basename "$f"): $n ERROR lines; the last distinct ones:"
   # Cinder's line: date time pid LEVEL module [request] message; the message only.
+  # (a traceback's lines carry the prefix too: only messages and the exceptions' own lines)
   grep ' ERROR ' "$f" | quiet | sed -E 's/^[0-9-]+ [0-9:.]+ [0-9]+ ERROR [^ ]+ (\[[^]]*\] )?//' \
-    | cut_line 150 | awk '!seen[$0]++' | tail -4 | sed 's/^/  /'
+    | grep -vE '^[[:space:]]|^Traceback|^$' | cut_line 150 | awk '!seen[$0]++' | tail -4 \
+    | sed 's/^/  /'
 done
 for f in "$@"; do
   [ -f "$f" ] || continue

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
@@ -38,24 +39,26 @@ import org.standalonecinder.demo.Waits;
 @Order(3)
 class GrowthE2EIT {
 
+  /** The classes the rows grow in: ext4 and xfs on iSCSI (the default type), and RBD. */
   static final String CLASSES =
-      """
-      apiVersion: storage.k8s.io/v1
-      kind: StorageClass
-      metadata: {name: e2e-growing-ext4}
-      provisioner: openstack.org/standalone-cinder
-      parameters: {fsType: ext4}
-      reclaimPolicy: Delete
-      allowVolumeExpansion: true
-      ---
-      apiVersion: storage.k8s.io/v1
-      kind: StorageClass
-      metadata: {name: e2e-growing-xfs}
-      provisioner: openstack.org/standalone-cinder
-      parameters: {fsType: xfs}
-      reclaimPolicy: Delete
-      allowVolumeExpansion: true
-      """;
+      String.join(
+          "---\n",
+          growing("e2e-growing-ext4", "fsType: ext4"),
+          growing("e2e-growing-xfs", "fsType: xfs"),
+          growing("e2e-growing-rbd", "type: lab-rbd, fsType: ext4"));
+
+  private static String growing(String name, String parameters) {
+    return """
+        apiVersion: storage.k8s.io/v1
+        kind: StorageClass
+        metadata: {name: %s}
+        provisioner: openstack.org/standalone-cinder
+        parameters: {%s}
+        reclaimPolicy: Delete
+        allowVolumeExpansion: true
+        """
+        .formatted(name, parameters);
+  }
 
   /** The node's own credentials, as dev/node-local gives them to its kubelet. */
   private static final String NODE_CREDENTIALS = "/node/kubelet/kubelet.kubeconfig";
@@ -94,6 +97,11 @@ class GrowthE2EIT {
     node.run("kill $(cat /run/grow-filesystems.pid) 2>/dev/null; true", Duration.ofSeconds(30));
   }
 
+  /**
+   * An iSCSI filesystem grown by the node component (the kubelet's iscsi plugin cannot). In-tree
+   * rbd claims are not grown: Kubernetes' own expand controller takes them too and crashed the
+   * controller-manager here (docs/provisioner.md, expansion).
+   */
   @Execution(ExecutionMode.CONCURRENT)
   @ParameterizedTest(name = "{0} on iSCSI")
   @ValueSource(strings = {"ext4", "xfs"})
@@ -177,11 +185,19 @@ class GrowthE2EIT {
     assertThat(it.pods.story(ns, "writer"))
         .as("the same Pod throughout: never restarted")
         .doesNotContain("Killing");
-    assertThat(
-            it.admin.events().v1().events().inNamespace(ns).list().getItems().stream()
-                .map(e -> e.getReason())
-                .toList())
-        .contains("FileSystemResizeSuccessful");
+    // The node component says so on the claim, as the kubelet would.
+    List<String> grownBy =
+        it.admin.v1().events().inNamespace(ns).list().getItems().stream()
+            .filter(e -> e.getReason().equals("FileSystemResizeSuccessful"))
+            .map(
+                e ->
+                    (e.getSource() == null || e.getSource().getComponent() == null
+                            ? e.getReportingComponent()
+                            : e.getSource().getComponent())
+                        + " on "
+                        + e.getInvolvedObject().getKind())
+            .toList();
+    assertThat(grownBy).contains("standalone-cinder-node on PersistentVolumeClaim");
 
     it.pods.delete(ns, "writer", KubeletCases.POD);
     ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
@@ -218,6 +234,13 @@ class GrowthE2EIT {
         "-f",
         "-");
     it.pods.running(ns, "holder", KubeletCases.POD);
+    // Grown only once the node component watches the device: the growth it then says is its
+    // rescan's (a component that first sees a grown device has nothing to say of it).
+    String watched = pv.getMetadata().getName() + " (/dev/sd";
+    Waits.await(
+        "the node component watching " + pv.getMetadata().getName(),
+        () -> nodeComponentLog().contains(watched),
+        Duration.ofSeconds(120));
 
     assertThat(ClaimLifecycleE2EIT.request(it, ns, "raw", "3Gi").ok()).isTrue();
     Pods.Ended ended = it.pods.ended(ns, "holder", Duration.ofSeconds(240));
@@ -238,6 +261,44 @@ class GrowthE2EIT {
     it.pods.delete(ns, "holder", KubeletCases.POD);
     ClaimLifecycleE2EIT.deleteAndAwaitTearDown(
         it, ns, "raw", pv, pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID));
+  }
+
+  /**
+   * The attack on the control plane: a user raises an RBD claim's request (its admin set
+   * allowVolumeExpansion on the class). The provisioner refuses and leaves the claim as it is;
+   * Kubernetes' own expand controller, which takes in-tree rbd claims too, fails its own try, and
+   * the controller-manager lives through it (while the provisioner grew such claims, it crashed).
+   */
+  @Test
+  @Execution(ExecutionMode.CONCURRENT)
+  void anRbdClaimIsNotGrownAndTheControllerManagerLivesThroughIt(LocalInstall it) throws Exception {
+    java.nio.file.Path pidFile =
+        java.nio.file.Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG"))
+            .resolveSibling("../run/kube-controller-manager.pid")
+            .normalize();
+    long kcm = Long.parseLong(java.nio.file.Files.readString(pidFile).strip());
+    String ns = it.namespace("e2e-growrbd");
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-growing-rbd", ""), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(ns, "data");
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+
+    assertThat(ClaimLifecycleE2EIT.request(it, ns, "data", "3Gi").ok()).isTrue();
+    Waits.await(
+        "the provisioner's refusal",
+        () ->
+            it.admin.v1().events().inNamespace(ns).list().getItems().stream()
+                .anyMatch(e -> e.getMessage().contains("growing in-tree rbd PVs is refused")),
+        Duration.ofSeconds(60));
+    // The expand controller retries with backoff: its first tries fall within this.
+    Thread.sleep(30_000);
+
+    assertThat(ProcessHandle.of(kcm).map(ProcessHandle::isAlive).orElse(false))
+        .as("kube-controller-manager (pid %d) alive", kcm)
+        .isTrue();
+    assertThat(it.cinder.getVolume(volumeId).orElseThrow().sizeGib()).isEqualTo(1);
+    assertThat(claim(it, ns).getStatus().getCapacity().get("storage"))
+        .isEqualTo(new Quantity("1Gi"));
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(it, ns, "data", pv, volumeId);
   }
 
   /** The HTTP status of a merge patch of the claim's status with a node's own credentials. */

@@ -130,6 +130,12 @@ final class ClaimSync {
           notice.cancel();
           save(request, result);
           outcome = "succeeded";
+          // The line an operator reads a slow Cinder or a backlog by.
+          LOG.info(
+              "provisioned {} in {} ms{}",
+              pvName,
+              (System.nanoTime() - started) / 1_000_000,
+              result.detail());
         }
         case IN_BACKGROUND -> {
           notice.now(); // the work outlasts this sync

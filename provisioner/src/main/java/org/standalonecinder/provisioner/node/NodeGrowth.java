@@ -23,7 +23,7 @@ import org.standalonecinder.provisioner.host.HostException;
  * passes grow only where a device's size changed, and a claim whose PV or condition lags behind its
  * device is looked at again each pass until it is done. While no device grows a pass starts no
  * process and asks the API server nothing: it writes each device's rescan attribute and reads its
- * size.
+ * size. Each device is said when first seen (what is watched from then on) and when it grows.
  */
 public final class NodeGrowth {
 
@@ -108,9 +108,10 @@ public final class NodeGrowth {
           continue;
         }
         FilesystemGrower.Grown g = grower.grow(m);
-        grown.put(m.majorMinor(), g.device());
+        // A filesystem seen for the first time is said once: what the node component now watches.
+        boolean seenBefore = grown.put(m.majorMinor(), g.device()) != null;
         devices.put(m.pvName(), g.device());
-        if (g.grew() || sayAll) {
+        if (g.grew() || sayAll || !seenBefore) {
           say.accept(said(g, pods.get(m.majorMinor())));
         }
         if (g.grew() || first) {
@@ -184,7 +185,7 @@ public final class NodeGrowth {
       try {
         long size = grower.rescan(d);
         Long before = raw.put(d.majorMinor(), size);
-        if ((before != null && before != size) || sayAll) {
+        if (before == null || before != size || sayAll) {
           int n = pods.get(d.majorMinor());
           say.accept(
               d.pvName()

@@ -181,9 +181,21 @@ public final class ClaimExpansion {
     }
     int asked = gib(request, RoundingMode.CEILING);
     if (asked > pvGib) {
-      if (pv.getSpec().getRbd() != null || pv.getSpec().getCsi() != null) {
+      if (pv.getSpec().getRbd() != null) {
+        // Kubernetes' expand controller takes in-tree rbd claims too, and on the real 1.20.2 it
+        // crashed the whole controller-manager (a nil claim at expand_controller.go:290, when its
+        // status patch met a newer claim) while this provisioner wrote the claim's conditions.
         throw ProvisioningException.invalid(
-            "growing Ceph RBD volumes is not supported yet; the volume stays at " + pvGib + " GiB");
+            "growing in-tree rbd PVs is refused: Kubernetes' own expand controller acts on them too"
+                + " and can crash the controller-manager when another writer updates the claim"
+                + " meanwhile; the volume stays at "
+                + pvGib
+                + " GiB");
+      }
+      if (pv.getSpec().getCsi() != null) {
+        // Its filesystem is ceph-csi's node plugin's to grow, which nothing here has tried.
+        throw ProvisioningException.invalid(
+            "growing ceph-csi PVs is not supported yet; the volume stays at " + pvGib + " GiB");
       }
       String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
       setResizing(claim);

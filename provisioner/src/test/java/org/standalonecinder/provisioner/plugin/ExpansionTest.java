@@ -2,10 +2,12 @@ package org.standalonecinder.provisioner.plugin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.CSIPersistentVolumeSourceBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.RBDPersistentVolumeSourceBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
@@ -74,7 +76,18 @@ class ExpansionTest {
 
   static Arguments row(
       String name, boolean allowed, String mode, Consumer<FakeCinderClient> before, Expect expect) {
-    return Arguments.of(name, allowed, mode, before, expect);
+    return row(name, allowed, mode, "iscsi", before, expect);
+  }
+
+  /** A row whose PV has this source: iscsi (what the fake Cinder exports), rbd or csi. */
+  static Arguments row(
+      String name,
+      boolean allowed,
+      String mode,
+      String source,
+      Consumer<FakeCinderClient> before,
+      Expect expect) {
+    return Arguments.of(name, allowed, mode, source, before, expect);
   }
 
   static Stream<Arguments> expansions() {
@@ -128,14 +141,34 @@ class ExpansionTest {
             true,
             "Block",
             c -> c.extendVolume("vol-1", 2),
-            new Expect(false, "2Gi", "2Gi", null, "VolumeResizeSuccessful", "rescans")));
+            new Expect(false, "2Gi", "2Gi", null, "VolumeResizeSuccessful", "rescans")),
+        row(
+            "in-tree rbd PV: refused, nothing grown (Kubernetes' expand controller takes it too)",
+            true,
+            "Filesystem",
+            "rbd",
+            nothing,
+            new Expect(
+                false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "controller-manager")),
+        row(
+            "ceph-csi PV: refused, nothing grown",
+            true,
+            "Filesystem",
+            "csi",
+            nothing,
+            new Expect(false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "ceph-csi PVs")));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("expansions")
   void aClaimAskingForMoreGetsIt(
-      String name, boolean allowed, String mode, Consumer<FakeCinderClient> before, Expect expect) {
-    PersistentVolume pv = boundClaim(allowed, mode, Map.of());
+      String name,
+      boolean allowed,
+      String mode,
+      String source,
+      Consumer<FakeCinderClient> before,
+      Expect expect) {
+    PersistentVolume pv = withSource(boundClaim(allowed, mode, Map.of()), source);
     before.accept(cinder);
     cinder.clearLog();
     ask("2Gi");
@@ -221,6 +254,37 @@ class ExpansionTest {
         () -> cinder.volumes().get("vol-1").status().equals("in-use"),
         Duration.ofSeconds(10));
     return pv;
+  }
+
+  /** The PV as the provisioner makes it from a Ceph volume: in-tree rbd or ceph-csi. */
+  private PersistentVolume withSource(PersistentVolume pv, String source) {
+    if (source.equals("iscsi")) {
+      return pv;
+    }
+    return client
+        .persistentVolumes()
+        .withName(pv.getMetadata().getName())
+        .edit(
+            p -> {
+              p.getSpec().setIscsi(null);
+              if (source.equals("rbd")) {
+                p.getSpec()
+                    .setRbd(
+                        new RBDPersistentVolumeSourceBuilder()
+                            .withMonitors("10.0.0.1:6789")
+                            .withPool("volumes")
+                            .withImage("volume-vol-1")
+                            .build());
+              } else {
+                p.getSpec()
+                    .setCsi(
+                        new CSIPersistentVolumeSourceBuilder()
+                            .withDriver("rbd.csi.ceph.com")
+                            .withVolumeHandle("vol-1")
+                            .build());
+              }
+              return p;
+            });
   }
 
   private void ask(String size) {
