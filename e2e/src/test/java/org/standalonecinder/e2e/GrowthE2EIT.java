@@ -273,9 +273,7 @@ class GrowthE2EIT {
   @Execution(ExecutionMode.CONCURRENT)
   void anRbdClaimIsNotGrownAndTheControllerManagerLivesThroughIt(LocalInstall it) throws Exception {
     java.nio.file.Path pidFile =
-        java.nio.file.Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG"))
-            .resolveSibling("../run/kube-controller-manager.pid")
-            .normalize();
+        java.nio.file.Path.of(it.kubeEnv.get("KUBE_LOCAL_CONTROLLER_MANAGER_PID"));
     long kcm = Long.parseLong(java.nio.file.Files.readString(pidFile).strip());
     String ns = it.namespace("e2e-growrbd");
     it.kubectl.ok(Claims.yaml(ns, "data", "e2e-growing-rbd", ""), "apply", "-f", "-");
@@ -289,8 +287,15 @@ class GrowthE2EIT {
             it.admin.v1().events().inNamespace(ns).list().getItems().stream()
                 .anyMatch(e -> e.getMessage().contains("growing in-tree rbd PVs is refused")),
         Duration.ofSeconds(60));
-    // The expand controller retries with backoff: its first tries fall within this.
-    Thread.sleep(30_000);
+    // The expand controller's own tries (its rbd plugin has no admin Secret), and then more of its
+    // retries with backoff: the row is about the controller-manager living through them.
+    Waits.await(
+        "the expand controller's own failed try",
+        () ->
+            it.admin.v1().events().inNamespace(ns).list().getItems().stream()
+                .anyMatch(e -> e.getMessage().contains("failed to get admin secret")),
+        Duration.ofSeconds(60));
+    Thread.sleep(20_000);
 
     assertThat(ProcessHandle.of(kcm).map(ProcessHandle::isAlive).orElse(false))
         .as("kube-controller-manager (pid %d) alive", kcm)
