@@ -31,6 +31,9 @@
 # Its client may send 100 requests a second, not 20: at 20, the PV binder's events and
 # annotations for a few thousand pending claims (the hostile-object tests) keep it minutes behind,
 # and every claim of the cluster waits for it before any external provisioner may act.
+# The node lifecycle controller runs with its defaults (a Node whose kubelet is silent for 40 s is
+# NotReady and tainted unreachable; its pods evicted after their 300 s toleration), as on a real
+# cluster: what happens to a claim when a node dies is tested here (e2e's NodeLossE2EIT).
 #
 # Env: KUBE_LOCAL_STATE (/tmp/kube-local), KUBE_LOCAL_API_PORT (6443),
 #      KUBE_LOCAL_ETCD_PORT (2379; the peer port is +1), KUBE_LOCAL_CM_PORT (10257),
@@ -294,7 +297,7 @@ if ! alive kube-controller-manager; then
     --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
     --leader-elect=false \
     --kube-api-qps 100 --kube-api-burst 200 \
-    --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service,-route' \
+    --controllers '*,-nodeipam,-cloud-node-lifecycle,-service,-route' \
     --profiling=false
 fi
 cm_ok() { curl -sfk --max-time 1 "https://127.0.0.1:$CM_PORT/healthz" >/dev/null 2>&1; }

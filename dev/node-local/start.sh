@@ -218,8 +218,8 @@ if [ "$KUBELET" = 1 ]; then
     "$HERE/stop.sh" --state-dir "$STATE" || true
     exit 1
   fi
-  # The kubelet registers with this taint and the node lifecycle controller lifts it once the
-  # Node is Ready; kube-local runs without that controller (nothing else there has a kubelet).
+  # The kubelet registers with this taint and the node lifecycle controller lifts it on its next
+  # pass (every 5 s) once the Node is Ready: lifted here at once, so a test may schedule now.
   "${KC[@]}" taint node "$NAME" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
   # Only pods that say they are for this node run here (the tests' and the demo's): the project's
   # own Deployment, which the install tests apply, has no image the node could pull.

@@ -88,7 +88,8 @@ public final class Pods {
   /** Where a Pod of {@link #withDevice} or {@link #blockYaml} finds its Block claim's device. */
   public static final String DEVICE = "/dev/xvda";
 
-  private static String yamlString(String s) {
+  /** The text as one double-quoted YAML scalar (a pod's script). */
+  public static String yamlString(String s) {
     return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
   }
 

@@ -391,7 +391,7 @@ abstract class KubeletCases {
   }
 
   /** The targets the host's tgtd exports now. */
-  private static String tgtTargets() throws Exception {
+  static String tgtTargets() throws Exception {
     Process p =
         new ProcessBuilder("tgtadm", "--lld", "iscsi", "--mode", "target", "--op", "show")
             .redirectErrorStream(true)
