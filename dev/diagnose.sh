@@ -5,12 +5,42 @@
 # iSCSI targets) comes last and in a few lines. It prints nothing secret: Cinder's error lines
 # are cut short and any that name a password, secret, key or token are left out.
 # Usage: dev/diagnose.sh <test-output.log> <cinder state dir> [provisioner log...]
+#        dev/diagnose.sh --left <cinder state dir>: only what the run left in Cinder and tgt
+#        (dev/test.sh prints it after a green run: tests clean up, and this says whether they did)
 set -uo pipefail
+LEFT=0
+if [ "${1:-}" = --left ]; then
+  LEFT=1
+  shift
+  set -- /dev/null "$@"
+fi
 OUT="${1:?test output log}"
 STATE="${2:?cinder state dir}"
 shift 2
 cut_line() { cut -c1-"${1:-170}"; }
 quiet() { grep -viE 'pass(word)?|secret|token|key(ring)?|auth_' ; }
+
+left() {
+  if [ -f "$STATE/cinder-local.env" ]; then
+    # shellcheck disable=SC1091
+    . "$STATE/cinder-local.env"
+    statuses=$(curl -s -m 10 -H "X-Auth-Token: $CINDER_NOAUTH_TOKEN" \
+      -H 'OpenStack-API-Version: volume 3.50' \
+      "$CINDER_PROJECT_ENDPOINT/volumes/detail?all_tenants=1&limit=1000" 2>/dev/null \
+      | python3 -c 'import collections, json, sys
+c = collections.Counter(v["status"] for v in json.load(sys.stdin)["volumes"])
+print(", ".join(f"{k} {n}" for k, n in sorted(c.items())) or "none")' 2>/dev/null)
+    echo "cinder volumes by status: ${statuses:-(no answer from cinder-api)}"
+  fi
+  if command -v tgtadm >/dev/null 2>&1; then
+    echo "iSCSI targets: $(tgtadm --lld iscsi --op show --mode target 2>/dev/null | grep -c '^Target')"
+  fi
+}
+if [ "$LEFT" = 1 ]; then
+  echo "== left by the run in Cinder and tgt"
+  left
+  exit 0
+fi
 
 echo "== diagnosis ($(date -u +%FT%TZ))"
 echo "machine: load $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cpus;" \
@@ -20,20 +50,7 @@ echo "failed (first line each):"
 grep -E '^\[ERROR\]   [A-Za-z0-9_$.>]+[:.]' "$OUT" 2>/dev/null | sed 's/^\[ERROR\]   //' \
   | cut_line 200 | head -12 | sed 's/^/  /'
 
-if [ -f "$STATE/cinder-local.env" ]; then
-  # shellcheck disable=SC1091
-  . "$STATE/cinder-local.env"
-  statuses=$(curl -s -m 10 -H "X-Auth-Token: $CINDER_NOAUTH_TOKEN" \
-    -H 'OpenStack-API-Version: volume 3.50' \
-    "$CINDER_PROJECT_ENDPOINT/volumes/detail?all_tenants=1&limit=1000" 2>/dev/null \
-    | python3 -c 'import collections, json, sys
-c = collections.Counter(v["status"] for v in json.load(sys.stdin)["volumes"])
-print(", ".join(f"{k} {n}" for k, n in sorted(c.items())) or "none")' 2>/dev/null)
-  echo "cinder volumes by status: ${statuses:-(no answer from cinder-api)}"
-fi
-if command -v tgtadm >/dev/null 2>&1; then
-  echo "iSCSI targets: $(tgtadm --lld iscsi --op show --mode target 2>/dev/null | grep -c '^Target')"
-fi
+left
 for f in "$STATE"/log/cinder-volume*.log "$STATE"/log/cinder-api*.log "$STATE"/log/cinder-scheduler*.log; do
   [ -f "$f" ] || continue
   n=$(grep -c ' ERROR ' "$f")

@@ -144,4 +144,5 @@ if [ "$mvn_rc" != 0 ]; then
     "$ROOT"/e2e/target/e2e/logs/provisioner*.log || true
   exit "$mvn_rc"
 fi
+bash "$ROOT/dev/diagnose.sh" --left "$STATE" || true
 bash "$ROOT/dev/scan-secrets.sh" --self-test "$ROOT/target" "$ROOT"/*/target
