@@ -13,7 +13,9 @@ mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup
 modprobe -a overlay br_netfilter veth bridge nf_conntrack xt_conntrack iptable_nat
 sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 # Pods and images live in the node's memory, never on the host's disk.
-mkdir -p /var/lib/containerd /var/lib/kubelet /etc/containerd /etc/cni/net.d /run/containerd
+# The CNI configuration under /run, not /etc/cni: a host with podman or buildah has a root-only
+# /etc/cni/net.d, which the node (seeing the host's root as nobody) can neither enter nor shadow.
+mkdir -p /var/lib/containerd /var/lib/kubelet /etc/containerd /run/cni/net.d /run/containerd
 mount -t tmpfs tmpfs /var/lib/containerd
 mount -t tmpfs tmpfs /var/lib/kubelet
 # cAdvisor refuses to start without a clock speed, and UML's /proc/cpuinfo has none.
@@ -25,10 +27,10 @@ version = 2
   sandbox_image = "standalone-cinder.local/pause:1"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "/etc/cni/net.d"
+    conf_dir = "/run/cni/net.d"
 TOML
 # Pods talk to each other on a bridge inside the node; nothing routes them further.
-cat > /etc/cni/net.d/10-pods.conflist <<'CNI'
+cat > /run/cni/net.d/10-pods.conflist <<'CNI'
 {"cniVersion": "0.4.0", "name": "pods", "plugins": [
   {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.0.0/24"}]]}},

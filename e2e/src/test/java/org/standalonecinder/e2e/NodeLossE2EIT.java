@@ -81,49 +81,19 @@ class NodeLossE2EIT {
     String ns = it.namespace("e2e-node-loss");
     it.pods.namespaceReady(ns);
     String word = "synced-before-the-loss-in-" + ns;
-    // Cordoned while the Pod is placed: it starts on the node whose power is then cut.
-    it.kubectl.ok(null, "cordon", first.name());
-    it.kubectl.ok(writer(ns, word), "apply", "-f", "-");
-    Pod before = it.pods.running(ns, "writer-0", POD);
-    it.kubectl.ok(null, "uncordon", first.name());
-    assertThat(before.getSpec().getNodeName()).isEqualTo(second.name());
+    Pod before = placeOnTheSecondNode(it, ns, word);
     PersistentVolume pv = it.claims.bound(ns, "data-writer-0");
-    String iqn = pv.getSpec().getIscsi().getIqn();
     Waits.await(
         "the writer's synced file on " + second.name(),
         () -> "yes".equals(files(second, before, pv).synced()),
         POD);
 
-    Instant cut = Instant.now();
-    host("dev/node-local/stop.sh", "--state-dir", secondEnv.getParent().toString(), "--power-cut");
-    Waits.await(
-        second.name() + " NotReady",
-        () -> !"True".equals(ready(it.admin.nodes().withName(second.name()).get())),
-        NOT_READY);
-    long notReady = Duration.between(cut, Instant.now()).toSeconds();
-    Pod stranded = it.admin.pods().inNamespace(ns).withName("writer-0").get();
-    assertThat(stranded.getMetadata().getUid())
-        .as("Kubernetes moves nothing by itself: the Pod is still the dead node's")
-        .isEqualTo(before.getMetadata().getUid());
-    assertThat(it.admin.nodes().withName(second.name()).get().getSpec().getTaints())
-        .as("the node lifecycle controller's taint on the dead node")
-        .anyMatch(t -> "node.kubernetes.io/unreachable".equals(t.getKey()));
-
-    // The admin, having made sure the node is off (its power cut), deletes its Node.
+    long notReady = cutTheSecondNodesPower(it, ns, before);
     Instant deleted = Instant.now();
+    // The admin, having made sure the node is off (its power cut), deletes its Node.
     it.kubectl.ok(null, "delete", "node", second.name());
-    Waits.await(
-        "writer-0 running again on " + first.name(),
-        () -> {
-          Pod p = it.admin.pods().inNamespace(ns).withName("writer-0").get();
-          return p != null
-              && !p.getMetadata().getUid().equals(before.getMetadata().getUid())
-              && first.name().equals(p.getSpec().getNodeName())
-              && "Running".equals(p.getStatus().getPhase());
-        },
-        MOVED);
+    Pod after = replacementOnTheFirstNode(it, ns, before);
     long moved = Duration.between(deleted, Instant.now()).toSeconds();
-    Pod after = it.admin.pods().inNamespace(ns).withName("writer-0").get();
     Waits.await(
         "the replacement's start in the volume",
         () -> files(first, after, pv).starts().endsWith(first.name()),
@@ -138,6 +108,71 @@ class NodeLossE2EIT {
     Instant boot = Instant.now();
     bootAgain();
     long booted = Duration.between(boot, Instant.now()).toSeconds();
+    theReturningNodeHoldsNothingOfIt(pv);
+    int lines = files(first, after, pv).logLines();
+    Waits.await(
+        "the first node's Pod still writing",
+        () -> files(first, after, pv).logLines() > lines,
+        Duration.ofSeconds(60));
+    System.out.printf(
+        "node loss: NotReady %d s after the power cut; the replacement running %d s after the"
+            + " Node's deletion; the node booted again in %d s%n",
+        notReady, moved, booted);
+    release(it, ns, pv);
+  }
+
+  /** The writer's Pod, placed on the second node (the first cordoned meanwhile) and running. */
+  private static Pod placeOnTheSecondNode(LocalInstall it, String ns, String word) {
+    it.kubectl.ok(null, "cordon", first.name());
+    it.kubectl.ok(writer(ns, word), "apply", "-f", "-");
+    Pod before = it.pods.running(ns, "writer-0", POD);
+    it.kubectl.ok(null, "uncordon", first.name());
+    assertThat(before.getSpec().getNodeName()).isEqualTo(second.name());
+    return before;
+  }
+
+  /**
+   * Cuts the second node's power and waits until its Node is NotReady; the Pod has not moved.
+   *
+   * @return the seconds until NotReady
+   */
+  private static long cutTheSecondNodesPower(LocalInstall it, String ns, Pod before)
+      throws Exception {
+    Instant cut = Instant.now();
+    host("dev/node-local/stop.sh", "--state-dir", secondEnv.getParent().toString(), "--power-cut");
+    Waits.await(
+        second.name() + " NotReady",
+        () -> !"True".equals(ready(it.admin.nodes().withName(second.name()).get())),
+        NOT_READY);
+    long seconds = Duration.between(cut, Instant.now()).toSeconds();
+    Pod stranded = it.admin.pods().inNamespace(ns).withName("writer-0").get();
+    assertThat(stranded.getMetadata().getUid())
+        .as("Kubernetes moves nothing by itself: the Pod is still the dead node's")
+        .isEqualTo(before.getMetadata().getUid());
+    assertThat(it.admin.nodes().withName(second.name()).get().getSpec().getTaints())
+        .as("the node lifecycle controller's taint on the dead node")
+        .anyMatch(t -> "node.kubernetes.io/unreachable".equals(t.getKey()));
+    return seconds;
+  }
+
+  /** Waits until the StatefulSet's new Pod runs on the first node. */
+  private static Pod replacementOnTheFirstNode(LocalInstall it, String ns, Pod before) {
+    Waits.await(
+        "writer-0 running again on " + first.name(),
+        () -> {
+          Pod p = it.admin.pods().inNamespace(ns).withName("writer-0").get();
+          return p != null
+              && !p.getMetadata().getUid().equals(before.getMetadata().getUid())
+              && first.name().equals(p.getSpec().getNodeName())
+              && "Running".equals(p.getStatus().getPhase());
+        },
+        MOVED);
+    return it.admin.pods().inNamespace(ns).withName("writer-0").get();
+  }
+
+  /** The booted node holds no session or mount of the PV; the target, the first node's only. */
+  private static void theReturningNodeHoldsNothingOfIt(PersistentVolume pv) throws Exception {
+    String iqn = pv.getSpec().getIscsi().getIqn();
     LocalNode back = LocalNode.of(secondEnv).orElseThrow();
     LocalNode.Result held =
         back.run(
@@ -154,16 +189,9 @@ class NodeLossE2EIT {
     assertThat(nexuses(iqn))
         .as("the target's sessions: the first node's only, none left of the dead node")
         .isEqualTo(1);
-    int lines = files(first, after, pv).logLines();
-    Waits.await(
-        "the first node's Pod still writing",
-        () -> files(first, after, pv).logLines() > lines,
-        Duration.ofSeconds(60));
-    System.out.printf(
-        "node loss: NotReady %d s after the power cut; the replacement running %d s after the"
-            + " Node's deletion; the node booted again in %d s%n",
-        notReady, moved, booted);
+  }
 
+  private static void release(LocalInstall it, String ns, PersistentVolume pv) {
     it.kubectl.ok(null, "delete", "statefulset", "writer", "-n", ns, "--wait=true");
     it.pods.delete(ns, "writer-0", POD);
     it.kubectl.ok(null, "delete", "pvc", "data-writer-0", "-n", ns, "--timeout=120s");
