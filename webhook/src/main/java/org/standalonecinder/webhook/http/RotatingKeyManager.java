@@ -16,25 +16,46 @@ import org.standalonecinder.certs.IssuedCertificate;
  * context is being built dereferences a not yet completed future and is dropped (NPE in
  * TCPServerBase), so requests failed during every rotation under load (seen in WebhookServerTest).
  * Asking the key manager per handshake has no such window.
+ *
+ * <p>A handshake asks three times: for an alias, then for that alias's chain and its key. Each
+ * alias names one certificate (a generation), and the one before the current is still answered, so
+ * a rotation between those calls cannot pair the old chain with the new key: the server then failed
+ * the handshake with {@code internal_error} (seen in CI under load).
  */
 final class RotatingKeyManager extends X509ExtendedKeyManager {
 
-  private static final String ALIAS = "current";
+  private record Generation(String alias, IssuedCertificate certificate) {}
 
-  private volatile IssuedCertificate current;
+  private volatile Generation current;
+  private volatile Generation previous;
+  private long generations;
 
   RotatingKeyManager(IssuedCertificate initial) {
-    this.current = initial;
+    this.current = new Generation("g0", initial);
+    this.previous = current;
   }
 
-  void update(IssuedCertificate next) {
-    current = next;
+  synchronized void update(IssuedCertificate next) {
+    previous = current;
+    current = new Generation("g" + ++generations, next);
+  }
+
+  private IssuedCertificate named(String alias) {
+    Generation now = current;
+    if (now.alias().equals(alias)) {
+      return now.certificate();
+    }
+    Generation before = previous;
+    return before.alias().equals(alias) ? before.certificate() : null;
   }
 
   private String aliasFor(String keyType) {
-    String alg = current.key().getAlgorithm();
+    Generation now = current;
+    String alg = now.certificate().key().getAlgorithm();
     // JDK key types: "EC", "RSA", "RSASSA-PSS", or TLS 1.2 pairs such as "EC_EC".
-    return keyType != null && (keyType.equals(alg) || keyType.startsWith(alg + "_")) ? ALIAS : null;
+    return keyType != null && (keyType.equals(alg) || keyType.startsWith(alg + "_"))
+        ? now.alias()
+        : null;
   }
 
   @Override
@@ -55,12 +76,14 @@ final class RotatingKeyManager extends X509ExtendedKeyManager {
 
   @Override
   public X509Certificate[] getCertificateChain(String alias) {
-    return ALIAS.equals(alias) ? current.chain().toArray(X509Certificate[]::new) : null;
+    IssuedCertificate c = alias == null ? null : named(alias);
+    return c == null ? null : c.chain().toArray(X509Certificate[]::new);
   }
 
   @Override
   public PrivateKey getPrivateKey(String alias) {
-    return ALIAS.equals(alias) ? current.key() : null;
+    IssuedCertificate c = alias == null ? null : named(alias);
+    return c == null ? null : c.key();
   }
 
   @Override
