@@ -28,8 +28,14 @@ left() {
       -H 'OpenStack-API-Version: volume 3.50' \
       "$CINDER_PROJECT_ENDPOINT/volumes/detail?all_tenants=1&limit=1000" 2>/dev/null \
       | python3 -c 'import collections, json, sys
-c = collections.Counter(v["status"] for v in json.load(sys.stdin)["volumes"])
-print(", ".join(f"{k} {n}" for k, n in sorted(c.items())) or "none")' 2>/dev/null)
+vs = json.load(sys.stdin)["volumes"]
+c = collections.Counter(v["status"] for v in vs)
+print(", ".join(f"{k} {n}" for k, n in sorted(c.items())) or "none")
+# Whose they were: the claim each was made for (namespaces name the test class that made them).
+m = lambda v, k: (v.get("metadata") or {}).get("kubernetes.io/created-for/pvc/" + k, "?")
+w = collections.Counter(v["status"] + " " + m(v, "namespace") + "/" + m(v, "name") for v in vs)
+for k, n in sorted(w.items())[:30]:
+    print(f"  {k}" + (f" (x{n})" if n > 1 else ""))' 2>/dev/null)
     echo "cinder volumes by status: ${statuses:-(no answer from cinder-api)}"
   fi
   if command -v tgtadm >/dev/null 2>&1; then

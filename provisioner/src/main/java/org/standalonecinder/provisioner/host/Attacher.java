@@ -49,6 +49,9 @@ public final class Attacher {
 
   private static final Duration POLL = Duration.ofMillis(200);
 
+  /** Runs of a command whose exit code says to run it again: about 2 s in all. */
+  static final int ATTEMPTS = 5;
+
   private final CinderClient cinder;
   private final Host host;
   private final Connector connector;
@@ -330,6 +333,11 @@ public final class Attacher {
     for (Command c : commands) {
       say.accept("run: " + c.shown());
       Host.Result r = host.run(c);
+      for (int attempt = 1; attempt < ATTEMPTS && c.tryAgain(r.exit()); attempt++) {
+        say.accept("again (exit code " + r.exit() + "): " + c.shown());
+        pause(Duration.ofMillis(200L * attempt));
+        r = host.run(c);
+      }
       if (!c.done(r.exit())) {
         throw new HostException(
             "'"
@@ -357,12 +365,16 @@ public final class Attacher {
                 + String.join(", ", export.devices())
                 + "; is udev running?)");
       }
-      try {
-        Thread.sleep(POLL.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new HostException("interrupted while waiting for the device", e);
-      }
+      pause(POLL);
+    }
+  }
+
+  private static void pause(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new HostException("interrupted while waiting on the host", e);
     }
   }
 

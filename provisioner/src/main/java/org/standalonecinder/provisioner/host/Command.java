@@ -9,12 +9,19 @@ import java.util.Set;
  *
  * @param argv the program and its arguments
  * @param alsoOk exit codes besides 0 that mean it is done already
+ * @param again exit codes that mean another process was in the way for a moment: run it again
  */
-public record Command(List<String> argv, Set<Integer> alsoOk) {
+public record Command(List<String> argv, Set<Integer> alsoOk, Set<Integer> again) {
 
   public Command {
     argv = List.copyOf(argv);
     alsoOk = Set.copyOf(alsoOk);
+    again = Set.copyOf(again);
+  }
+
+  /** A command that is never run again. */
+  public Command(List<String> argv, Set<Integer> alsoOk) {
+    this(argv, alsoOk, Set.of());
   }
 
   /** A command for which only 0 means done. */
@@ -29,7 +36,17 @@ public record Command(List<String> argv, Set<Integer> alsoOk) {
 
   /** The same command, with {@code code} also meaning done. */
   public Command alsoOk(int code) {
-    return new Command(argv, Set.of(code));
+    return new Command(argv, Set.of(code), again);
+  }
+
+  /** The same command, run again (a few times, shortly after) when it exits with {@code code}. */
+  public Command againOn(int code) {
+    return new Command(argv, alsoOk, Set.of(code));
+  }
+
+  /** Whether the exit code says to run it again. */
+  public boolean tryAgain(int exit) {
+    return again.contains(exit);
   }
 
   /** Whether the exit code means the command did its work, now or before. */

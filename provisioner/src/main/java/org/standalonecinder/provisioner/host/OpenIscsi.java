@@ -22,6 +22,14 @@ public final class OpenIscsi {
   /** iscsiadm's "no records or sessions found": a logout or delete that is already done. */
   static final int NOTHING_FOUND = 21;
 
+  /**
+   * iscsiadm's "iSCSI database failure": the node record was not there for a moment. Another
+   * iscsiadm rewrites every record of a portal when it discovers through it, as the kubelet's iSCSI
+   * plugin does for each of its volumes on the same node ("iface iter could not stat
+   * /etc/iscsi/nodes/...", seen in CI on a node whose kubelet attached a volume meanwhile).
+   */
+  static final int DATABASE_FAILURE = 6;
+
   private OpenIscsi() {}
 
   /** The portals to log in to: the main one, and with multipath the others of the same LUN. */
@@ -92,7 +100,7 @@ public final class OpenIscsi {
     List<String> argv =
         new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", s.getIqn(), "-p", portal));
     argv.addAll(List.of(rest));
-    return Command.of(argv);
+    return Command.of(argv).againOn(DATABASE_FAILURE);
   }
 
   private static Command update(

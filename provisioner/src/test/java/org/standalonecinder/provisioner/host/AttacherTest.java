@@ -122,6 +122,39 @@ class AttacherTest {
   }
 
   /** Where the attach fails; each row: what ran, then what was undone, newest first. */
+  /**
+   * A kubelet on the same node discovers through the portal and rewrites its node records: an
+   * update finds no record for a moment (iscsiadm's exit code 6). Each row: how often the step
+   * fails so, how often it ran, and whether the attach got through.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          the record back at the second run        | node.startup -v automatic | 6 | 1  | 2 | true
+          back at the last run                      | node.startup -v automatic | 6 | 4  | 5 | true
+          gone for longer: the attach fails, undone | node.startup -v automatic | 6 | 99 | 5 | false
+          the CHAP update too                       | auth.username             | 6 | 2  | 3 | true
+          another failure is not run again          | node.startup -v automatic | 8 | 1  | 1 | false
+          """)
+  void aNodeRecordRewrittenForAMomentIsUpdatedAgain(
+      String name, String step, int code, int failures, int runs, boolean attached) {
+    seed("available", false);
+    host.failingTimes(step, code, failures);
+    if (attached) {
+      attacher().attach("vol-9", false);
+      assertThat(cinder.volumes().get("vol-9").status()).isEqualTo("in-use");
+    } else {
+      assertThatThrownBy(() -> attacher().attach("vol-9", false))
+          .isInstanceOf(HostException.class)
+          .hasMessageContaining("exit code " + code);
+      assertThat(cinder.attachments()).isEmpty();
+      assertThat(host.connected()).isFalse();
+    }
+    assertThat(cinder.log()).filteredOn(l -> l.contains(step)).hasSize(runs);
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(
       delimiter = '|',

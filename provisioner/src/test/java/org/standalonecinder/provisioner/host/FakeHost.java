@@ -29,6 +29,15 @@ final class FakeHost implements Host {
     return this;
   }
 
+  private final Map<String, Integer> failuresLeft = new HashMap<>();
+
+  /** The next {@code times} commands containing {@code part} exit with {@code code}. */
+  FakeHost failingTimes(String part, int code, int times) {
+    failing.put(part, code);
+    failuresLeft.put(part, times);
+    return this;
+  }
+
   boolean connected() {
     return connected;
   }
@@ -43,7 +52,8 @@ final class FakeHost implements Host {
     String shown = command.shown();
     log.note("run " + shown);
     for (Map.Entry<String, Integer> f : failing.entrySet()) {
-      if (shown.contains(f.getKey())) {
+      if (shown.contains(f.getKey()) && failuresLeft.getOrDefault(f.getKey(), 1) > 0) {
+        failuresLeft.computeIfPresent(f.getKey(), (k, n) -> n - 1);
         return new Result(f.getValue(), "fake failure of " + f.getKey());
       }
     }
