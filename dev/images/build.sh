@@ -12,13 +12,18 @@
 #
 #   sudo dev/images/build.sh [--out DIR]
 # Writes DIR/{webhook,provisioner,node}.tar (OCI archives, e.g. for `ctr images import`); DIR is
-# target/images by default. Base images are cached in buildah's storage by this script's hash.
-# Env: IMAGES_VERSION (the images' tag, 0.1.0), DEBIAN_MIRROR (http://deb.debian.org/debian).
+# target/images by default, each named as the manifests' short name resolves
+# (docker.io/standalone-cinder/<target>:<version>). Base images are cached in buildah's storage,
+# keyed by how they are made (the function below, its arguments, the mirror): a Debian point
+# release does not make them anew; `buildah rmi --all` does.
+# Env: IMAGES_VERSION (the images' tag, 0.1.0), DEBIAN_MIRROR (http://deb.debian.org/debian),
+# IMAGES_TARGETS (the Dockerfile's targets to build: "webhook provisioner node").
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="$ROOT/target/images"
 [ "${1:-}" = --out ] && OUT="$2"
 VERSION="${IMAGES_VERSION:-0.1.0}"
+read -r -a TARGETS <<<"${IMAGES_TARGETS:-webhook provisioner node}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 export STORAGE_DRIVER=vfs
 log() { echo "images: $*" >&2; }
@@ -28,20 +33,25 @@ if [ "$(id -u)" != 0 ]; then
   echo "dev/images/build.sh: run as root (it installs buildah and mmdebstrap)" >&2
   exit 2
 fi
-for p in buildah mmdebstrap; do
-  if ! command -v "$p" >/dev/null 2>&1; then
-    log "installing $p"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null
-  fi
-done
+# shellcheck source=../apt-lock.sh
+. "$ROOT/dev/apt-lock.sh"
+MISSING=()
+for p in buildah mmdebstrap; do command -v "$p" >/dev/null 2>&1 || MISSING+=("$p"); done
+if [ ${#MISSING[@]} -gt 0 ]; then
+  log "installing ${MISSING[*]}"
+  apt_lock
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${MISSING[@]}" >/dev/null
+  apt_unlock
+fi
 
-KEY=$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)
 # base NAME VARIANT PACKAGES CONFIG...: a Debian root of those packages as localhost/NAME:KEY.
 base() {
   local name="$1" variant="$2" packages="$3"
   shift 3
-  local image="localhost/standalone-cinder-base/$name:$KEY"
+  local key
+  key=$(printf '%s\n' "$(declare -f base)" "$MIRROR" "$@" "$name" "$variant" "$packages" | sha256sum | cut -c1-12)
+  local image="localhost/standalone-cinder-base/$name:$key"
   if buildah inspect --type image "$image" >/dev/null 2>&1; then
     echo "$image"
     return
@@ -70,11 +80,12 @@ base() {
 t0=$(now)
 BUILD=$(base build apt openjdk-17-jdk-headless,maven,ca-certificates-java)
 RUN=$(base runtime essential openjdk-17-jre-headless --user 65532:65532)
-NODE=$(base node apt "")
+NODE=none
+[[ " ${TARGETS[*]} " == *" node "* ]] && NODE=$(base node apt "")
 t_base=$(now)
 mkdir -p "$OUT"
 cd "$ROOT"
-for target in webhook provisioner node; do
+for target in "${TARGETS[@]}"; do
   t=$(now)
   # --layers: the build stage is built once for the three targets.
   buildah bud -q --layers --isolation chroot -f images/Dockerfile --target "$target" \
@@ -82,7 +93,7 @@ for target in webhook provisioner node; do
     --build-arg VERSION="$VERSION" --build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
     -t "standalone-cinder/$target:$VERSION" . >/dev/null
   rm -f "$OUT/$target.tar"
-  buildah push -q "standalone-cinder/$target:$VERSION" "oci-archive:$OUT/$target.tar:standalone-cinder/$target:$VERSION"
+  buildah push -q "standalone-cinder/$target:$VERSION" "oci-archive:$OUT/$target.tar:docker.io/standalone-cinder/$target:$VERSION"
   log "$target built in $(($(now) - t)) s: $OUT/$target.tar ($(du -m "$OUT/$target.tar" | cut -f1) MiB)"
 done
-log "done in $(($(now) - t0)) s (base images $((t_base - t0)) s)"
+echo "READY images ${TARGETS[*]} in $OUT (base images $((t_base - t0)) s; total $(($(now) - t0)) s)"

@@ -5,6 +5,7 @@
 # req/ runs in the node, its output and exit code come back in out/ (NodeLocal in the demo module).
 #
 #   sudo dev/node-local/start.sh [--fresh] [--running] [--kubelet] [--state-dir DIR]
+#                                [--forward HOST_PORT:NODE_PORT]...
 #   --running: exit 0 if a node of this state dir answers (with --kubelet: and runs a kubelet), 1 if
 #              not; starts nothing
 #   --fresh:   stop the node of this state dir and start a new one
@@ -12,16 +13,22 @@
 #              as a Node of the running dev/kube-local control plane (needed; its CA signs the
 #              kubelet's certificate); READY once that Node is Ready. The Node is tainted
 #              standalone-cinder.io/local-node=true:NoSchedule: only pods that tolerate it run there
+#   --forward: connections to this machine's HOST_PORT reach the node's NODE_PORT (slirp's redir;
+#              it listens on every address of this machine), e.g. a Pod's hostPort: how the API
+#              server calls a webhook Pod. With --kubelet only (guest-kubelet.sh answers them)
 #
 # Network: UML's slirp transport, a user-space stack. In the node the host's 127.0.0.1 is 10.0.2.2;
 # the node gets a /32 route to it and nothing else (no default route, no resolver, anything else
 # leaving eth0 dropped), and the host's ports in $NODE_LOCAL_PORTS are reached as 127.0.0.1, as
-# PVs and ceph.conf name them. On the host the node makes only loopback connections.
+# PVs and ceph.conf name them. On the host the node makes only loopback connections. With
+# --kubelet the node's pods see the same: those ports at their own 127.0.0.1, and the API server
+# at the `kubernetes` Service's address (guest-kubelet.sh).
 #
 # Writes $STATE/node-local.env: NODE_LOCAL_NAME (the state dir's name: the node's host name, so a
 # second node runs from a second state dir), NODE_LOCAL_SHARE, NODE_LOCAL_PID, NODE_LOCAL_INITIATOR,
-# NODE_LOCAL_KERNEL, NODE_LOCAL_UDEV, NODE_LOCAL_KUBELET (yes|no) (sourceable). Logs:
-# $STATE/console.log, $STATE/share/agent.log; with --kubelet, $STATE/share/kubelet/*.log.
+# NODE_LOCAL_KERNEL, NODE_LOCAL_UDEV, NODE_LOCAL_KUBELET (yes|no), NODE_LOCAL_FORWARDS (the
+# --forward pairs, comma-separated) (sourceable). Logs: $STATE/console.log, $STATE/share/agent.log;
+# with --kubelet, $STATE/share/kubelet/*.log.
 #
 # Env: NODE_LOCAL_STATE (/tmp/node-local), NODE_LOCAL_MEM (768M), NODE_LOCAL_TIMEOUT (90 s),
 #      NODE_LOCAL_INITIATOR (iqn.2026-11.org.standalonecinder:local-node, the local install's),
@@ -42,6 +49,7 @@ PORTS="${NODE_LOCAL_PORTS:-3260,3300,6789,6800:7300,6443,8776,8777,5000}"
 FRESH=0
 CHECK_ONLY=0
 KUBELET=0
+FORWARDS=()
 NODE_TAINT=standalone-cinder.io/local-node=true:NoSchedule
 KUBE_STATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
 IMAGES="${NODE_LOCAL_IMAGES:-/var/cache/standalone-cinder/images}"
@@ -51,7 +59,8 @@ while [ $# -gt 0 ]; do
     --running) CHECK_ONLY=1; shift ;;
     --kubelet) KUBELET=1; shift ;;
     --state-dir) STATE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    --forward) FORWARDS+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "node-local start: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -114,6 +123,12 @@ install -m 0755 "$HERE/guest-init.sh" "$HERE/guest-agent.sh" "$HERE/guest-kubele
   "$HERE/slirp-pty.sh" "$STATE/bin/"
 chown nobody:nogroup "$SHARE" "$STATE/uml"
 touch "$STATE/slirp.log" && chown nobody:nogroup "$STATE/slirp.log"
+# slirp reads its redirections from $HOME/.slirprc (UML's helper line cannot quote arguments);
+# without an address they go to the node's 10.0.2.15.
+for f in ${FORWARDS[@]+"${FORWARDS[@]}"}; do
+  [[ "$f" =~ ^[0-9]+:[0-9]+$ ]] || { echo "node-local start: --forward HOST_PORT:NODE_PORT, not $f" >&2; exit 2; }
+  echo "redir tcp ${f%%:*} ${f##*:}"
+done > "$STATE/uml/.slirprc"
 # UML's FPU state writes fail on hosts with a large XSAVE area (uml-xstate.c says why).
 gcc -O2 -shared -fPIC -o "$STATE/bin/uml-xstate.so" "$HERE/uml-xstate.c" -ldl
 
@@ -237,5 +252,6 @@ NODE_LOCAL_INITIATOR=$INITIATOR
 NODE_LOCAL_KERNEL=$KERNEL
 NODE_LOCAL_UDEV=$UDEV
 NODE_LOCAL_KUBELET=$KUBELET_STATE
+NODE_LOCAL_FORWARDS=$(IFS=,; echo "${FORWARDS[*]+"${FORWARDS[*]}"}")
 ENV
 echo "READY $NAME (node-local): Linux $KERNEL as pid $PID (packages ${T_PKG} s, boot ${T_BOOT} s;${T_KUBELET:-} total $(since "$T0") s); udev: $UDEV; env: $STATE/node-local.env"

@@ -16,7 +16,8 @@ public final class Claims {
 
   private final KubernetesClient admin;
 
-  Claims(KubernetesClient admin) {
+  /** Claims seen through the admin's client. */
+  public Claims(KubernetesClient admin) {
     this.admin = admin;
   }
 

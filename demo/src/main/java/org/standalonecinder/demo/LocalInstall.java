@@ -331,7 +331,8 @@ public final class LocalInstall implements AutoCloseable {
     return p.toString();
   }
 
-  private static KubernetesClient client(Path kubeconfig) throws IOException {
+  /** A client of the kubeconfig's cluster and user (e.g. dev/kube-local's admin). */
+  public static KubernetesClient client(Path kubeconfig) throws IOException {
     Config c = Config.fromKubeconfig(null, Files.readString(kubeconfig), kubeconfig.toString());
     return new KubernetesClientBuilder().withConfig(c).build();
   }

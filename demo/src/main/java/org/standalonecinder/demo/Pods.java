@@ -25,7 +25,8 @@ public final class Pods {
 
   private final KubernetesClient admin;
 
-  Pods(KubernetesClient admin) {
+  /** Pods seen through the admin's client. */
+  public Pods(KubernetesClient admin) {
     this.admin = admin;
   }
 

@@ -42,7 +42,11 @@ final class AuditLog {
 
   /** The calls of this installation's run, oldest first. */
   static List<Call> calls(LocalInstall it) throws Exception {
-    Path log = Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG"));
+    return calls(Path.of(it.kubeEnv.get("KUBE_LOCAL_AUDIT_LOG")), it.startedAt);
+  }
+
+  /** The calls in dev/kube-local's audit log since {@code since}, oldest first. */
+  static List<Call> calls(Path log, Instant since) throws Exception {
     // The log and any file the API server rotated it into (audit-<time>.log), oldest first.
     List<Path> files;
     try (var siblings = Files.list(log.getParent())) {
@@ -63,7 +67,7 @@ final class AuditLog {
       JsonNode ref = e.get("objectRef");
       if (ref == null
           || !"ResponseComplete".equals(e.path("stage").asText())
-          || Instant.parse(e.path("requestReceivedTimestamp").asText()).isBefore(it.startedAt)) {
+          || Instant.parse(e.path("requestReceivedTimestamp").asText()).isBefore(since)) {
         continue;
       }
       String resource = ref.path("resource").asText();

@@ -137,6 +137,8 @@ class ManifestsIT {
     RENDERS.put(
         "kustomize dev/kube-local/manifests", objects(kustomize("dev/kube-local/manifests")));
     RENDERS.put(
+        "kustomize dev/node-local/deployment", objects(kustomize("dev/node-local/deployment")));
+    RENDERS.put(
         "manifests/examples/storageclass.yaml",
         objects(Files.readString(ROOT.resolve("manifests/examples/storageclass.yaml"))));
     RENDERS.put(
