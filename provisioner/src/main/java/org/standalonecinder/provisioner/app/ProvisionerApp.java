@@ -157,6 +157,19 @@ public final class ProvisionerApp implements AutoCloseable {
   }
 
   /**
+   * A client with event loops of its own. fabric8 turns each response into objects on the loop that
+   * read it: sharing the servers' loops, one large object (any user's claim) or a slow first
+   * deserializer kept /healthz from answering (5 s blocked in CI, behind Jackson's deserializer
+   * cache lock). The client's Vertx is closed with the client.
+   */
+  public static KubernetesClient kubernetesClient(Config kube) {
+    return new KubernetesClientBuilder()
+        .withConfig(kube)
+        .withHttpClientFactory(new VertxHttpClientFactory())
+        .build();
+  }
+
+  /**
    * Starts everything; returns once the health server listens (readiness follows the caches).
    *
    * @param cinder the Cinder client; the app closes it
@@ -166,11 +179,7 @@ public final class ProvisionerApp implements AutoCloseable {
     Vertx vertx = Vertx.vertx();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new JvmMemoryMetrics().bindTo(registry);
-    KubernetesClient client =
-        new KubernetesClientBuilder()
-            .withConfig(kube)
-            .withHttpClientFactory(new VertxHttpClientFactory(vertx))
-            .build();
+    KubernetesClient client = kubernetesClient(kube);
     ProvisionerSettings settings = o.settings();
     if (settings.rbd().form() == null) {
       settings = settings.withRbd(settings.rbd().withForm(rbdFormFor(client)));

@@ -2,8 +2,6 @@ package org.standalonecinder.provisioner.cli;
 
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.vertx.core.Vertx;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,6 +19,7 @@ import org.standalonecinder.api.settings.Setting;
 import org.standalonecinder.api.settings.SettingOptions;
 import org.standalonecinder.api.settings.SettingsTable;
 import org.standalonecinder.api.settings.Values;
+import org.standalonecinder.provisioner.app.ProvisionerApp;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.OpenStackCinderClient;
 import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfig;
@@ -99,11 +98,7 @@ final class ResolverCommand implements Callable<Integer>, SettingOptions.Configu
             ? Config.fromKubeconfig(Files.readString(kubeconfig))
             : Config.autoConfigure(null);
     Vertx vertx = Vertx.vertx();
-    KubernetesClient client =
-        new KubernetesClientBuilder()
-            .withConfig(kc)
-            .withHttpClientFactory(new VertxHttpClientFactory(vertx))
-            .build();
+    KubernetesClient client = ProvisionerApp.kubernetesClient(kc);
     CinderClient cinder = OpenStackCinderClient.create(cloud);
     KubernetesClusterReader cluster = new KubernetesClusterReader(client, null);
     ResolverServer server =

@@ -170,10 +170,13 @@ public final class WebhookApp implements AutoCloseable {
               .withRequestTimeout(2_000)
               .withRequestRetryBackoffLimit(0)
               .build();
+      // Loops of its own (the factory makes a Vertx, closed with the client): fabric8 turns each
+      // response into objects on the loop that read it, and a user's large claim must not hold
+      // up the loops that answer other reviews.
       client =
           new KubernetesClientBuilder()
               .withConfig(fast)
-              .withHttpClientFactory(new VertxHttpClientFactory(vertx))
+              .withHttpClientFactory(new VertxHttpClientFactory())
               .build();
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       new JvmMemoryMetrics().bindTo(registry);
