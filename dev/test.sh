@@ -44,12 +44,13 @@ started=0
 kube_started=0
 node_started=""
 parts_pid=""
+images_pid=""
 stop_all() {
   # Starts still under way first, so nothing comes up after its stop.
-  if [ -n "$parts_pid" ]; then
-    kill "$parts_pid" 2>/dev/null || true
-    wait "$parts_pid" 2>/dev/null || true
-  fi
+  for p in $parts_pid $images_pid; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   for n in $node_started; do "$ROOT/dev/node-local/stop.sh" --state-dir "$n" >/dev/null || true; done
   if [ "$kube_started" = 1 ]; then "$ROOT/dev/kube-local/stop.sh" >/dev/null || true; fi
   if [ "$started" = 1 ]; then "$ROOT/dev/cinder-local/stop.sh" >/dev/null || true; fi
@@ -82,7 +83,13 @@ fi
 # Both run a kubelet (and containerd) registered with the local control plane: pods there mount
 # claims through the kubelet's own volume plugins, and a ReadWriteMany claim is used by a pod on
 # each at once. The attach CLI runs as root in the second beside its kubelet's pods.
-node_role() { echo --kubelet; }
+# The first node also runs the project's own Deployment as Pods (e2e's DeploymentE2EIT): it holds
+# the two images (about 2400M of memory in all) and forwards the webhook's hostPort to the host's
+# 18443, where the API server calls it.
+node_role() {
+  if [ "$1" = "$NODE_STATE" ]; then echo "--kubelet --forward 18443:8443"; else echo --kubelet; fi
+}
+node_mem() { if [ "$1" = "$NODE_STATE" ]; then echo "${NODE_LOCAL_MEM:-2400M}"; else echo "${NODE_LOCAL_MEM:-}"; fi; }
 for n in "$NODE_STATE" "$NODE2_STATE"; do
   # shellcheck disable=SC2046
   if "$ROOT/dev/node-local/start.sh" --state-dir "$n" $(node_role "$n") --running; then
@@ -110,7 +117,7 @@ start_parts() {
   fi
   for n in $node_started; do
     # shellcheck disable=SC2046
-    "$ROOT/dev/node-local/start.sh" --state-dir "$n" $(node_role "$n") --fresh &
+    NODE_LOCAL_MEM="$(node_mem "$n")" "$ROOT/dev/node-local/start.sh" --state-dir "$n" $(node_role "$n") --fresh &
     pids+=($!)
   done
   local rc=0
@@ -125,6 +132,17 @@ rm -f "$PARTS_STATUS"
 ( start_parts > "$PARTS_LOG" 2>&1; echo $? > "$PARTS_STATUS" ) &
 parts_pid=$!
 
+# The webhook's and the provisioner's images, built from images/Dockerfile as a user would
+# (dev/images/build.sh: base images from Debian's packages, buildah, Maven inside the build stage),
+# beside the rest and at a lower priority than the unit tests. Only e2e's DeploymentE2EIT needs
+# them; it waits for the status file (-Dimages.status).
+IMAGES_STATUS="$ROOT/target/images.status"
+IMAGES_LOG="$ROOT/target/images-build.log"
+rm -f "$IMAGES_STATUS"
+( IMAGES_TARGETS="webhook provisioner" nice -n 10 "$ROOT/dev/images/build.sh" > "$IMAGES_LOG" 2>&1
+  echo $? > "$IMAGES_STATUS" ) &
+images_pid=$!
+
 cd "$ROOT"
 # The console goes to target/test-output.log too: with the processes' logs under */target, it is
 # every log line of the run, and none may hold a password, token, cephx key or CHAP secret.
@@ -132,12 +150,16 @@ set +e
 mvn -B -ntp verify -Dcinder.local.env="$STATE/cinder-local.env" \
   -Dkube.local.env="$KUBE_STATE/kube-local.env" -Dnode.local.env="$NODE_STATE/node-local.env" \
   -Dnode2.local.env="$NODE2_STATE/node-local.env" -Dparts.status="$PARTS_STATUS" \
+  -Ddeployment.e2e=true -Dimages.status="$IMAGES_STATUS" \
   "$@" 2>&1 | tee "$ROOT/target/test-output.log"
 mvn_rc=${PIPESTATUS[0]}
 set -e
 # The parts' start, as it went (what each took; why one did not start).
 if [ -s "$PARTS_STATUS" ]; then
   if [ "$(cat "$PARTS_STATUS")" = 0 ]; then grep -h '^READY' "$PARTS_LOG" || true; else cat "$PARTS_LOG"; fi
+fi
+if [ -s "$IMAGES_STATUS" ]; then
+  if [ "$(cat "$IMAGES_STATUS")" = 0 ]; then grep -h '^READY\|built in\|made in' "$IMAGES_LOG" || true; else cat "$IMAGES_LOG"; fi
 fi
 if [ "$mvn_rc" != 0 ]; then
   bash "$ROOT/dev/diagnose.sh" "$ROOT/target/test-output.log" "$STATE" \

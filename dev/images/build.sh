@@ -68,6 +68,14 @@ base() {
   if [ "$name" = build ] && compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
     cp /usr/local/share/ca-certificates/*.crt "$m/usr/local/share/ca-certificates/"
     chroot "$m" update-ca-certificates >/dev/null 2>&1
+    # Java's trust store too: the hook that would add them runs java, which cannot start in a
+    # bare chroot (no /proc), and Maven trusts only that store. The host's keytool writes it.
+    local crt
+    command -v keytool >/dev/null || log "no keytool here (dev/ensure-jdk.sh): Maven in the build stage trusts only the public CAs"
+    for crt in /usr/local/share/ca-certificates/*.crt; do
+      keytool -importcert -noprompt -keystore "$m/etc/ssl/certs/java/cacerts" -storepass changeit \
+        -alias "local-$(basename "$crt" .crt)" -file "$crt" >/dev/null 2>&1 || true
+    done
   fi
   buildah umount "$c" >/dev/null
   buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@" "$c"
@@ -91,7 +99,12 @@ for target in "${TARGETS[@]}"; do
   buildah bud -q --layers --isolation chroot -f images/Dockerfile --target "$target" \
     --build-arg BUILD_IMAGE="$BUILD" --build-arg RUN_IMAGE="$RUN" --build-arg NODE_IMAGE="$NODE" \
     --build-arg VERSION="$VERSION" --build-arg REVISION="$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
-    -t "standalone-cinder/$target:$VERSION" . >/dev/null
+    -t "standalone-cinder/$target:$VERSION" . >"$OUT/$target.build.log" 2>&1 || {
+    # The build stage's Maven says why on its standard output.
+    log "$target did not build; the end of $OUT/$target.build.log:"
+    tail -n 80 "$OUT/$target.build.log" >&2
+    exit 1
+  }
   rm -f "$OUT/$target.tar"
   buildah push -q "standalone-cinder/$target:$VERSION" "oci-archive:$OUT/$target.tar:docker.io/standalone-cinder/$target:$VERSION"
   log "$target built in $(($(now) - t)) s: $OUT/$target.tar ($(du -m "$OUT/$target.tar" | cut -f1) MiB)"

@@ -2,20 +2,12 @@ package org.standalonecinder.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodCondition;
-import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhook;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhook;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -26,7 +18,6 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.standalonecinder.demo.Claims;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
-import org.standalonecinder.demo.LocalNode;
 import org.standalonecinder.demo.Pods;
 import org.standalonecinder.demo.Waits;
 
@@ -42,11 +33,10 @@ import org.standalonecinder.demo.Waits;
  * and does all of it again.
  *
  * <p>It installs under the names the suite's own installation uses, so it runs before it and leaves
- * the cluster as it found it (the images removed from the node too).
- *
- * <p>Not yet in CI (the image build would join the run first): run it with {@code
- * -Ddeployment.e2e=true} after {@code dev/images/build.sh} and with the first node started with
- * {@code --forward 18443:8443} and about 2400M of memory. Here it passed in 272 s.
+ * the cluster as it found it (the images removed from the node too). dev/test.sh builds the images
+ * beside the run and turns it on ({@code -Ddeployment.e2e=true}); elsewhere run it after {@code
+ * dev/images/build.sh}, with the first node started with {@code --forward 18443:8443} and about
+ * 2400M of memory.
  */
 @Order(-1)
 @EnabledIfSystemProperty(named = "deployment.e2e", matches = "true")
@@ -55,13 +45,6 @@ class DeploymentE2EIT {
   private static final Path ROOT = Path.of(System.getProperty("project.root", "..")).normalize();
   static final Path IMAGES =
       Path.of(System.getProperty("images.dir", ROOT.resolve("target/images").toString()));
-  static final String NS = "standalone-cinder";
-  static final String OVERLAY = "dev/node-local/deployment";
-
-  /** The node's forward that the overlay's webhook URL goes through (dev/test.sh starts it). */
-  static final String FORWARD = "18443:8443";
-
-  static final Duration READY = Duration.ofSeconds(300);
   static final Duration POD = Duration.ofSeconds(240);
 
   static final String CLASS =
@@ -74,18 +57,17 @@ class DeploymentE2EIT {
       reclaimPolicy: Delete
       """;
 
-  static Map<String, String> kube;
   static KubernetesClient admin;
   static Kubectl kubectl;
   static Pods pods;
   static Claims claims;
-  static LocalNode node;
+  static PodDeployment deployment;
+  static String nodeName;
   static String ns;
-  static final List<String> seenPods = new ArrayList<>();
 
   @BeforeAll
   static void theImagesOnTheNode() throws Exception {
-    kube =
+    Map<String, String> kube =
         LocalInstall.env(
             Path.of(System.getProperty("kube.local.env", "/tmp/kube-local/kube-local.env")));
     Path kubeconfig = Path.of(kube.get("KUBE_LOCAL_KUBECONFIG"));
@@ -94,217 +76,54 @@ class DeploymentE2EIT {
     kubectl = new Kubectl(kube.get("KUBE_LOCAL_KUBECTL"), kubeconfig, work);
     pods = new Pods(admin);
     claims = new Claims(admin);
-    node = KernelNodeE2EIT.theNode();
+    var node = KernelNodeE2EIT.theNode();
+    nodeName = node.name();
     Path nodeEnv = Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env"));
-    assertThat(node.runsKubelet()).as("the first node runs a kubelet (dev/test.sh)").isTrue();
-    assertThat(LocalInstall.env(nodeEnv).getOrDefault("NODE_LOCAL_FORWARDS", ""))
-        .as("the first node forwards the webhook's port: start.sh --forward " + FORWARD)
-        .contains(FORWARD);
-    for (String image : List.of("webhook", "provisioner")) {
-      Path archive = IMAGES.resolve(image + ".tar");
-      assertThat(archive)
-          .as("the image archive; dev/images/build.sh makes it (dev/test.sh runs it)")
-          .isRegularFile();
-      Instant t = Instant.now();
-      String inNode = node.copyIn(archive);
-      LocalNode.Result r =
-          node.run(
-              "ctr -n k8s.io images import " + LocalNode.quote(inNode), Duration.ofSeconds(300));
-      // The copy is the host's to delete (the node sees the folder as nobody).
-      Files.deleteIfExists(
-          Path.of(LocalInstall.env(nodeEnv).get("NODE_LOCAL_SHARE"), "files", image + ".tar"));
-      assertThat(r.ok()).as(r.output()).isTrue();
-      assertThat(r.output()).contains("unpacking docker.io/standalone-cinder/" + image + ":");
-      System.out.printf(
-          "deployment: %s imported into %s in %d s%n",
-          image, node.name(), Duration.between(t, Instant.now()).toSeconds());
-    }
+    deployment = new PodDeployment(ROOT, kube, admin, kubectl, node, nodeEnv);
+    PodDeployment.awaitTheImageBuild(IMAGES);
+    deployment.importImages(IMAGES);
   }
 
-  /** Whatever happened: the installation deleted, the images gone from the node's memory. */
   @AfterAll
   static void uninstall() {
-    keepTheLogs();
-    // The user's namespace first: its claims' volumes are the provisioner Pod's to delete.
-    if (ns != null) {
-      kubectl.run(null, "delete", "namespace", ns, "--wait=false");
-      gone(ns);
+    if (deployment != null) {
+      deployment.uninstall(ns);
+      kubectl.run(null, "delete", "storageclass", "e2e-pods", "--ignore-not-found");
     }
-    kubectl.run(
-        null,
-        "delete",
-        "-k",
-        ROOT.resolve(OVERLAY).toString(),
-        "--ignore-not-found",
-        "--wait=false");
-    kubectl.run(null, "delete", "namespace", NS, "--ignore-not-found", "--wait=false");
-    gone(NS);
-    kubectl.run(null, "delete", "storageclass", "e2e-pods", "--ignore-not-found");
-    node.run(
-        "ctr -n k8s.io images ls -q | grep standalone-cinder/ | xargs -r ctr -n k8s.io images rm",
-        Duration.ofSeconds(60));
-  }
-
-  private static void gone(String namespace) {
-    Waits.await(
-        "namespace " + namespace + " deleted",
-        () -> admin.namespaces().withName(namespace).get() == null,
-        Duration.ofSeconds(240));
   }
 
   @Test
   void theDeploymentRunsAsPodsOnTheNodeAndKeepsItsCaAcrossARestart() throws Exception {
     Instant installed = Instant.now();
-    install();
-    Pod first = ready(null);
-    String ca = theWebhookWroteItsCa(installed);
+    deployment.install(
+        LocalInstall.env(
+            Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env"))));
+    kubectl.ok(CLASS, "apply", "-f", "-");
+    Pod first = deployment.ready(null);
+    String ca = deployment.theWebhookWroteItsCa(installed);
     ns = "e2e-pods-" + UUID.randomUUID().toString().substring(0, 8);
     kubectl.ok(null, "create", "namespace", ns);
     pods.namespaceReady(ns);
     aClaimProvisionedAndMounted("data", "written-through-the-pods");
     theWebhookPodJudges("copy", "data", "written-through-the-pods");
-    probesPassing(first);
+    deployment.probesPassing(first);
 
-    kubectl.ok(null, "-n", NS, "delete", "pod", first.getMetadata().getName(), "--wait=false");
-    Pod second = ready(first.getMetadata().getUid());
-    assertThat(theWebhookWroteItsCa(installed)).as("the CA Secret, reused").isEqualTo(ca);
-    aClaimProvisionedAndMounted("after", "written-after-the-restart");
-    theWebhookPodJudges("copy-after", "after", "written-after-the-restart");
-    probesPassing(second);
-    release();
-  }
-
-  /** The steps of docs/install.md's kustomize section, with the local overlay. */
-  private static void install() throws Exception {
-    kubectl.ok(null, "apply", "-k", ROOT.resolve("manifests/namespace").toString());
-    Map<String, String> cinder =
-        LocalInstall.env(
-            Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")));
-    String cloudConf =
-        String.join(
-            "\n",
-            "[Global]",
-            "auth-url = " + cinder.get("OS_AUTH_URL"),
-            "username = " + cinder.get("OS_USERNAME"),
-            "password = " + cinder.get("OS_PASSWORD"),
-            "tenant-name = " + cinder.get("OS_PROJECT_NAME"),
-            "user-domain-name = " + cinder.get("OS_USER_DOMAIN_NAME"),
-            "project-domain-name = " + cinder.get("OS_PROJECT_DOMAIN_NAME"),
-            "region = " + cinder.get("OS_REGION_NAME"),
-            "");
-    kubectl.ok(
-        """
-        apiVersion: v1
-        kind: Secret
-        metadata: {name: standalone-cinder-cloud-config, namespace: %s}
-        stringData:
-          cloud.conf: %s
-        """
-            .formatted(NS, Pods.yamlString(cloudConf)),
-        "apply",
-        "-f",
-        "-");
     kubectl.ok(
         null,
-        "label",
-        "namespace",
-        "kube-system",
-        "kubernetes.io/metadata.name=kube-system",
-        "--overwrite");
-    kubectl.ok(null, "apply", "-k", ROOT.resolve(OVERLAY).toString());
-    kubectl.ok(CLASS, "apply", "-f", "-");
-  }
-
-  /** Waits for the Deployment's one Pod (not {@code notUid}) to be Ready on the node. */
-  private static Pod ready(String notUid) {
-    Waits.await(
-        "the Deployment's Pod Ready on " + node.name(),
-        () -> current(notUid) != null && isReady(current(notUid)),
-        READY);
-    Pod p = current(notUid);
-    seenPods.add(p.getMetadata().getName() + "_" + p.getMetadata().getUid());
-    assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
-    assertThat(p.getStatus().getContainerStatuses())
-        .extracting(ContainerStatus::getName)
-        .containsExactlyInAnyOrder("webhook", "provisioner");
-    return p;
-  }
-
-  private static Pod current(String notUid) {
-    return admin
-        .pods()
-        .inNamespace(NS)
-        .withLabel("app.kubernetes.io/name", "standalone-cinder")
-        .list()
-        .getItems()
-        .stream()
-        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-        .filter(p -> !p.getMetadata().getUid().equals(notUid))
-        .findFirst()
-        .orElse(null);
-  }
-
-  private static boolean isReady(Pod p) {
-    return p.getStatus() != null
-        && p.getStatus().getConditions().stream()
-            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-  }
-
-  /**
-   * The CA Secret and every entry's caBundle, written by the webhook's own account (only the Pod
-   * holds its token: nothing of the project runs on the host yet).
-   *
-   * @return the Secret's CA certificate
-   */
-  private static String theWebhookWroteItsCa(Instant since) throws Exception {
-    Secret s = admin.secrets().inNamespace(NS).withName("standalone-cinder-webhook-ca").get();
-    assertThat(s).as("the webhook's CA Secret").isNotNull();
-    String ca = s.getData().get("tls.crt");
-    assertThat(ca).isNotBlank();
-    List<String> bundles = new ArrayList<>();
-    Waits.await(
-        "every webhook entry's caBundle",
-        () -> {
-          bundles.clear();
-          admin
-              .admissionRegistration()
-              .v1()
-              .mutatingWebhookConfigurations()
-              .withName("standalone-cinder")
-              .get()
-              .getWebhooks()
-              .stream()
-              .map(MutatingWebhook::getClientConfig)
-              .forEach(c -> bundles.add(c.getCaBundle()));
-          admin
-              .admissionRegistration()
-              .v1()
-              .validatingWebhookConfigurations()
-              .withName("standalone-cinder")
-              .get()
-              .getWebhooks()
-              .stream()
-              .map(ValidatingWebhook::getClientConfig)
-              .forEach(c -> bundles.add(c.getCaBundle()));
-          return bundles.stream().allMatch(b -> b != null && !b.isEmpty());
-        },
-        Duration.ofSeconds(60));
-    String pem = new String(java.util.Base64.getDecoder().decode(ca), StandardCharsets.US_ASCII);
-    for (String b : bundles) {
-      assertThat(new String(java.util.Base64.getDecoder().decode(b), StandardCharsets.US_ASCII))
-          .contains(pem.strip());
-    }
-    String webhook = "system:serviceaccount:" + NS + ":standalone-cinder-webhook";
-    assertThat(AuditLog.calls(Path.of(kube.get("KUBE_LOCAL_AUDIT_LOG")), since))
-        .filteredOn(c -> c.allowed() && webhook.equals(c.user()))
-        .extracting(AuditLog.Call::describe)
-        .contains(
-            "create secrets in " + NS + " named standalone-cinder-webhook-ca",
-            "update admissionregistration.k8s.io/mutatingwebhookconfigurations named"
-                + " standalone-cinder",
-            "update admissionregistration.k8s.io/validatingwebhookconfigurations named"
-                + " standalone-cinder");
-    return ca;
+        "-n",
+        PodDeployment.NS,
+        "delete",
+        "pod",
+        first.getMetadata().getName(),
+        "--wait=false");
+    Pod second = deployment.ready(first.getMetadata().getUid());
+    assertThat(deployment.theWebhookWroteItsCa(installed))
+        .as("the CA Secret, reused")
+        .isEqualTo(ca);
+    aClaimProvisionedAndMounted("after", "written-after-the-restart");
+    theWebhookPodJudges("copy-after", "after", "written-after-the-restart");
+    deployment.probesPassing(second);
+    release();
   }
 
   /** A claim of the provisioner container, written and read back by a user's Pod on the node. */
@@ -317,7 +136,7 @@ class DeploymentE2EIT {
             ns,
             pod,
             claim,
-            node.name(),
+            nodeName,
             "echo " + word + " > /data/word && sync && cat /data/word > /dev/termination-log"),
         "apply",
         "-f",
@@ -368,7 +187,7 @@ class DeploymentE2EIT {
         Duration.ofSeconds(60));
     String pod = "read-" + clone;
     kubectl.ok(
-        Pods.yaml(ns, pod, clone, node.name(), "cat /data/word > /dev/termination-log"),
+        Pods.yaml(ns, pod, clone, nodeName, "cat /data/word > /dev/termination-log"),
         "apply",
         "-f",
         "-");
@@ -376,46 +195,6 @@ class DeploymentE2EIT {
     assertThat(e.succeeded()).as(e.toString()).isTrue();
     assertThat(e.message()).as("the clone holds the source's data").isEqualTo(word);
     pods.delete(ns, pod, POD);
-  }
-
-  /**
-   * The kubelet ran both containers' probes: Ready (readiness passed), and after two liveness
-   * periods (20 s each) no restart and no Unhealthy event.
-   */
-  private static void probesPassing(Pod p) throws InterruptedException {
-    String name = p.getMetadata().getName();
-    Instant started = Instant.parse(p.getStatus().getStartTime());
-    long wait = Duration.ofSeconds(45).minus(Duration.between(started, Instant.now())).toMillis();
-    if (wait > 0) {
-      Thread.sleep(wait);
-    }
-    Pod now = admin.pods().inNamespace(NS).withName(name).get();
-    assertThat(now.getStatus().getConditions())
-        .filteredOn(c -> "Ready".equals(c.getType()))
-        .extracting(PodCondition::getStatus)
-        .containsExactly("True");
-    assertThat(now.getStatus().getContainerStatuses())
-        .allSatisfy(
-            c -> {
-              assertThat(c.getReady()).as(c.getName() + " ready").isTrue();
-              assertThat(c.getRestartCount()).as(c.getName() + " restarts").isZero();
-            });
-    // While the JVMs start (15-40 s in the node) the probes are refused: the manifests have no
-    // startupProbe, so the liveness probe counts those too (3 x 20 s before a restart). From
-    // Ready on, nothing may fail.
-    Instant ready =
-        Instant.parse(
-            now.getStatus().getConditions().stream()
-                .filter(c -> "Ready".equals(c.getType()))
-                .findFirst()
-                .orElseThrow()
-                .getLastTransitionTime());
-    assertThat(admin.v1().events().inNamespace(NS).list().getItems())
-        .filteredOn(e -> name.equals(e.getInvolvedObject().getName()))
-        .filteredOn(
-            e -> e.getLastTimestamp() != null && Instant.parse(e.getLastTimestamp()).isAfter(ready))
-        .extracting(e -> e.getReason() + ": " + e.getMessage())
-        .noneMatch(e -> e.startsWith("Unhealthy") || e.startsWith("BackOff"));
   }
 
   /** The claims deleted: their PVs go, which the provisioner container does after Cinder's. */
@@ -430,25 +209,5 @@ class DeploymentE2EIT {
                         pv.getSpec().getClaimRef() != null
                             && ns.equals(pv.getSpec().getClaimRef().getNamespace())),
         POD);
-  }
-
-  /** The Pods' logs as the node keeps them, beside the suite's (the secrets scan reads them). */
-  private static void keepTheLogs() {
-    try {
-      Path logs = Files.createDirectories(Path.of("target/e2e/logs"));
-      for (String pod : seenPods) {
-        for (String container : List.of("webhook", "provisioner")) {
-          LocalNode.Result r =
-              node.run(
-                  "cat /var/log/pods/" + NS + "_" + pod + "/" + container + "/*.log",
-                  Duration.ofSeconds(30));
-          Files.writeString(
-              logs.resolve("deployment-" + pod.split("_")[0] + "-" + container + ".log"),
-              r.output());
-        }
-      }
-    } catch (Exception e) {
-      System.out.println("deployment: the Pods' logs not kept: " + e);
-    }
   }
 }
