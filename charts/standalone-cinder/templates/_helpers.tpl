@@ -48,19 +48,24 @@ expressions as manifests/match-conditions.
     || (has(object.spec.accessModes) && 'ReadWriteMany' in object.spec.accessModes)
 {{- end }}
 
-{{/* ... and of the claim-update entry: changes of the clone annotations, by anyone but the PV
-controller and the protection controller. */}}
+{{/* ... and of the claim-update entry: changes of the clone annotations or of the request, by
+anyone but the PV controller and the protection controller. */}}
 {{- define "standalone-cinder.updateConditions" -}}
 - name: not-a-bind-nor-a-finalizer-removal
   expression: >-
     !(request.userInfo.username in ['system:serviceaccount:kube-system:persistent-volume-binder',
     'system:serviceaccount:kube-system:pvc-protection-controller', 'system:kube-controller-manager'])
-- name: touches-a-clone-annotation
+- name: touches-a-clone-annotation-or-the-request
   expression: >-
     ['k8s.io/CloneRequest', 'k8s.io/CloneOf', 'standalone-cinder.io/clone-token'].exists(k,
     (has(object.metadata.annotations) && k in object.metadata.annotations
     ? object.metadata.annotations[k] : '') != (has(oldObject.metadata.annotations)
     && k in oldObject.metadata.annotations ? oldObject.metadata.annotations[k] : ''))
+    || (has(object.spec.resources) && has(object.spec.resources.requests)
+    && 'storage' in object.spec.resources.requests ? object.spec.resources.requests['storage']
+    : '') != (has(oldObject.spec.resources) && has(oldObject.spec.resources.requests)
+    && 'storage' in oldObject.spec.resources.requests
+    ? oldObject.spec.resources.requests['storage'] : '')
 {{- end }}
 
 {{/* ... and of the StatefulSet entry: only StatefulSets whose claim templates ask for a clone. */}}

@@ -296,6 +296,10 @@ class AdmissionE2EIT {
 
   /** Lets {@code user} create and read claims in {@code namespace}, nothing more. */
   private void mayCreateClaims(String namespace, String user) {
+    mayUseClaims(namespace, user, "create,get,list");
+  }
+
+  private void mayUseClaims(String namespace, String user, String verbs) {
     it.kubectl.ok(
         null,
         "create",
@@ -303,7 +307,7 @@ class AdmissionE2EIT {
         "claims",
         "-n",
         namespace,
-        "--verb=create,get,list",
+        "--verb=" + verbs,
         "--resource=persistentvolumeclaims");
     it.kubectl.ok(
         null,
@@ -347,6 +351,64 @@ class AdmissionE2EIT {
    * source. The webhook admits the clone on it, and the provisioner, which reads it again when it
    * clones, makes it; the source carries no annotation.
    */
+  /**
+   * The attack on the controller-manager: a user grows her claim of a Ceph RBD class that allows
+   * expansion. Kubernetes' expand controller takes in-tree rbd claims too, and on 1.20 it can crash
+   * the whole controller-manager while another writer updates the claim (GrowthE2EIT). The webhook
+   * refuses the growth where it is asked for, with the API server authenticated, so the claim never
+   * asks for more and that controller has nothing to act on.
+   */
+  @Test
+  @Order(11)
+  void aCephRbdClaimsGrowthIsRefusedWhereItIsAskedFor() throws Exception {
+    it.kubectl.ok(
+        """
+        apiVersion: storage.k8s.io/v1
+        kind: StorageClass
+        metadata: {name: e2e-admit-rbd}
+        provisioner: openstack.org/standalone-cinder
+        parameters: {type: lab-rbd, fsType: ext4}
+        reclaimPolicy: Delete
+        allowVolumeExpansion: true
+        """,
+        "apply",
+        "-f",
+        "-");
+    String mine = it.namespace("e2e-growrbd");
+    mayUseClaims(mine, "carol", "create,get,patch");
+    it.kubectl.ok(claim(mine, "data", "e2e-admit-rbd", ""), "apply", "-f", "-");
+    PersistentVolume pv = it.claims.bound(mine, "data");
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+
+    Kubectl.Result grown =
+        it.kubectl.run(
+            null,
+            "patch",
+            "pvc",
+            "data",
+            "-n",
+            mine,
+            "--as=carol",
+            "-p",
+            "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"3Gi\"}}}}");
+    assertThat(grown.ok()).as(grown.toString()).isFalse();
+    assertThat(grown.err())
+        .contains(
+            "admission webhook \"claim-updates.webhook.standalone-cinder.io\" denied the request",
+            "claims on Ceph RBD volumes are not grown: PV "
+                + pv.getMetadata().getName()
+                + " is an in-tree rbd volume");
+    PersistentVolumeClaim now =
+        it.admin.persistentVolumeClaims().inNamespace(mine).withName("data").get();
+    assertThat(now.getSpec().getResources().getRequests().get("storage"))
+        .as("the claim asks for what it asked for")
+        .hasToString("1Gi");
+    assertThat(now.getStatus().getConditions()).as("no resize under way").isNullOrEmpty();
+    assertThat(it.cinder.getVolume(volumeId).orElseThrow().sizeGib()).isEqualTo(1);
+    ClaimLifecycleE2EIT.deleteAndAwaitTearDown(it, mine, "data", pv, volumeId);
+    it.kubectl.ok(null, "delete", "storageclass", "e2e-admit-rbd");
+  }
+
   @Test
   @Order(11)
   void aReferenceGrantInTheSourcesNamespaceLetsItBeCloned() throws Exception {

@@ -29,10 +29,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * renders the same, {@link ManifestsIT}) evaluated as a Kubernetes 1.28+ API server evaluates them,
  * with Google's CEL for Java: dev/kube-local's 1.20 cannot run them. Every write a rule acts on
  * (asks for a clone, says it is one, carries a token, names a data source, shares a filesystem,
- * touches a clone annotation) must reach the webhook; what no rule acts on (a plain claim, a bind,
- * a finalizer removal) must not, so that an outage of the webhook blocks none of it. Each condition
- * must be seen both true and false by some row, so that no row can pass on a condition that never
- * decides.
+ * touches a clone annotation, changes the request) must reach the webhook; what no rule acts on (a
+ * plain claim, a bind, a finalizer removal) must not, so that an outage of the webhook blocks none
+ * of it. Each condition must be seen both true and false by some row, so that no row can pass on a
+ * condition that never decides.
  */
 class MatchConditionsIT {
 
@@ -239,10 +239,24 @@ class MatchConditionsIT {
                 claim(clone + ", team: web", bound),
                 false),
             Arguments.of(
-                "a user grows a plain claim",
+                "a user grows a plain claim (a Ceph RBD claim's growth is refused)",
                 UPDATES,
                 "alice",
                 claim("", "resources: {requests: {storage: 2Gi}}"),
+                claim("", ""),
+                true),
+            Arguments.of(
+                "a user grows a clone",
+                UPDATES,
+                "alice",
+                claim(clone, bound + ", resources: {requests: {storage: 2Gi}}"),
+                claim(clone, bound),
+                true),
+            Arguments.of(
+                "the binder binds a claim whose request it did not change",
+                UPDATES,
+                "system:serviceaccount:kube-system:persistent-volume-binder",
+                claim("", bound),
                 claim("", ""),
                 false),
             Arguments.of(

@@ -61,6 +61,11 @@ class PolicyFuzzTest {
         }
 
         @Override
+        public Optional<io.fabric8.kubernetes.api.model.PersistentVolume> volume(String name) {
+          return Optional.empty();
+        }
+
+        @Override
         public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
           return Optional.of(
               new PersistentVolumeClaimBuilder()

@@ -1,7 +1,10 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import java.math.BigDecimal;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -38,6 +41,7 @@ final class ClaimReview {
   private final ClusterView cluster;
   private final Lookup<Optional<StorageClass>> storageClass;
   private final Lookup<Optional<PersistentVolumeClaim>> sourceClaim;
+  private final Lookup<Optional<PersistentVolume>> volume;
   private final Lookup<Optional<CloneToken.Basis>> crossNamespaceBasis;
   private final ClaimRef annotatedSource;
   private final String syntaxError;
@@ -93,6 +97,13 @@ final class ClaimReview {
               return src == null ? Optional.empty() : cluster.claim(src.namespace(), src.name());
             });
     this.crossNamespaceBasis = new Lookup<>(() -> CrossNamespaceRule.decide(this));
+    String volumeName = spec == null ? null : spec.volumeName();
+    this.volume =
+        new Lookup<>(
+            () ->
+                volumeName == null || volumeName.isEmpty()
+                    ? Optional.empty()
+                    : cluster.volume(volumeName));
   }
 
   boolean isUpdate() {
@@ -109,6 +120,31 @@ final class ClaimReview {
 
   String className() {
     return claim.className();
+  }
+
+  /** Whether an update raises the claim's storage request: a growth. Read from the request. */
+  boolean grows() {
+    if (old == null) {
+      return false;
+    }
+    BigDecimal now = storage(claim);
+    BigDecimal before = storage(old);
+    return now != null && before != null && now.compareTo(before) > 0;
+  }
+
+  /** The storage request; null when there is none or it is no quantity. */
+  static BigDecimal storage(Claim c) {
+    Claim.Spec spec = c.spec();
+    if (spec == null || spec.resources() == null || spec.resources().requests() == null) {
+      return null;
+    }
+    Quantity q = spec.resources().requests().get("storage");
+    try {
+      return q == null ? null : q.getNumericalAmount();
+    } catch (RuntimeException e) {
+      // The API server refuses a malformed quantity before any webhook sees it.
+      return null;
+    }
   }
 
   /** The volumeMode of a claim the cluster holds, with the API's default. */
@@ -154,6 +190,11 @@ final class ClaimReview {
   /** The claim's class; empty when the claim names none or it does not exist (yet). */
   Optional<StorageClass> storageClass() {
     return storageClass.get();
+  }
+
+  /** The PersistentVolume the claim is bound to; empty when it is unbound or the PV is gone. */
+  Optional<PersistentVolume> volume() {
+    return volume.get();
   }
 
   /** Whether the claim's class exists and is ours. */

@@ -48,6 +48,9 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_DEFAULT_NAMESPACE = DefaultNamespaceRule.NAME;
   public static final String RULE_CINDER = CinderCheckRule.NAME;
   public static final String RULE_CHECK_UNAVAILABLE = CinderCheckRule.UNAVAILABLE_NAME;
+  public static final String RULE_RBD_GROWTH = RbdGrowthRule.NAME;
+
+  private static final ClaimRule GROWTH = new RbdGrowthRule();
   public static final String RULE_TOKEN = CloneTokenRule.NAME;
   public static final String RULE_ACCESS_MODE = SharedFilesystemRule.NAME;
   public static final String RULE_NAMESPACE = "claim-namespace";
@@ -185,6 +188,7 @@ public final class ClonePolicy implements AdmissionController {
             new SourceForeignRule(),
             new VolumeModeRule(),
             new CloneSizeRule(),
+            GROWTH,
             new DefaultNamespaceRule(),
             new CloneTokenRule(tokenKeys, clock),
             new CinderCheckRule(check));
@@ -212,8 +216,11 @@ public final class ClonePolicy implements AdmissionController {
     }
     Findings findings = new Findings(mutating);
     run(readingRequest, review, findings);
-    // An update only costs a lookup when it would be denied: most updates touch none of this.
-    if (review.isUpdate() && findings.isEmpty()) {
+    // An update only costs a lookup when it would be denied or grows the claim: most updates
+    // touch none of this. A growth asks only whether the volume can grow: the clone rules judged
+    // the claim when it was created, and its source may be long gone.
+    boolean onlyGrowth = review.isUpdate() && findings.isEmpty();
+    if (onlyGrowth && !review.grows()) {
       return Decision.allow();
     }
     try {
@@ -224,7 +231,7 @@ public final class ClonePolicy implements AdmissionController {
       findings.lookupFailed(e);
       return findings.decision();
     }
-    run(lookingUp, review, findings);
+    run(onlyGrowth ? List.of(GROWTH) : lookingUp, review, findings);
     return findings.decision();
   }
 

@@ -1,5 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
@@ -11,6 +12,9 @@ public interface ClusterView {
   Optional<StorageClass> storageClass(String name);
 
   Optional<PersistentVolumeClaim> claim(String namespace, String name);
+
+  /** The PersistentVolume of that name; empty when there is none. */
+  Optional<PersistentVolume> volume(String name);
 
   /** The namespace's labels; empty when it has none or does not exist. */
   java.util.Map<String, String> namespaceLabels(String namespace);

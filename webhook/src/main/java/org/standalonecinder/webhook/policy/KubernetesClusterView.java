@@ -1,5 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectAccessReview;
@@ -41,6 +42,18 @@ public final class KubernetesClusterView implements ClusterView {
       return Optional.ofNullable(client.storage().v1().storageClasses().withName(name).get());
     } catch (KubernetesClientException e) {
       throw new LookupFailedException("StorageClass " + name, e);
+    }
+  }
+
+  @Override
+  public Optional<PersistentVolume> volume(String name) {
+    if (!ClaimRef.isName(name)) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.ofNullable(client.persistentVolumes().withName(name).get());
+    } catch (KubernetesClientException e) {
+      throw new LookupFailedException("persistentvolume " + name, e);
     }
   }
 

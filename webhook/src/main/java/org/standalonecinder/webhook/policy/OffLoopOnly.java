@@ -1,5 +1,6 @@
 package org.standalonecinder.webhook.policy;
 
+import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.authentication.UserInfo;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
@@ -33,6 +34,12 @@ public final class OffLoopOnly {
       public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
         check(mayBlock);
         return cluster.claim(namespace, name);
+      }
+
+      @Override
+      public Optional<PersistentVolume> volume(String name) {
+        check(mayBlock);
+        return cluster.volume(name);
       }
 
       @Override

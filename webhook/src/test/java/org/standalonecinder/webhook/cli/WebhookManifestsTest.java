@@ -210,6 +210,7 @@ class WebhookManifestsTest {
     java.util.Set<String> expected =
         java.util.Set.of(
             "cluster get persistentvolumeclaims",
+            "cluster get persistentvolumes",
             "cluster get storageclasses",
             "cluster get namespaces",
             "cluster list referencegrants",

@@ -253,6 +253,12 @@ class WebhookServerTest {
               }
 
               @Override
+              public java.util.Optional<io.fabric8.kubernetes.api.model.PersistentVolume> volume(
+                  String n) {
+                throw new UnsupportedOperationException();
+              }
+
+              @Override
               public java.util.Optional<io.fabric8.kubernetes.api.model.PersistentVolumeClaim>
                   claim(String ns, String n) {
                 throw new UnsupportedOperationException();

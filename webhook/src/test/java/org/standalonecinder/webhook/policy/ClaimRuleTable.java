@@ -54,6 +54,7 @@ abstract class ClaimRuleTable {
   static final class Cluster implements ClusterView {
     final Map<String, StorageClass> classes = new HashMap<>();
     final Map<String, PersistentVolumeClaim> claims = new HashMap<>();
+    final Map<String, io.fabric8.kubernetes.api.model.PersistentVolume> volumes = new HashMap<>();
     final Map<String, Set<String>> podCreators = new HashMap<>();
 
     /**
@@ -117,6 +118,12 @@ abstract class ClaimRuleTable {
         reach("storageclass " + name);
       }
       return Optional.ofNullable(classes.get(name));
+    }
+
+    @Override
+    public Optional<io.fabric8.kubernetes.api.model.PersistentVolume> volume(String name) {
+      reach("persistentvolume " + name);
+      return Optional.ofNullable(volumes.get(name));
     }
 
     @Override
@@ -189,6 +196,34 @@ abstract class ClaimRuleTable {
         .addToRequests("storage", new Quantity(size))
         .endResources()
         .endSpec()
+        .build();
+  }
+
+  /** The claim bound to that PV ({@code spec.volumeName}), as the PV controller binds it. */
+  static PersistentVolumeClaim boundTo(PersistentVolumeClaim c, String pv) {
+    c.getSpec().setVolumeName(pv);
+    return c;
+  }
+
+  /**
+   * A PV of that provisioner ({@code pv.kubernetes.io/provisioned-by}): {@code rbd} (in-tree),
+   * {@code csi} (ceph-csi) or {@code iscsi}.
+   */
+  static io.fabric8.kubernetes.api.model.PersistentVolume pv(
+      String name, String provisioner, String form) {
+    var spec = new io.fabric8.kubernetes.api.model.PersistentVolumeSpecBuilder();
+    switch (form) {
+      case "rbd" -> spec.withNewRbd().withImage("volume-" + name).endRbd();
+      case "csi" ->
+          spec.withNewCsi().withDriver("rbd.csi.ceph.com").withVolumeHandle(name).endCsi();
+      default -> spec.withNewIscsi().withIqn("iqn.2010-10.org.openstack:" + name).endIscsi();
+    }
+    return new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .addToAnnotations(org.standalonecinder.api.ClaimAnnotations.PROVISIONED_BY, provisioner)
+        .endMetadata()
+        .withSpec(spec.build())
         .build();
   }
 

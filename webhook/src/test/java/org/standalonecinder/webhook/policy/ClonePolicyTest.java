@@ -50,7 +50,7 @@ class ClonePolicyTest extends ClaimRuleTable {
                 .fired(CloneRequestImmutableRule.NAME, PolicyChain.RULE_LOOKUP_FAILED),
             allow(
                     "an update that changes nothing of ours needs no lookup",
-                    target(clone("apps/src"), "clone", "3Gi", null),
+                    boundTo(target(clone("apps/src"), "clone", "2Gi", null), "pv-copy"),
                     null)
                 .given(c -> c.unreachable = true)
                 .updating(target(clone("apps/src"), "clone", "2Gi", null)),

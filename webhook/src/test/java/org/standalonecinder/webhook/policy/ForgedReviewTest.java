@@ -153,6 +153,12 @@ class ForgedReviewTest {
         }
 
         @Override
+        public Optional<io.fabric8.kubernetes.api.model.PersistentVolume> volume(String name) {
+          lookups++;
+          return c.volume(name);
+        }
+
+        @Override
         public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
           lookups++;
           return c.claim(namespace, name);

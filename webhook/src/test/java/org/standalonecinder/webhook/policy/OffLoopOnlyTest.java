@@ -34,6 +34,12 @@ class OffLoopOnlyTest {
         }
 
         @Override
+        public Optional<io.fabric8.kubernetes.api.model.PersistentVolume> volume(String name) {
+          calls.add("volume");
+          return Optional.empty();
+        }
+
+        @Override
         public Optional<PersistentVolumeClaim> claim(String namespace, String name) {
           calls.add("claim");
           return Optional.empty();
@@ -78,6 +84,7 @@ class OffLoopOnlyTest {
         Arguments.of(
             "storageClass", (Function<Guarded, Object>) g -> g.cluster().storageClass("a")),
         Arguments.of("claim", (Function<Guarded, Object>) g -> g.cluster().claim("ns", "a")),
+        Arguments.of("volume", (Function<Guarded, Object>) g -> g.cluster().volume("pv-a")),
         Arguments.of(
             "namespaceLabels", (Function<Guarded, Object>) g -> g.cluster().namespaceLabels("ns")),
         Arguments.of(
