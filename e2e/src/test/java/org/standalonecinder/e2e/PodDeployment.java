@@ -125,8 +125,15 @@ final class PodDeployment {
     }
   }
 
-  /** The steps of docs/install.md's kustomize section, with the local overlay. */
+  /**
+   * The steps of docs/install.md's kustomize section, with the local overlay, into a cluster
+   * without the project's namespace: what an earlier installation left there (the demo module's
+   * tests run before this one, with the same names) is deleted first, its CA Secret too, so that
+   * the Pod's webhook makes its own.
+   */
   void install(Map<String, String> cinder) {
+    kubectl.run(null, "delete", "namespace", NS, "--ignore-not-found", "--wait=false");
+    gone(NS);
     kubectl.ok(null, "apply", "-k", root.resolve("manifests/namespace").toString());
     String cloudConf =
         String.join(
