@@ -49,8 +49,6 @@ public final class ClonePolicy implements AdmissionController {
   public static final String RULE_CINDER = CinderCheckRule.NAME;
   public static final String RULE_CHECK_UNAVAILABLE = CinderCheckRule.UNAVAILABLE_NAME;
   public static final String RULE_RBD_GROWTH = RbdGrowthRule.NAME;
-
-  private static final ClaimRule GROWTH = new RbdGrowthRule();
   public static final String RULE_TOKEN = CloneTokenRule.NAME;
   public static final String RULE_ACCESS_MODE = SharedFilesystemRule.NAME;
   public static final String RULE_NAMESPACE = "claim-namespace";
@@ -149,6 +147,9 @@ public final class ClonePolicy implements AdmissionController {
   private final ClusterView cluster;
   private final List<ClaimRule> readingRequest;
   private final List<ClaimRule> lookingUp;
+
+  /** The one rule an update that grows a claim and breaks no other rule asks. */
+  private static final ClaimRule GROWTH = new RbdGrowthRule();
 
   /** Without a Cinder check and without clone tokens. */
   public ClonePolicy(Settings settings, ClusterView cluster) {
