@@ -32,11 +32,12 @@ import org.standalonecinder.demo.Waits;
  * with its reason, and a clone admitted and made); the Pod deleted, its replacement reuses the CA
  * and does all of it again.
  *
- * <p>It installs under the names the suite's own installation uses, so it runs before it and leaves
- * the cluster as it found it (the images removed from the node too). dev/test.sh builds the images
- * beside the run and turns it on ({@code -Ddeployment.e2e=true}); elsewhere run it after {@code
- * dev/images/build.sh}, with the first node started with {@code --forward 18443:8443} and about
- * 2400M of memory.
+ * <p>It installs under the names the suite's own installation uses, so it runs before it: it first
+ * deletes the {@code standalone-cinder} namespace if an earlier installation left one (in CI the
+ * demo module's tests do; never run it beside a live installation), and removes everything it made
+ * at the end (the images from the node too). dev/test.sh builds the images beside the run and turns
+ * it on ({@code -Ddeployment.e2e=true}); elsewhere run it after {@code dev/images/build.sh}, with
+ * the first node started with {@code --forward 18443:8443} and about 2400M of memory.
  */
 @Order(-1)
 @EnabledIfSystemProperty(named = "deployment.e2e", matches = "true")
