@@ -18,26 +18,19 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Queue;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.standalonecinder.certs.CaBundle;
-import org.standalonecinder.certs.CertificateAuthority;
 import org.standalonecinder.webhook.cli.WebhookApp.Certificates;
-import org.standalonecinder.webhook.http.WebhookServer;
 
 /**
  * The attack: a clone request whose source the webhook must look up, and an answer from the API
@@ -51,9 +44,6 @@ class ClientLoopsTest {
 
   private static final String OURS = "openstack.org/standalone-cinder";
   private static final String BIG = "/api/v1/namespaces/apps/persistentvolumeclaims/big";
-
-  private static final CertificateAuthority API_SERVER_CA =
-      CertificateAuthority.generate("api-server-client-ca", Duration.ofDays(1), Clock.systemUTC());
 
   @TempDir Path dir;
   private KubernetesMockServer server;
@@ -78,14 +68,7 @@ class ClientLoopsTest {
   void aLookupSlowToReadHoldsNeitherTheProbeNorOtherReviews() throws Exception {
     start(aClaimSlowToRead(1_000_000));
     // As the API server, with the client certificate that lets the webhook look at claims.
-    HttpClient http =
-        HttpClient.newBuilder()
-            .sslContext(
-                CaBundle.fromPem(Files.readString(dir.resolve("ca.crt")))
-                    .clientContext(
-                        API_SERVER_CA.issueClient(
-                            "kube-apiserver", Duration.ofHours(1), Clock.systemUTC())))
-            .build();
+    HttpClient http = WebhookAppTest.asTheApiServer(dir.resolve("ca.crt"));
     assertThat(get(http, "/healthz")).isEqualTo(200);
 
     CompletableFuture<HttpResponse<String>> clone =
@@ -175,33 +158,7 @@ class ClientLoopsTest {
                 .addToParameters("smartclone", "true")
                 .build())
         .create();
-    app =
-        WebhookApp.start(
-            client.getConfiguration(),
-            new WebhookApp.Options(
-                "127.0.0.1",
-                0,
-                Certificates.LOCAL,
-                dir.resolve("ca.crt"),
-                null,
-                "standalone-cinder",
-                "standalone-cinder-webhook",
-                "standalone-cinder",
-                "standalone-cinder-webhook-ca",
-                null,
-                OURS,
-                "system:serviceaccount:standalone-cinder:standalone-cinder-provisioner",
-                Duration.ofMillis(200),
-                null,
-                null,
-                null,
-                null,
-                null,
-                null,
-                new WebhookServer.Callers(
-                    List.of(API_SERVER_CA.certificate()), Set.of("kube-apiserver")),
-                null,
-                null));
+    app = WebhookAppTest.start(client.getConfiguration(), dir, Certificates.LOCAL, null);
   }
 
   /** A bound claim of ours carrying {@code n} nested fields the model does not know. */

@@ -148,14 +148,21 @@ class WebhookAppTest {
     app = start(Certificates.LOCAL, dir.resolve("policy.yaml"));
     // As the API server of a cluster set up as docs/install.md advises: it authenticates to the
     // webhook with a client certificate (--client-ca, --client-name).
-    http =
-        HttpClient.newBuilder()
-            .sslContext(
-                CaBundle.fromPem(Files.readString(dir.resolve("ca.crt")))
-                    .clientContext(
-                        API_SERVER_CA.issueClient(
-                            "kube-apiserver", Duration.ofHours(1), java.time.Clock.systemUTC())))
-            .build();
+    http = asTheApiServer(dir.resolve("ca.crt"));
+  }
+
+  /**
+   * A client as the API server of a cluster set up as docs/install.md advises: it trusts the
+   * webhook's CA and authenticates with the client certificate the webhook takes reviews from.
+   */
+  static HttpClient asTheApiServer(Path caFile) throws Exception {
+    return HttpClient.newBuilder()
+        .sslContext(
+            CaBundle.fromPem(Files.readString(caFile))
+                .clientContext(
+                    API_SERVER_CA.issueClient(
+                        "kube-apiserver", Duration.ofHours(1), java.time.Clock.systemUTC())))
+        .build();
   }
 
   /** The CA of the API server's client certificate for webhooks. */
@@ -164,8 +171,18 @@ class WebhookAppTest {
           "api-server-client-ca", Duration.ofDays(1), java.time.Clock.systemUTC());
 
   private WebhookApp start(Certificates certs, Path policy) throws Exception {
+    return start(client.getConfiguration(), dir, certs, policy);
+  }
+
+  /**
+   * The webhook as the tests run it: on loopback, writing its CA to {@code dir/ca.crt}, taking
+   * reviews only from {@link #asTheApiServer}'s certificate.
+   */
+  static WebhookApp start(
+      io.fabric8.kubernetes.client.Config kube, Path dir, Certificates certs, Path policy)
+      throws Exception {
     return WebhookApp.start(
-        client.getConfiguration(),
+        kube,
         new WebhookApp.Options(
             "127.0.0.1",
             0,

@@ -91,13 +91,21 @@ class RbdGrowthRuleTest extends ClaimRuleTable {
                     claim(Map.of("team", "b"), "plain", "1Gi"),
                     null)
                 .updating(claim(Map.of(), "plain", "1Gi"))
-                .given(c -> c.unreachable = true),
+                .given(
+                    c -> {
+                      c.volumes.put("pv-copy", pv("pv-copy", OURS, "rbd"));
+                      c.unreachable = true;
+                    }),
             allow(
                     "shrinking is the API server's to refuse, and needs no lookup",
                     claim(Map.of(), "plain", "1Gi"),
                     null)
                 .updating(claim(Map.of(), "plain", "3Gi"))
-                .given(c -> c.unreachable = true),
+                .given(
+                    c -> {
+                      c.volumes.put("pv-copy", pv("pv-copy", OURS, "rbd"));
+                      c.unreachable = true;
+                    }),
             allow(
                     "an unbound claim's growth passes (the API server refuses it anyway)",
                     target(Map.of(), "plain", "3Gi", null),
