@@ -171,6 +171,9 @@ class ProvisioningTest {
     await("PV", () -> pvOf(c) != null);
     PersistentVolume pv = pvOf(c);
     String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+    // The installed controller's last call, the hand-over after the PV's creation, may come after
+    // the PV is seen: only the blind replica's calls are counted below.
+    await("the hand-over", () -> cinder.log().contains("updateVolumeMetadata " + volumeId));
     List<String> attachments = cinder.volumes().get(volumeId).attachmentIds();
     int calls = cinder.log().size();
 
