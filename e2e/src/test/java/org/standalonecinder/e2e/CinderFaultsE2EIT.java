@@ -39,6 +39,8 @@ import org.standalonecinder.provisioner.provision.Names;
 @ExtendWith(Installed.class)
 // After the hostile objects' classes: it mostly waits for Cinder's outages to pass, and their
 // namespaces' deletion runs beside it.
+// Not while the node loss runs: it needs Cinder to make and delete its volume.
+@RunsAfter(NodeLossE2EIT.class)
 @Order(9)
 class CinderFaultsE2EIT {
 

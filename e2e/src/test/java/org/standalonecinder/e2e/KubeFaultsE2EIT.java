@@ -26,6 +26,8 @@ import org.standalonecinder.demo.Waits;
  * the claims are deleted.
  */
 @ExtendWith(Installed.class)
+// Not while the node loss runs: the API server's outage would make the first node NotReady too.
+@RunsAfter(NodeLossE2EIT.class)
 @Order(10)
 class KubeFaultsE2EIT {
 

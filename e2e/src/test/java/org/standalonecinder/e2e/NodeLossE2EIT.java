@@ -14,9 +14,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.LocalNode;
 import org.standalonecinder.demo.Pods;
@@ -30,12 +31,19 @@ import org.standalonecinder.demo.Waits;
  * on the first node with what was written and synced before the loss; the second node boots again
  * and holds no session of the volume, and the target serves only the first node.
  *
- * <p>It cuts a node's power, so it runs alone (classes run one after another) and boots the node
- * again before it ends, whatever happened.
+ * <p>Nine of its ten minutes are waits for Kubernetes' controllers, so it runs beside the classes
+ * after those that use the second node ({@link RunsAfter}); the classes that kill a part it needs
+ * (Cinder, the API server) or read what the whole suite did wait for it. It places its Pod with a
+ * label of its own, so other classes' Pods go where they would, and boots the node again before it
+ * ends, whatever happened.
  */
 @ExtendWith(Installed.class)
-@Order(3)
+@Execution(ExecutionMode.CONCURRENT)
+@RunsAfter({KernelNodeE2EIT.class, NodesE2EIT.class, GrowthE2EIT.class})
 class NodeLossE2EIT {
+
+  /** The nodes the writer may run on: the second first, the first too once it runs there. */
+  static final String MAY_RUN = "e2e.standalone-cinder.io/node-loss-writer";
 
   static final Duration POD = Duration.ofSeconds(240);
 
@@ -69,7 +77,7 @@ class NodeLossE2EIT {
   /** Whatever happened, the later classes find both nodes as they were. */
   @AfterAll
   static void theSecondNodeRunsAgain() throws Exception {
-    installed.kubectl.run(null, "uncordon", first.name());
+    installed.kubectl.run(null, "label", "node", first.name(), MAY_RUN + "-");
     if (LocalNode.of(secondEnv).isEmpty()) {
       bootAgain();
     }
@@ -121,12 +129,15 @@ class NodeLossE2EIT {
     release(it, ns, pv);
   }
 
-  /** The writer's Pod, placed on the second node (the first cordoned meanwhile) and running. */
+  /**
+   * The writer's Pod, placed on the second node (the only one labelled for it then) and running;
+   * then the first node may take it too, as it could from the start in a real cluster.
+   */
   private static Pod placeOnTheSecondNode(LocalInstall it, String ns, String word) {
-    it.kubectl.ok(null, "cordon", first.name());
+    it.kubectl.ok(null, "label", "node", "--overwrite", second.name(), MAY_RUN + "=yes");
     it.kubectl.ok(writer(ns, word), "apply", "-f", "-");
     Pod before = it.pods.running(ns, "writer-0", POD);
-    it.kubectl.ok(null, "uncordon", first.name());
+    it.kubectl.ok(null, "label", "node", "--overwrite", first.name(), MAY_RUN + "=yes");
     assertThat(before.getSpec().getNodeName()).isEqualTo(second.name());
     return before;
   }
@@ -230,17 +241,17 @@ class NodeLossE2EIT {
                   requiredDuringSchedulingIgnoredDuringExecution:
                     nodeSelectorTerms:
                     - matchExpressions:
-                      - {key: kubernetes.io/hostname, operator: In, values: [%2$s, %3$s]}
+                      - {key: %2$s, operator: In, values: ["yes"]}
               tolerations:
               - {key: standalone-cinder.io/local-node, operator: Exists, effect: NoSchedule}
               automountServiceAccountToken: false
               terminationGracePeriodSeconds: 5
               containers:
               - name: main
-                image: %4$s
+                image: %3$s
                 imagePullPolicy: Never
                 env: [{name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
-                command: [sh, -c, %5$s]
+                command: [sh, -c, %4$s]
                 volumeMounts: [{name: data, mountPath: /data}]
           volumeClaimTemplates:
           - metadata: {name: data}
@@ -249,7 +260,7 @@ class NodeLossE2EIT {
               storageClassName: e2e-cinder
               resources: {requests: {storage: 1Gi}}
         """
-        .formatted(ns, first.name(), second.name(), Pods.BUSYBOX, Pods.yamlString(script));
+        .formatted(ns, MAY_RUN, Pods.BUSYBOX, Pods.yamlString(script));
   }
 
   /** What the Pod wrote, as the node reads it in the Pod's volume directory. */

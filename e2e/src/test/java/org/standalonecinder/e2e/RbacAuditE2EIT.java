@@ -28,6 +28,8 @@ import org.standalonecinder.demo.LocalInstall;
  * whole suite.
  */
 @ExtendWith(Installed.class)
+// After the classes that run beside the others too.
+@RunsAfter(NodeLossE2EIT.class)
 @Order(Integer.MAX_VALUE)
 class RbacAuditE2EIT {
 
