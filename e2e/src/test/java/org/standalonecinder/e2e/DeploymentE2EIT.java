@@ -29,8 +29,8 @@ import org.standalonecinder.demo.Waits;
  * the Pod's probes pass; the webhook container writes its CA Secret and the configurations'
  * caBundle itself (the audit log says which account did); a claim is provisioned by the provisioner
  * container and mounted by a user's Pod; the API server's reviews reach the webhook Pod (a refusal
- * with its reason, and a clone admitted and made); the Pod deleted, its replacement reuses the CA
- * and does all of it again.
+ * with its reason, and a clone admitted and made); the Pod deleted, its replacement reuses the CA,
+ * refuses and admits again, and provisions a second clone a Pod reads.
  *
  * <p>It installs under the names the suite's own installation uses, so it runs before it: it first
  * deletes the {@code standalone-cinder} namespace if an earlier installation left one (in CI the
@@ -121,8 +121,9 @@ class DeploymentE2EIT {
     assertThat(deployment.theWebhookWroteItsCa(installed))
         .as("the CA Secret, reused")
         .isEqualTo(ca);
-    aClaimProvisionedAndMounted("after", "written-after-the-restart");
-    theWebhookPodJudges("copy-after", "after", "written-after-the-restart");
+    // The replacement's containers judge and provision again: a refusal, and a second clone of
+    // the first claim, made by the new provisioner container and read by a Pod.
+    theWebhookPodJudges("copy-after", "data", "written-through-the-pods");
     deployment.probesPassing(second);
     release();
   }

@@ -205,7 +205,9 @@ public final class WebhookApp implements AutoCloseable {
               "standalone_cinder_webhook_resolver_up", resolverUp, up -> up.get() ? 1 : 0)
           .description("1 while the provisioner's clone check answers (or none is configured)")
           .register(registry);
-      CloneToken.Keys tokenKeys = tokenKeys(client, o);
+      KubernetesClient api = client;
+      StartupCalls startup = StartupCalls.standard();
+      CloneToken.Keys tokenKeys = startup.run("the clone token key", () -> tokenKeys(api, o));
       ReloadingPolicy policy =
           new ReloadingPolicy(
               o.policyFile(),
@@ -221,7 +223,7 @@ public final class WebhookApp implements AutoCloseable {
                       registry,
                       o.callers() == null ? null : o.callers().describe()),
               registry);
-      CertificateSource certificates = certificates(client, o);
+      CertificateSource certificates = startup.run("the webhook's CA", () -> certificates(api, o));
       // Read at each scrape, so a rotation shows at once; an alert fires well before it is 0.
       io.micrometer.core.instrument.Gauge.builder(
               "standalone_cinder_webhook_certificate_expiry_seconds",
