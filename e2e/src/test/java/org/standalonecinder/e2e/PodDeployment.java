@@ -322,11 +322,14 @@ final class PodDeployment {
    * delete), the installation, the images in the node's memory.
    */
   void uninstall(String userNamespace) {
+    Instant start = Instant.now();
     keepTheLogs();
+    Instant kept = Instant.now();
     if (userNamespace != null) {
       kubectl.run(null, "delete", "namespace", userNamespace, "--wait=false");
       gone(userNamespace);
     }
+    Instant users = Instant.now();
     kubectl.run(
         null,
         "delete",
@@ -339,6 +342,12 @@ final class PodDeployment {
     node.run(
         "ctr -n k8s.io images ls -q | grep standalone-cinder/ | xargs -r ctr -n k8s.io images rm",
         Duration.ofSeconds(60));
+    System.out.printf(
+        "deployment: removed in %d s (the Pods' logs kept in %d s, the user's namespace gone in %d"
+            + " s)%n",
+        Duration.between(start, Instant.now()).toSeconds(),
+        Duration.between(start, kept).toSeconds(),
+        Duration.between(kept, users).toSeconds());
   }
 
   private void gone(String namespace) {
