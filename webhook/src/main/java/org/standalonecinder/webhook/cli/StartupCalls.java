@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * repeat. A refusal (4xx) is no outage: it is thrown at once, as is anything past the patience,
  * which stays inside the startup probe's window (so a webhook that cannot start still restarts).
  */
-final class StartupCalls {
+record StartupCalls(Duration patience, LongSupplier nanoTime, StartupCalls.Pause pause) {
 
   /** Inside the startup probe's 180 s, with room for the JVM's own start. */
   static final Duration PATIENCE = Duration.ofSeconds(90);
@@ -34,16 +34,6 @@ final class StartupCalls {
   /** Sleeps between attempts (a test's does not). */
   interface Pause {
     void sleep(Duration d) throws InterruptedException;
-  }
-
-  private final Duration patience;
-  private final LongSupplier nanoTime;
-  private final Pause pause;
-
-  StartupCalls(Duration patience, LongSupplier nanoTime, Pause pause) {
-    this.patience = patience;
-    this.nanoTime = nanoTime;
-    this.pause = pause;
   }
 
   static StartupCalls standard() {
