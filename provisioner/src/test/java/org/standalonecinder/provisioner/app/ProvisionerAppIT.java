@@ -52,10 +52,12 @@ class ProvisionerAppIT {
   }
 
   private static int status(int port, String path) throws Exception {
+    // Whether it answers, not how fast: a JVM just started on a loaded machine took longer than
+    // 5 s for its first answer (a CI imitation with the image build and eight ITs beside it).
     return HttpClient.newHttpClient()
         .send(
             HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(5))
+                .timeout(Duration.ofSeconds(30))
                 .build(),
             HttpResponse.BodyHandlers.ofString())
         .statusCode();
