@@ -183,7 +183,7 @@ class ProvisionerAppIT {
                         "{\"source\": \"apps/src\", \"claim\": {\"metadata\": {\"name\": \"c\","
                             + " \"namespace\": \"apps\"}, \"spec\": {\"storageClassName\":"
                             + " \"no-such-class\"}}}"))
-                .timeout(Duration.ofSeconds(5))
+                .timeout(Duration.ofSeconds(30))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
   }
