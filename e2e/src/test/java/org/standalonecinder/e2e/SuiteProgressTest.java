@@ -3,7 +3,10 @@ package org.standalonecinder.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -85,6 +88,47 @@ class SuiteProgressTest {
             () -> new SuiteProgress.Progress().awaitFinished(List.of(Early.class), SHORT))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("META-INF/services");
+  }
+
+  /**
+   * The node loss powers the second node off while other classes run: every class that uses that
+   * node must be one it waits for, or be a case one of those runs (NodesE2EIT's nested classes).
+   */
+  @Test
+  void theNodeLossWaitsForEveryUserOfTheSecondNode() throws Exception {
+    Path dir = Path.of("src/test/java/org/standalonecinder/e2e");
+    List<Class<?>> awaited = List.of(NodeLossE2EIT.class.getAnnotation(RunsAfter.class).value());
+    List<String> awaitedSources = new ArrayList<>();
+    for (Class<?> c : awaited) {
+      awaitedSources.add(Files.readString(dir.resolve(c.getSimpleName() + ".java")));
+    }
+    List<String> users;
+    try (Stream<Path> files = Files.list(dir)) {
+      users =
+          files
+              .filter(f -> read(f).contains("secondNode()") || read(f).contains("node2.local.env"))
+              .map(f -> f.getFileName().toString().replace(".java", ""))
+              .filter(n -> !n.equals("NodeLossE2EIT") && !n.equals("SuiteProgressTest"))
+              .toList();
+    }
+    assertThat(users).as("the second node's users, read from the sources").isNotEmpty();
+    assertThat(users)
+        .allSatisfy(
+            user ->
+                assertThat(
+                        awaited.stream().anyMatch(c -> c.getSimpleName().equals(user))
+                            || awaitedSources.stream()
+                                .anyMatch(src -> src.contains("extends " + user)))
+                    .as("%s uses the second node: NodeLossE2EIT must run after it", user)
+                    .isTrue());
+  }
+
+  private static String read(Path f) {
+    try {
+      return Files.readString(f);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   @Test
