@@ -63,10 +63,7 @@ record StartupCalls(Duration patience, LongSupplier nanoTime, StartupCalls.Pause
             e.getMessage(),
             next.toMillis());
         pause.sleep(next);
-        next =
-            next.multipliedBy(2).compareTo(LONGEST_PAUSE) > 0
-                ? LONGEST_PAUSE
-                : next.multipliedBy(2);
+        next = java.util.Collections.min(java.util.List.of(next.multipliedBy(2), LONGEST_PAUSE));
       }
     }
   }
