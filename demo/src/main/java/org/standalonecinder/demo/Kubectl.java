@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** The kubectl a user types, against the local API server, with what it prints. */
 public final class Kubectl {
@@ -22,6 +24,11 @@ public final class Kubectl {
       return "exit " + exit + "\n--- stdout\n" + out + "--- stderr\n" + err;
     }
   }
+
+  /**
+   * The {@code --timeout} forms the project's calls use: {@code 90s}, {@code 2m}, {@code 1m30s}.
+   */
+  private static final Pattern TIMEOUT = Pattern.compile("--timeout=(?:(\\d+)m)?(?:(\\d+)s)?");
 
   private final String binary;
   private final Path kubeconfig;
@@ -50,9 +57,11 @@ public final class Kubectl {
           in.write(stdin.getBytes(StandardCharsets.UTF_8));
         }
       }
-      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      long deadline = deadlineSeconds(args);
+      if (!p.waitFor(deadline, TimeUnit.SECONDS)) {
         p.destroyForcibly();
-        throw new AssertionError("kubectl " + String.join(" ", args) + " did not end in 60 s");
+        throw new AssertionError(
+            "kubectl " + String.join(" ", args) + " did not end in " + deadline + " s");
       }
       Result r = new Result(p.exitValue(), Files.readString(out), Files.readString(err));
       Files.delete(out);
@@ -64,6 +73,23 @@ public final class Kubectl {
       Thread.currentThread().interrupt();
       throw new AssertionError(e);
     }
+  }
+
+  /**
+   * How long a run may take: 60 s, or the command's own {@code --timeout} and half a minute more
+   * when that is longer, so that kubectl's wait ends first and says what it waited for.
+   */
+  static long deadlineSeconds(String... args) {
+    long own = 0;
+    for (String arg : args) {
+      Matcher m = TIMEOUT.matcher(arg);
+      if (m.matches()) {
+        own =
+            (m.group(1) == null ? 0 : Long.parseLong(m.group(1)) * 60)
+                + (m.group(2) == null ? 0 : Long.parseLong(m.group(2)));
+      }
+    }
+    return Math.max(60, own + 30);
   }
 
   /** Runs kubectl and fails the test when it fails. */

@@ -205,7 +205,21 @@ class NodeLossE2EIT {
   private static void release(LocalInstall it, String ns, PersistentVolume pv) {
     it.kubectl.ok(null, "delete", "statefulset", "writer", "-n", ns, "--wait=true");
     it.pods.delete(ns, "writer-0", POD);
-    it.kubectl.ok(null, "delete", "pvc", "data-writer-0", "-n", ns, "--timeout=120s");
+    it.kubectl.ok(null, "delete", "pvc", "data-writer-0", "-n", ns, "--wait=false");
+    try {
+      Waits.await(
+          "the claim's deletion (the PVC protection lets it go once no Pod uses it)",
+          () ->
+              it.admin.persistentVolumeClaims().inNamespace(ns).withName("data-writer-0").get()
+                  == null,
+          Duration.ofSeconds(180));
+    } catch (AssertionError e) {
+      throw new AssertionError(
+          e.getMessage()
+              + "\n"
+              + it.kubectl.run(null, "get", "pvc,pods", "-n", ns, "-o", "wide", "--show-kind"),
+          e);
+    }
     Waits.await(
         "the PV released",
         () -> it.admin.persistentVolumes().withName(pv.getMetadata().getName()).get() == null,
