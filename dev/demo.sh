@@ -3,7 +3,8 @@
 # control plane on loopback (installing and building them if missing: the first build of
 # kube-apiserver from Debian's source takes a few minutes, later starts seconds), build, check
 # the cloud with `standalone-cinder cinder check`, then install the project from its manifests
-# and run it end to end: a claim applied with kubectl becomes a Cinder volume and an iSCSI PV
+# (where the node runs, as its own Deployment's Pod from the images built from images/Dockerfile;
+# else the jars as host processes) and run it end to end: a claim applied with kubectl becomes a Cinder volume and an iSCSI PV
 # that Kubernetes binds, a Pod on the node (dev/node-local --kubelet: a real kernel and kubelet;
 # libiscsi stands in where it cannot start) writes a file to it, the API server asks the webhook
 # about clone requests and StorageClasses, a Pod reads the same file from the clone it admits,
@@ -60,7 +61,8 @@ NODE_STATE="${NODE_LOCAL_STATE:-/tmp/node-local}"
 node_started=0
 if "$ROOT/dev/node-local/start.sh" --state-dir "$NODE_STATE" --kubelet --running; then
   echo "dev/demo.sh: using the node that is already running ($NODE_STATE)"
-elif "$ROOT/dev/node-local/start.sh" --state-dir "$NODE_STATE" --kubelet --fresh; then
+elif NODE_LOCAL_MEM="${NODE_LOCAL_MEM:-2400M}" \
+     "$ROOT/dev/node-local/start.sh" --state-dir "$NODE_STATE" --kubelet --forward 18443:8443 --fresh; then
   node_started=1
 else
   echo "dev/demo.sh: the node did not start (above: why); the demo's node is a stand-in: libiscsi in user space, no kubelet, no Pods"
@@ -68,6 +70,20 @@ fi
 
 cd "$ROOT"
 mvn -B -q -ntp -Dstyle.color=never -pl demo -am package -DskipTests -DskipITs
+
+# Where the node runs a kubelet, the project runs there as its own Deployment's Pod, from the
+# images built from images/Dockerfile (a few minutes the first time; the base images are cached).
+# Without them, or if the build fails, the demo runs the jars as host processes and says why.
+IMAGES=()
+if "$ROOT/dev/node-local/start.sh" --state-dir "$NODE_STATE" --kubelet --running; then
+  mkdir -p "$ROOT/target"
+  echo "dev/demo.sh: building the images (dev/images/build.sh; its log: target/images-build.log)"
+  if IMAGES_TARGETS="webhook provisioner" "$ROOT/dev/images/build.sh" > "$ROOT/target/images-build.log" 2>&1; then
+    IMAGES=("$ROOT/target/images")
+  else
+    echo "dev/demo.sh: the image build failed (target/images-build.log); the project runs as host processes"
+  fi
+fi
 JAR=provisioner/target/standalone-cinder-provisioner.jar
 
 cat > "$STATE/demo-noauth.conf" <<CONF
@@ -100,4 +116,4 @@ fi
 echo
 echo "\$ java -jar demo/target/standalone-cinder-demo.jar"
 java -jar demo/target/standalone-cinder-demo.jar "$STATE/cinder-local.env" "$KUBE_STATE/kube-local.env" \
-  "$NODE_STATE/node-local.env"
+  "$NODE_STATE/node-local.env" "${IMAGES[@]}"

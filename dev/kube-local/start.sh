@@ -235,11 +235,15 @@ rules:
     userGroups: ["system:serviceaccounts:standalone-cinder"]
   - level: None
 POLICY
-# The webhooks the suite starts listen on 127.0.0.1:19443 (the e2e suite, the demo) and :19444.
+# The webhooks the suite starts listen on 127.0.0.1:19443 (the e2e suite, the demo) and :19444;
+# the project's own Deployment on the first node (dev/node-local/deployment) is reached through the
+# node's forward of 127.0.0.1:18443.
 cat >"$STATE/webhook-client.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
 users:
+- name: "127.0.0.1:18443"
+  user: {client-certificate: $PKI/webhook-client.crt, client-key: $PKI/webhook-client.key}
 - name: "127.0.0.1:19443"
   user: {client-certificate: $PKI/webhook-client.crt, client-key: $PKI/webhook-client.key}
 - name: "127.0.0.1:19444"

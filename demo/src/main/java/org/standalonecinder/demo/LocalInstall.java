@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,7 +22,8 @@ import org.standalonecinder.provisioner.cinder.openstack.config.CloudConfigLoade
  * each with its ServiceAccount's token from the API server, so that the manifests' RBAC is what is
  * enforced: the provisioner ({@code run}, serving the clone check too) and the webhook ({@code
  * serve}, its CA in a Secret, the caBundle injected by itself). The demo runs on it, and so does
- * the e2e suite (one per run).
+ * the e2e suite (one per run). {@link #asPods} installs the project's own Deployment on the local
+ * node instead ({@link PodInstall}), as the demo does where the node can run it.
  */
 public final class LocalInstall implements AutoCloseable {
 
@@ -84,6 +84,8 @@ public final class LocalInstall implements AutoCloseable {
   /** Pods that use claims on a node with a kubelet. */
   public final Pods pods;
 
+  private final PodInstall deployment;
+  private Map<String, Duration> imported = Map.of();
   private int provisionerHealth;
   private int resolverPort;
 
@@ -97,6 +99,29 @@ public final class LocalInstall implements AutoCloseable {
    * @param clusterId written on every Cinder volume of this installation
    */
   public LocalInstall(Path root, Path work, Path kubeEnv, Path cinderEnv, String clusterId)
+      throws Exception {
+    this(root, work, kubeEnv, cinderEnv, clusterId, null);
+  }
+
+  /**
+   * Where and how the project runs as Pods: the first node (a kubelet, the webhook's forward), the
+   * image archives, and whether the provisioner container authenticates to Keystone (else noauth).
+   */
+  public record AsPods(LocalNode node, Path nodeEnv, Path images, boolean keystone) {}
+
+  /**
+   * The project's own Deployment on the node instead of host processes ({@link PodInstall}): the
+   * images imported, manifests/base applied with dev/node-local/deployment, and its Pod Ready;
+   * returns once the API server gets answers from the Pod's webhook, which authenticates the API
+   * server. {@link #clusterId} is the overlay's.
+   */
+  public static LocalInstall asPods(Path root, Path work, Path kubeEnv, Path cinderEnv, AsPods pods)
+      throws Exception {
+    return new LocalInstall(root, work, kubeEnv, cinderEnv, PodInstall.CLUSTER_ID, pods);
+  }
+
+  private LocalInstall(
+      Path root, Path work, Path kubeEnv, Path cinderEnv, String clusterId, AsPods asPods)
       throws Exception {
     this.root = root.toRealPath();
     this.work = work.toAbsolutePath();
@@ -113,51 +138,54 @@ public final class LocalInstall implements AutoCloseable {
     this.kubectl = new Kubectl(this.kubeEnv.get("KUBE_LOCAL_KUBECTL"), adminConfig, this.work);
     this.namespaces = new TestNamespaces(admin, kubectl);
     this.policyFile = this.work.resolve("policy.yaml");
-    this.cinder = OpenStackCinderClient.create(CloudConfigLoader.load(cloudConfig(), Map.of()));
+    // Keystone's project, looked at through the noauth API, when the Pod authenticates to it.
+    String project =
+        asPods != null && asPods.keystone()
+            ? this.cinderEnv.get("CINDER_KEYSTONE_PROJECT_ID")
+            : this.cinderEnv.get("CINDER_PROJECT_ID");
+    this.cinder =
+        OpenStackCinderClient.create(
+            CloudConfigLoader.load(
+                LocalClouds.noauth(this.work, this.cinderEnv, project), Map.of()));
+    this.deployment =
+        asPods == null
+            ? null
+            : new PodInstall(
+                this.root, this.kubeEnv, admin, kubectl, asPods.node(), asPods.nodeEnv());
     Runtime.getRuntime().addShutdownHook(new Thread(processes::stopAll, "local-install"));
     try {
-      install();
+      if (asPods == null) {
+        install();
+      } else {
+        installPods(asPods);
+      }
     } catch (Exception | Error e) {
       close();
       throw e;
     }
   }
 
+  /** The Deployment this installation runs as, or null when it runs host processes. */
+  public PodInstall deployment() {
+    return deployment;
+  }
+
+  /** How long the images took to import, when this installation runs as Pods. */
+  public Map<String, Duration> imported() {
+    return imported;
+  }
+
+  private void installPods(AsPods asPods) throws Exception {
+    imported = deployment.importImages(asPods.images());
+    deployment.install(
+        asPods.keystone() ? LocalClouds.keystone(cinderEnv) : Files.readString(cloudConfig()));
+    LocalClouds.cephxSecret(admin, cinderEnv);
+    deployment.ready(null);
+    awaitWebhook();
+  }
+
   /** The admin's cephx Secret, in the provisioner's namespace. */
   public static final String CEPHX_SECRET = "cephx";
-
-  /**
-   * The admin's one step for Ceph: the key of the user Cinder names, in a Secret the provisioner is
-   * told about. Only when the local Cinder runs Ceph.
-   */
-  private void cephxSecret() throws IOException {
-    String keyring = cinderEnv.get("CEPH_CINDER_KEYRING");
-    if (keyring == null) {
-      return;
-    }
-    String key = null;
-    for (String line : Files.readAllLines(Path.of(keyring))) {
-      if (line.trim().startsWith("key")) {
-        key = line.substring(line.indexOf('=') + 1).trim();
-      }
-    }
-    if (key == null) {
-      throw new IllegalStateException("no key in " + keyring);
-    }
-    admin
-        .secrets()
-        .inNamespace(NS)
-        .resource(
-            new io.fabric8.kubernetes.api.model.SecretBuilder()
-                .withNewMetadata()
-                .withName(CEPHX_SECRET)
-                .withNamespace(NS)
-                .addToLabels("standalone-cinder.io/cephx", "true")
-                .endMetadata()
-                .withStringData(Map.of("key", key))
-                .build())
-        .createOr(io.fabric8.kubernetes.client.dsl.NonDeletingOperation::update);
-  }
 
   private void install() throws Exception {
     // A fresh install, as on a new cluster: what an earlier run installed (its CA Secret, the
@@ -165,15 +193,7 @@ public final class LocalInstall implements AutoCloseable {
     String overlay = root.resolve("dev/kube-local/manifests").toString();
     kubectl.ok(null, "delete", "-k", overlay, "--ignore-not-found", "--wait", "--timeout=120s");
     kubectl.ok(null, "apply", "-k", overlay);
-    // What Kubernetes 1.21 and later do for every namespace, and docs/install.md asks of an admin
-    // on 1.20: the webhook configurations leave kube-system out by this label.
-    kubectl.ok(
-        null,
-        "label",
-        "namespace",
-        "kube-system",
-        "kubernetes.io/metadata.name=kube-system",
-        "--overwrite");
+    labelKubeSystem(kubectl);
     Path podConfig =
         ServiceAccounts.kubeconfig(admin, kubeEnv.get("KUBE_LOCAL_SERVER"), work, SERVICE_ACCOUNT);
     Path webhookConfig =
@@ -190,7 +210,7 @@ public final class LocalInstall implements AutoCloseable {
             .get("policy.yaml"));
     Path token = work.resolve("resolver-token");
     Files.deleteIfExists(token);
-    cephxSecret();
+    LocalClouds.cephxSecret(admin, cinderEnv);
 
     String provisionerJar = jar("provisioner/target/standalone-cinder-provisioner.jar");
     provisionerHealth = LocalProcesses.freePort();
@@ -227,11 +247,33 @@ public final class LocalInstall implements AutoCloseable {
   }
 
   /**
+   * What Kubernetes 1.21 and later do for every namespace, and docs/install.md asks of an admin on
+   * 1.20: the webhook configurations leave kube-system out by this label.
+   */
+  static void labelKubeSystem(Kubectl kubectl) {
+    kubectl.ok(
+        null,
+        "label",
+        "namespace",
+        "kube-system",
+        "kubernetes.io/metadata.name=kube-system",
+        "--overwrite");
+  }
+
+  /**
    * Restarts the webhook so that it takes reviews only from the API server ({@code serve
    * --client-ca} with the client certificate dev/kube-local gives the API server), or from anyone
    * who reaches its port, as manifests/base installs it; returns once the API server gets answers.
    */
   public void webhookAuthenticatesCallers(boolean authenticate) throws Exception {
+    if (deployment != null) {
+      if (!authenticate) {
+        throw new UnsupportedOperationException(
+            "the Pod's webhook authenticates the API server (" + PodInstall.OVERLAY + ")");
+      }
+      awaitWebhook();
+      return;
+    }
     processes.stop("webhook");
     processes.restart(
         "webhook",
@@ -275,21 +317,7 @@ public final class LocalInstall implements AutoCloseable {
 
   /** The cloud.conf the provisioner reads: the local Cinder, noauth. */
   public Path cloudConfig() {
-    Path f = work.resolve("cloud.conf");
-    if (!Files.exists(f)) {
-      try {
-        Files.writeString(
-            f,
-            "[Global]\ncinder-endpoint = "
-                + cinderEnv.get("CINDER_ENDPOINT")
-                + "\ntenant-id = "
-                + cinderEnv.get("CINDER_PROJECT_ID")
-                + "\nusername = standalone-cinder\n");
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-    return f;
+    return LocalClouds.noauth(work, cinderEnv, cinderEnv.get("CINDER_PROJECT_ID"));
   }
 
   /**
@@ -362,7 +390,7 @@ public final class LocalInstall implements AutoCloseable {
   @Override
   public void close() {
     try {
-      namespaces.deleteAll(processes.alive("provisioner"));
+      namespaces.deleteAll(deployment != null || processes.alive("provisioner"));
     } catch (RuntimeException e) {
       System.err.println("cannot delete the test namespaces: " + e.getMessage());
     }
@@ -380,6 +408,9 @@ public final class LocalInstall implements AutoCloseable {
       System.err.println("cannot delete the webhook configurations: " + r.err());
     }
     processes.stopAll();
+    if (deployment != null) {
+      deployment.uninstall(null, work.resolve("logs"));
+    }
     cinder.close();
     admin.close();
   }

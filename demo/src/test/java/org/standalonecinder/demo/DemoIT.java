@@ -55,7 +55,8 @@ class DemoIT {
               Path.of(".."),
               Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")),
               kubeEnv,
-              Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env")));
+              Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env")),
+              null);
     } finally {
       System.setOut(console);
       console.print(printed.toString(StandardCharsets.UTF_8));

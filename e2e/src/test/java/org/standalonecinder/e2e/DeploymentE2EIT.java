@@ -4,18 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.standalonecinder.demo.Claims;
+import org.standalonecinder.demo.DemoStory;
 import org.standalonecinder.demo.Kubectl;
 import org.standalonecinder.demo.LocalInstall;
 import org.standalonecinder.demo.Pods;
@@ -25,11 +22,13 @@ import org.standalonecinder.demo.Waits;
  * The project as a user runs it: the images dev/images/build.sh built from images/Dockerfile,
  * imported into the first node's containerd, and manifests/base applied with the local overlay
  * (dev/node-local/deployment: image pull policy, the webhook called by URL through the node's
- * forwarded port, one replica on that node). Then, with nothing of the project running on the host:
- * the Pod's probes pass; the webhook container writes its CA Secret and the configurations'
- * caBundle itself (the audit log says which account did); a claim is provisioned by the provisioner
- * container and mounted by a user's Pod; the API server's reviews reach the webhook Pod (a refusal
- * with its reason, and a clone admitted and made); the Pod deleted, its replacement reuses the CA,
+ * forwarded port and authenticating the API server's client certificate, one replica on that node),
+ * as the demo does where the node can start ({@code LocalInstall.asPods}). Then, with nothing of
+ * the project running on the host: the Pod's probes pass; the webhook container writes its CA
+ * Secret and the configurations' caBundle itself (the audit log says which account did); a claim is
+ * provisioned by the provisioner container (authenticating to Keystone) and mounted by a user's
+ * Pod; the demo's steps run on it (a claim written by a Pod, the webhook Pod's refusals and a clone
+ * it admits, read by a Pod, everything released); the Pod deleted, its replacement reuses the CA,
  * refuses and admits again, and provisions a second clone a Pod reads.
  *
  * <p>It installs under the names the suite's own installation uses, so it runs before it: it first
@@ -58,6 +57,7 @@ class DeploymentE2EIT {
       reclaimPolicy: Delete
       """;
 
+  static LocalInstall it;
   static KubernetesClient admin;
   static Kubectl kubectl;
   static Pods pods;
@@ -67,46 +67,55 @@ class DeploymentE2EIT {
   static String ns;
 
   @BeforeAll
-  static void theImagesOnTheNode() throws Exception {
-    Map<String, String> kube =
-        LocalInstall.env(
-            Path.of(System.getProperty("kube.local.env", "/tmp/kube-local/kube-local.env")));
-    Path kubeconfig = Path.of(kube.get("KUBE_LOCAL_KUBECONFIG"));
-    admin = LocalInstall.client(kubeconfig);
-    Path work = Files.createDirectories(Path.of("target/e2e/deployment"));
-    kubectl = new Kubectl(kube.get("KUBE_LOCAL_KUBECTL"), kubeconfig, work);
-    pods = new Pods(admin);
-    claims = new Claims(admin);
+  static void installedAsPods() throws Exception {
+    Path kubeEnv = Path.of(System.getProperty("kube.local.env", "/tmp/kube-local/kube-local.env"));
     var node = KernelNodeE2EIT.theNode();
     nodeName = node.name();
     Path nodeEnv = Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env"));
-    deployment = new PodDeployment(ROOT, kube, admin, kubectl, node, nodeEnv);
     PodDeployment.awaitTheImageBuild(IMAGES);
-    deployment.importImages(IMAGES);
+    it =
+        LocalInstall.asPods(
+            ROOT,
+            Path.of("target/e2e/deployment"),
+            kubeEnv,
+            Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env")),
+            new LocalInstall.AsPods(node, nodeEnv, IMAGES, true));
+    it.imported()
+        .forEach(
+            (image, took) ->
+                System.out.printf(
+                    "deployment: %s imported into %s in %d s%n",
+                    image, nodeName, took.toSeconds()));
+    admin = it.admin;
+    kubectl = it.kubectl;
+    pods = it.pods;
+    claims = it.claims;
+    deployment = new PodDeployment(it.kubeEnv, admin, it.deployment());
   }
 
   @AfterAll
   static void uninstall() {
-    if (deployment != null) {
-      deployment.uninstall(ns);
+    if (it != null) {
+      long t = System.nanoTime();
+      // Its namespace first (the provisioner Pod releases the claims' volumes), then the Pod.
+      it.close();
       kubectl.run(null, "delete", "storageclass", "e2e-pods", "--ignore-not-found");
+      System.out.printf("deployment: removed in %d s%n", (System.nanoTime() - t) / 1_000_000_000);
     }
   }
 
   @Test
   void theDeploymentRunsAsPodsOnTheNodeAndKeepsItsCaAcrossARestart() throws Exception {
-    Instant installed = Instant.now();
-    deployment.install(
-        LocalInstall.env(
-            Path.of(System.getProperty("cinder.local.env", "/tmp/cinder-local/cinder-local.env"))));
     kubectl.ok(CLASS, "apply", "-f", "-");
     Pod first = deployment.ready(null);
-    String ca = deployment.theWebhookWroteItsCa(installed);
-    ns = "e2e-pods-" + UUID.randomUUID().toString().substring(0, 8);
-    kubectl.ok(null, "create", "namespace", ns);
+    String ca = deployment.theWebhookWroteItsCa(it.startedAt);
+    ns = it.namespace("e2e-pods");
     pods.namespaceReady(ns);
     aClaimProvisionedAndMounted("data", "written-through-the-pods");
-    theWebhookPodJudges("copy", "data", "written-through-the-pods");
+    // The demo's steps, as `dev/demo.sh` runs them where the node can start: a claim used by a
+    // Pod, the webhook Pod's judgments (it authenticates the API server, so it judges requesters
+    // and sources), a clone read by a Pod, and everything released.
+    DemoStory.run(it, KernelNodeE2EIT.theNode());
     deployment.probesPassing(first);
 
     kubectl.ok(
@@ -118,11 +127,11 @@ class DeploymentE2EIT {
         first.getMetadata().getName(),
         "--wait=false");
     Pod second = deployment.ready(first.getMetadata().getUid());
-    assertThat(deployment.theWebhookWroteItsCa(installed))
+    assertThat(deployment.theWebhookWroteItsCa(it.startedAt))
         .as("the CA Secret, reused")
         .isEqualTo(ca);
-    // The replacement's containers judge and provision again: a refusal, and a second clone of
-    // the first claim, made by the new provisioner container and read by a Pod.
+    // The replacement's containers judge and provision again: a refusal, and a clone of the first
+    // claim, made by the new provisioner container and read by a Pod.
     theWebhookPodJudges("copy-after", "data", "written-through-the-pods");
     deployment.probesPassing(second);
     release();

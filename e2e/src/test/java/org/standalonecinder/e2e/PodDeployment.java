@@ -19,10 +19,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import org.standalonecinder.demo.Kubectl;
-import org.standalonecinder.demo.LocalInstall;
-import org.standalonecinder.demo.LocalNode;
-import org.standalonecinder.demo.Pods;
+import org.standalonecinder.demo.PodInstall;
 import org.standalonecinder.demo.Waits;
 
 /**
@@ -32,39 +29,20 @@ import org.standalonecinder.demo.Waits;
  */
 final class PodDeployment {
 
-  static final String NS = "standalone-cinder";
-  static final String OVERLAY = "dev/node-local/deployment";
-
-  /** The node's forward that the overlay's webhook URL goes through (dev/test.sh starts it). */
-  static final String FORWARD = "18443:8443";
-
-  static final List<String> IMAGES = List.of("webhook", "provisioner");
-  static final Duration READY = Duration.ofSeconds(300);
+  static final String NS = PodInstall.NS;
+  static final String OVERLAY = PodInstall.OVERLAY;
 
   /** Twice the liveness probe's period (manifests/base), and a little. */
   static final Duration TWO_LIVENESS_PERIODS = Duration.ofSeconds(45);
 
-  private final Path root;
   private final Map<String, String> kube;
   private final KubernetesClient admin;
-  private final Kubectl kubectl;
-  private final LocalNode node;
-  private final Path nodeEnv;
-  private final List<String> seenPods = new ArrayList<>();
+  private final PodInstall install;
 
-  PodDeployment(
-      Path root,
-      Map<String, String> kube,
-      KubernetesClient admin,
-      Kubectl kubectl,
-      LocalNode node,
-      Path nodeEnv) {
-    this.root = root;
+  PodDeployment(Map<String, String> kube, KubernetesClient admin, PodInstall install) {
     this.kube = kube;
     this.admin = admin;
-    this.kubectl = kubectl;
-    this.node = node;
-    this.nodeEnv = nodeEnv;
+    this.install = install;
   }
 
   /**
@@ -87,7 +65,7 @@ final class PodDeployment {
           "deployment: waited %d s for the image build%n",
           Duration.between(t, Instant.now()).toSeconds());
     }
-    for (String image : IMAGES) {
+    for (String image : PodInstall.IMAGES) {
       assertThat(images.resolve(image + ".tar"))
           .as("the image archive; dev/images/build.sh makes it (dev/test.sh runs it)")
           .isRegularFile();
@@ -102,106 +80,13 @@ final class PodDeployment {
     }
   }
 
-  /** The archives imported into the node's containerd, under the names the kubelet asks for. */
-  void importImages(Path images) throws Exception {
-    assertThat(node.runsKubelet()).as("the first node runs a kubelet (dev/test.sh)").isTrue();
-    assertThat(LocalInstall.env(nodeEnv).getOrDefault("NODE_LOCAL_FORWARDS", ""))
-        .as("the first node forwards the webhook's port: start.sh --forward " + FORWARD)
-        .contains(FORWARD);
-    for (String image : IMAGES) {
-      Instant t = Instant.now();
-      String inNode = node.copyIn(images.resolve(image + ".tar"));
-      LocalNode.Result r =
-          node.run(
-              "ctr -n k8s.io images import " + LocalNode.quote(inNode), Duration.ofSeconds(300));
-      // The copy is the host's to delete (the node sees the folder as nobody).
-      Files.deleteIfExists(
-          Path.of(LocalInstall.env(nodeEnv).get("NODE_LOCAL_SHARE"), "files", image + ".tar"));
-      assertThat(r.ok()).as(r.output()).isTrue();
-      assertThat(r.output()).contains("unpacking docker.io/standalone-cinder/" + image + ":");
-      System.out.printf(
-          "deployment: %s imported into %s in %d s%n",
-          image, node.name(), Duration.between(t, Instant.now()).toSeconds());
-    }
-  }
-
-  /**
-   * The steps of docs/install.md's kustomize section, with the local overlay, into a cluster
-   * without the project's namespace: what an earlier installation left there (the demo module's
-   * tests run before this one, with the same names) is deleted first, its CA Secret too, so that
-   * the Pod's webhook makes its own.
-   */
-  void install(Map<String, String> cinder) {
-    kubectl.run(null, "delete", "namespace", NS, "--ignore-not-found", "--wait=false");
-    gone(NS);
-    kubectl.ok(null, "apply", "-k", root.resolve("manifests/namespace").toString());
-    String cloudConf =
-        String.join(
-            "\n",
-            "[Global]",
-            "auth-url = " + cinder.get("OS_AUTH_URL"),
-            "username = " + cinder.get("OS_USERNAME"),
-            "password = " + cinder.get("OS_PASSWORD"),
-            "tenant-name = " + cinder.get("OS_PROJECT_NAME"),
-            "user-domain-name = " + cinder.get("OS_USER_DOMAIN_NAME"),
-            "project-domain-name = " + cinder.get("OS_PROJECT_DOMAIN_NAME"),
-            "region = " + cinder.get("OS_REGION_NAME"),
-            "");
-    kubectl.ok(
-        """
-        apiVersion: v1
-        kind: Secret
-        metadata: {name: standalone-cinder-cloud-config, namespace: %s}
-        stringData:
-          cloud.conf: %s
-        """
-            .formatted(NS, Pods.yamlString(cloudConf)),
-        "apply",
-        "-f",
-        "-");
-    kubectl.ok(
-        null,
-        "label",
-        "namespace",
-        "kube-system",
-        "kubernetes.io/metadata.name=kube-system",
-        "--overwrite");
-    kubectl.ok(null, "apply", "-k", root.resolve(OVERLAY).toString());
-  }
-
   /** Waits for the Deployment's one Pod (not {@code notUid}) to be Ready on the node. */
   Pod ready(String notUid) {
-    Waits.await(
-        "the Deployment's Pod Ready on " + node.name(),
-        () -> current(notUid) != null && isReady(current(notUid)),
-        READY);
-    Pod p = current(notUid);
-    seenPods.add(p.getMetadata().getName() + "_" + p.getMetadata().getUid());
-    assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
+    Pod p = install.ready(notUid);
     assertThat(p.getStatus().getContainerStatuses())
         .extracting(ContainerStatus::getName)
         .containsExactlyInAnyOrder("webhook", "provisioner");
     return p;
-  }
-
-  private Pod current(String notUid) {
-    return admin
-        .pods()
-        .inNamespace(NS)
-        .withLabel("app.kubernetes.io/name", "standalone-cinder")
-        .list()
-        .getItems()
-        .stream()
-        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-        .filter(p -> !p.getMetadata().getUid().equals(notUid))
-        .findFirst()
-        .orElse(null);
-  }
-
-  private static boolean isReady(Pod p) {
-    return p.getStatus() != null
-        && p.getStatus().getConditions().stream()
-            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
   /**
@@ -315,65 +200,5 @@ final class PodDeployment {
     System.out.printf(
         "deployment: %s Ready %d s after its start; the startup probe failed %d times before%n",
         name, Duration.between(started, ready).toSeconds(), startup);
-  }
-
-  /**
-   * Whatever happened: the user's namespace (its claims' volumes are the provisioner Pod's to
-   * delete), the installation, the images in the node's memory.
-   */
-  void uninstall(String userNamespace) {
-    Instant start = Instant.now();
-    keepTheLogs();
-    Instant kept = Instant.now();
-    if (userNamespace != null) {
-      kubectl.run(null, "delete", "namespace", userNamespace, "--wait=false");
-      gone(userNamespace);
-    }
-    Instant users = Instant.now();
-    kubectl.run(
-        null,
-        "delete",
-        "-k",
-        root.resolve(OVERLAY).toString(),
-        "--ignore-not-found",
-        "--wait=false");
-    kubectl.run(null, "delete", "namespace", NS, "--ignore-not-found", "--wait=false");
-    gone(NS);
-    node.run(
-        "ctr -n k8s.io images ls -q | grep standalone-cinder/ | xargs -r ctr -n k8s.io images rm",
-        Duration.ofSeconds(60));
-    System.out.printf(
-        "deployment: removed in %d s (the Pods' logs kept in %d s, the user's namespace gone in %d"
-            + " s)%n",
-        Duration.between(start, Instant.now()).toSeconds(),
-        Duration.between(start, kept).toSeconds(),
-        Duration.between(kept, users).toSeconds());
-  }
-
-  private void gone(String namespace) {
-    Waits.await(
-        "namespace " + namespace + " deleted",
-        () -> admin.namespaces().withName(namespace).get() == null,
-        Duration.ofSeconds(240));
-  }
-
-  /** The Pods' logs as the node keeps them, beside the suite's (the secrets scan reads them). */
-  private void keepTheLogs() {
-    try {
-      Path logs = Files.createDirectories(Path.of("target/e2e/logs"));
-      for (String pod : seenPods) {
-        for (String container : List.of("webhook", "provisioner")) {
-          LocalNode.Result r =
-              node.run(
-                  "cat /var/log/pods/" + NS + "_" + pod + "/" + container + "/*.log",
-                  Duration.ofSeconds(30));
-          Files.writeString(
-              logs.resolve("deployment-" + pod.split("_")[0] + "-" + container + ".log"),
-              r.output());
-        }
-      }
-    } catch (Exception e) {
-      System.out.println("deployment: the Pods' logs not kept: " + e);
-    }
   }
 }
