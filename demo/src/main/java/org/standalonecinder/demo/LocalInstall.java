@@ -409,7 +409,11 @@ public final class LocalInstall implements AutoCloseable {
     }
     processes.stopAll();
     if (deployment != null) {
-      deployment.uninstall(null, work.resolve("logs"));
+      try {
+        deployment.uninstall(null, work.resolve("logs"));
+      } catch (RuntimeException e) {
+        System.err.println("cannot remove the Deployment: " + e.getMessage());
+      }
     }
     cinder.close();
     admin.close();
