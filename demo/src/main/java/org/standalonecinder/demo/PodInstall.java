@@ -173,11 +173,12 @@ public final class PodInstall {
 
   /** Waits for the Deployment's one Pod (not {@code notUid}) to be Ready on the node. */
   public Pod ready(String notUid) {
+    Pod[] seen = new Pod[1];
     Waits.await(
         "the Deployment's Pod Ready on " + node.name(),
-        () -> current(notUid) != null && isReady(current(notUid)),
+        () -> (seen[0] = current(notUid)) != null && isReady(seen[0]),
         READY);
-    Pod p = current(notUid);
+    Pod p = seen[0];
     seenPods.add(p.getMetadata().getName() + "_" + p.getMetadata().getUid());
     if (!node.name().equals(p.getSpec().getNodeName())) {
       throw new IllegalStateException(

@@ -72,7 +72,7 @@ class DeploymentE2EIT {
     var node = KernelNodeE2EIT.theNode();
     nodeName = node.name();
     Path nodeEnv = Path.of(System.getProperty("node.local.env", "/tmp/node-local/node-local.env"));
-    PodDeployment.awaitTheImageBuild(IMAGES);
+    PodDeployment.awaitTheImageBuild();
     it =
         LocalInstall.asPods(
             ROOT,
