@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -47,6 +48,27 @@ class CinderFaultsE2EIT {
   private static final Duration SETTLE = Duration.ofMinutes(4);
   private static final ReliabilityReport REPORT = ReliabilityReport.fresh("cinder-faults.txt");
   private static final int BURST = Integer.getInteger("faults.burst", 12);
+
+  /**
+   * dev/test.sh runs the other modules' tests beside this suite, and theirs use the local Cinder
+   * too: Cinder goes down only once they have ended (their status file, {@code -Dothers.status};
+   * whether they passed is theirs to say). Without one, nothing else runs beside.
+   */
+  @BeforeAll
+  static void theOtherModulesAreDoneWithCinder() {
+    String status = System.getProperty("others.status", "");
+    if (!status.isEmpty()) {
+      Path file = Path.of(status);
+      long t = System.nanoTime();
+      Waits.await(
+          "the other modules' tests to end (dev/test.sh; their console: target/others-output.log)",
+          () -> Files.isRegularFile(file) && file.toFile().length() > 0,
+          Duration.ofSeconds(1800));
+      System.out.printf(
+          "CinderFaultsE2EIT: waited %d s for the other modules' tests%n",
+          (System.nanoTime() - t) / 1_000_000_000);
+    }
+  }
 
   /** How the API goes away. */
   enum Outage {

@@ -34,9 +34,10 @@ import org.standalonecinder.demo.Waits;
  * sees 3 GiB in its {@code df} and its file intact.
  */
 @ExtendWith(Installed.class)
-// After NodesE2EIT, alone: beside its cases the node component's passes and these Pods held the
-// first node's answers to them up past their timeouts.
-@Order(3)
+// Not beside NodesE2EIT: beside its cases the node component's passes and these Pods held the
+// first node's answers to them up past their timeouts. Next to it in the order: the node loss
+// starts once both have ended, and then runs beside the classes that use no node.
+@Order(2)
 class GrowthE2EIT {
 
   /** The classes the rows grow in: ext4 and xfs on iSCSI (the default type), and RBD. */
