@@ -136,12 +136,15 @@ parts_pid=$!
 
 # The webhook's and the provisioner's images, built from images/Dockerfile as a user would
 # (dev/images/build.sh: base images from Debian's packages, buildah, Maven inside the build stage),
-# beside the rest and at a lower priority than the unit tests. Only e2e's DeploymentE2EIT needs
-# them; it waits for the status file (-Dimages.status).
+# beside the rest. Only e2e's DeploymentE2EIT needs them, the end-to-end suite's first class; it
+# waits for the status file (-Dimages.status). In the whole run they are on its way, and the other
+# modules' tests give way to them (below); with arguments (one mvn verify) they give way.
+IMAGES_NICE=0
+[ $# -eq 0 ] || IMAGES_NICE=10
 IMAGES_STATUS="$ROOT/target/images.status"
 IMAGES_LOG="$ROOT/target/images-build.log"
 rm -f "$IMAGES_STATUS"
-( IMAGES_TARGETS="webhook provisioner" nice -n 10 "$ROOT/dev/images/build.sh" > "$IMAGES_LOG" 2>&1
+( IMAGES_TARGETS="webhook provisioner" nice -n "$IMAGES_NICE" "$ROOT/dev/images/build.sh" > "$IMAGES_LOG" 2>&1
   echo $? > "$IMAGES_STATUS" ) &
 images_pid=$!
 
@@ -157,11 +160,13 @@ if [ $# -gt 0 ]; then
   mvn_rc=${PIPESTATUS[0]}
 else
   # The whole run, in two Maven runs at once after one build. The end-to-end suite (the demo
-  # module's tests, then e2e/) spends about half its time waiting for the nodes' kernels and for
-  # Kubernetes' controllers; the other modules' tests, mostly CPU, fill that time instead of going
-  # first. They touch neither the control plane nor the nodes, only the local Cinder, which
-  # e2e's CinderFaultsE2EIT takes down: it waits for their end (-Dothers.status). Their console
-  # goes to target/others-output.log; its summary is printed when they end.
+  # module's integration tests, then e2e/'s) spends about half its time waiting for the nodes'
+  # kernels and for Kubernetes' controllers; the other tests (every unit test, and the other
+  # modules' integration tests), mostly CPU, fill that time instead of going first, at a lower
+  # priority than the suite and the image build. They touch neither the control
+  # plane nor the nodes, only the local Cinder, which e2e's CinderFaultsE2EIT takes down: it waits
+  # for their end (-Dothers.status). Their console goes to target/others-output.log; its summary
+  # is printed when they end.
   OTHERS="api,certs,webhook,provisioner,dist,bench"
   OTHERS_STATUS="$ROOT/target/others.status"
   OTHERS_LOG="$ROOT/target/others-output.log"
@@ -171,12 +176,13 @@ else
   if [ "$mvn_rc" = 0 ]; then
     # The packaged jars of the install above are what the suite starts: these runs call the test
     # goals alone, so nothing is packaged again under the suite's feet.
-    ( mvn -B -ntp -pl "$OTHERS" surefire:test "${PROPS[@]}" &&
+    ( nice -n 10 mvn -B -ntp -pl "$OTHERS,demo,e2e" surefire:test "${PROPS[@]}" &&
         bash "$ROOT/dev/await-parts.sh" "$PARTS_STATUS" &&
-        mvn -B -ntp -pl "$OTHERS" failsafe:integration-test failsafe:verify "${PROPS[@]}"
+        nice -n 10 mvn -B -ntp -pl "$OTHERS" failsafe:integration-test failsafe:verify "${PROPS[@]}"
       echo $? > "$OTHERS_STATUS" ) > "$OTHERS_LOG" 2>&1 &
     others_pid=$!
-    mvn -B -ntp verify -pl demo,e2e "${PROPS[@]}" -Dothers.status="$OTHERS_STATUS" 2>&1 |
+    mvn -B -ntp verify -pl demo,e2e "${PROPS[@]}" -Dothers.status="$OTHERS_STATUS" \
+      -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false 2>&1 |
       tee -a "$ROOT/target/test-output.log"
     mvn_rc=${PIPESTATUS[0]}
     wait "$others_pid"
