@@ -136,15 +136,12 @@ parts_pid=$!
 
 # The webhook's and the provisioner's images, built from images/Dockerfile as a user would
 # (dev/images/build.sh: base images from Debian's packages, buildah, Maven inside the build stage),
-# beside the rest. Only e2e's DeploymentE2EIT needs them, the end-to-end suite's first class; it
-# waits for the status file (-Dimages.status). In the whole run they are on its way, and the other
-# modules' tests give way to them (below); with arguments (one mvn verify) they give way.
-IMAGES_NICE=0
-[ $# -eq 0 ] || IMAGES_NICE=10
+# beside the rest and at a lower priority than the tests. Only e2e's DeploymentE2EIT needs them,
+# the end-to-end suite's first class; it waits for the status file (-Dimages.status).
 IMAGES_STATUS="$ROOT/target/images.status"
 IMAGES_LOG="$ROOT/target/images-build.log"
 rm -f "$IMAGES_STATUS"
-( IMAGES_TARGETS="webhook provisioner" nice -n "$IMAGES_NICE" "$ROOT/dev/images/build.sh" > "$IMAGES_LOG" 2>&1
+( IMAGES_TARGETS="webhook provisioner" nice -n 10 "$ROOT/dev/images/build.sh" > "$IMAGES_LOG" 2>&1
   echo $? > "$IMAGES_STATUS" ) &
 images_pid=$!
 
@@ -162,11 +159,11 @@ else
   # The whole run, in two Maven runs at once after one build. The end-to-end suite (the demo
   # module's integration tests, then e2e/'s) spends about half its time waiting for the nodes'
   # kernels and for Kubernetes' controllers; the other tests (every unit test, and the other
-  # modules' integration tests), mostly CPU, fill that time instead of going first, at a lower
-  # priority than the suite and the image build. They touch neither the control
-  # plane nor the nodes, only the local Cinder, which e2e's CinderFaultsE2EIT takes down: it waits
-  # for their end (-Dothers.status). Their console goes to target/others-output.log; its summary
-  # is printed when they end.
+  # modules' integration tests), mostly CPU, fill that time instead of going first. Not at a lower
+  # priority: niced beside the busiest classes, a unit test's 10 s wait ran out. They touch neither
+  # the control plane nor the nodes, only the local Cinder, which e2e's CinderFaultsE2EIT takes
+  # down: it waits for their end (-Dothers.status). Their console goes to
+  # target/others-output.log; its summary is printed when they end.
   OTHERS="api,certs,webhook,provisioner,dist,bench"
   OTHERS_STATUS="$ROOT/target/others.status"
   OTHERS_LOG="$ROOT/target/others-output.log"
@@ -176,9 +173,9 @@ else
   if [ "$mvn_rc" = 0 ]; then
     # The packaged jars of the install above are what the suite starts: these runs call the test
     # goals alone, so nothing is packaged again under the suite's feet.
-    ( nice -n 10 mvn -B -ntp -pl "$OTHERS,demo,e2e" surefire:test "${PROPS[@]}" &&
+    ( mvn -B -ntp -pl "$OTHERS,demo,e2e" surefire:test "${PROPS[@]}" &&
         bash "$ROOT/dev/await-parts.sh" "$PARTS_STATUS" &&
-        nice -n 10 mvn -B -ntp -pl "$OTHERS" failsafe:integration-test failsafe:verify "${PROPS[@]}"
+        mvn -B -ntp -pl "$OTHERS" failsafe:integration-test failsafe:verify "${PROPS[@]}"
       echo $? > "$OTHERS_STATUS" ) > "$OTHERS_LOG" 2>&1 &
     others_pid=$!
     mvn -B -ntp verify -pl demo,e2e "${PROPS[@]}" -Dothers.status="$OTHERS_STATUS" \
