@@ -12,7 +12,7 @@
 # Maven (e.g. dev/test.sh -pl provisioner -Dit.test=CinderClientIT).
 # Needs root (apt-get, tgtd, ceph). Env: CINDER_LOCAL_STATE (default /tmp/cinder-local),
 # CINDER_LOCAL_BACKEND (default file,rbd; file alone skips Ceph, and the RBD tests then fail
-# saying so).
+# saying so), DEV_TEST_AT_ONCE=1 (the end-to-end suite and the other tests at once; below).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="${CINDER_LOCAL_STATE:-/tmp/cinder-local}"
@@ -48,8 +48,9 @@ images_pid=""
 others_pid=""
 stop_all() {
   # Starts still under way first, so nothing comes up after its stop.
+  # The other tests' Maven (DEV_TEST_AT_ONCE) is a child of its subshell.
+  if [ -n "$others_pid" ]; then pkill -TERM -P "$others_pid" 2>/dev/null || true; fi
   for p in $parts_pid $images_pid $others_pid; do
-    pkill -TERM -P "$p" 2>/dev/null || true
     kill "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
   done
@@ -152,11 +153,13 @@ PROPS=(-Dcinder.local.env="$STATE/cinder-local.env" -Dkube.local.env="$KUBE_STAT
   -Dnode.local.env="$NODE_STATE/node-local.env" -Dnode2.local.env="$NODE2_STATE/node-local.env"
   -Dparts.status="$PARTS_STATUS" -Ddeployment.e2e=true -Dimages.status="$IMAGES_STATUS")
 set +e
-if [ $# -gt 0 ]; then
+if [ $# -gt 0 ] || [ "${DEV_TEST_AT_ONCE:-0}" != 1 ]; then
   mvn -B -ntp verify "${PROPS[@]}" "$@" 2>&1 | tee "$ROOT/target/test-output.log"
   mvn_rc=${PIPESTATUS[0]}
 else
-  # The whole run, in two Maven runs at once after one build. The end-to-end suite (the demo
+  # DEV_TEST_AT_ONCE=1 (not yet the default: of three runs here, one lost a probe of
+  # DeploymentE2EIT's Pods to the load beside it, one a unit test's 10 s wait when niced):
+  # the whole run, in two Maven runs at once after one build. The end-to-end suite (the demo
   # module's integration tests, then e2e/'s) spends about half its time waiting for the nodes'
   # kernels and for Kubernetes' controllers; the other tests (every unit test, and the other
   # modules' integration tests), mostly CPU, fill that time instead of going first. Not at a lower
