@@ -46,10 +46,22 @@ node_started=""
 parts_pid=""
 images_pid=""
 others_pid=""
+IMAGES_STATUS="$ROOT/target/images.status"
+OTHERS_STATUS="$ROOT/target/others.status"
+# PID and every process under it (a build's buildah, a Maven's forks), found before any is stopped.
+kill_tree() {
+  local pids=("$1") i=0 c
+  while [ "$i" -lt "${#pids[@]}" ]; do
+    for c in $(pgrep -P "${pids[$i]}"); do pids+=("$c"); done
+    i=$((i + 1))
+  done
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+}
 stop_all() {
-  # Starts still under way first, so nothing comes up after its stop.
-  # The other tests' Maven (DEV_TEST_AT_ONCE) is a child of its subshell.
-  if [ -n "$others_pid" ]; then pkill -TERM -P "$others_pid" 2>/dev/null || true; fi
+  # Starts still under way first, so nothing comes up after its stop; an image build or the other
+  # tests (DEV_TEST_AT_ONCE) with all they started, while their status file is not written.
+  if [ -n "$images_pid" ] && [ ! -s "$IMAGES_STATUS" ]; then kill_tree "$images_pid"; fi
+  if [ -n "$others_pid" ] && [ ! -s "$OTHERS_STATUS" ]; then kill_tree "$others_pid"; fi
   for p in $parts_pid $images_pid $others_pid; do
     kill "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
@@ -139,7 +151,6 @@ parts_pid=$!
 # (dev/images/build.sh: base images from Debian's packages, buildah, Maven inside the build stage),
 # beside the rest and at a lower priority than the tests. Only e2e's DeploymentE2EIT needs them,
 # the end-to-end suite's first class; it waits for the status file (-Dimages.status).
-IMAGES_STATUS="$ROOT/target/images.status"
 IMAGES_LOG="$ROOT/target/images-build.log"
 rm -f "$IMAGES_STATUS"
 ( IMAGES_TARGETS="webhook provisioner" nice -n 10 "$ROOT/dev/images/build.sh" > "$IMAGES_LOG" 2>&1
@@ -168,7 +179,6 @@ else
   # down: it waits for their end (-Dothers.status). Their console goes to
   # target/others-output.log; its summary is printed when they end.
   OTHERS="api,certs,webhook,provisioner,dist,bench"
-  OTHERS_STATUS="$ROOT/target/others.status"
   OTHERS_LOG="$ROOT/target/others-output.log"
   rm -f "$OTHERS_STATUS"
   mvn -B -ntp install -DskipTests 2>&1 | tee "$ROOT/target/test-output.log"
