@@ -50,9 +50,10 @@ class CinderFaultsE2EIT {
   private static final int BURST = Integer.getInteger("faults.burst", 12);
 
   /**
-   * dev/test.sh runs the other modules' tests beside this suite, and theirs use the local Cinder
-   * too: Cinder goes down only once they have ended (their status file, {@code -Dothers.status};
-   * whether they passed is theirs to say). Without one, nothing else runs beside.
+   * With {@code DEV_TEST_AT_ONCE=1}, dev/test.sh runs the other modules' tests beside this suite,
+   * and theirs use the local Cinder too: Cinder goes down only once they have ended (their status
+   * file, {@code -Dothers.status}; whether they passed is theirs to say). Without one, nothing else
+   * runs beside.
    */
   @BeforeAll
   static void theOtherModulesAreDoneWithCinder() {
