@@ -59,12 +59,10 @@ class CinderFaultsE2EIT {
   static void theOtherModulesAreDoneWithCinder() {
     String status = System.getProperty("others.status", "");
     if (!status.isEmpty()) {
-      Path file = Path.of(status);
       long t = System.nanoTime();
-      Waits.await(
-          "the other modules' tests to end (dev/test.sh; their console: target/others-output.log)",
-          () -> Files.isRegularFile(file) && file.toFile().length() > 0,
-          Duration.ofSeconds(1800));
+      PodDeployment.awaitStatusFile(
+          Path.of(status),
+          "the other modules' tests to end (dev/test.sh; their console: target/others-output.log)");
       System.out.printf(
           "CinderFaultsE2EIT: waited %d s for the other modules' tests%n",
           (System.nanoTime() - t) / 1_000_000_000);

@@ -55,17 +55,28 @@ final class PodDeployment {
     if (!status.isEmpty()) {
       Path file = Path.of(status);
       Instant t = Instant.now();
-      Waits.await(
-          "dev/images/build.sh to end (dev/test.sh runs it; its log: target/images-build.log)",
-          () -> !read(file).isBlank(),
-          Duration.ofSeconds(1800));
-      assertThat(read(file).strip())
+      String rc =
+          awaitStatusFile(
+              file,
+              "dev/images/build.sh to end (dev/test.sh runs it; its log: target/images-build.log)");
+      assertThat(rc)
           .as("dev/images/build.sh's exit status (its log: target/images-build.log)")
           .isEqualTo("0");
       System.out.printf(
           "deployment: waited %d s for the image build%n",
           Duration.between(t, Instant.now()).toSeconds());
     }
+  }
+
+  /**
+   * Waits up to 30 minutes for the status file {@code file} that dev/test.sh writes when something
+   * it runs beside the suite ends ({@code what}).
+   *
+   * @return what the file holds, stripped (an exit status)
+   */
+  static String awaitStatusFile(Path file, String what) {
+    Waits.await(what, () -> !read(file).isBlank(), Duration.ofSeconds(1800));
+    return read(file).strip();
   }
 
   private static String read(Path file) {
