@@ -85,8 +85,9 @@ else
 fi
 # The real control plane for the end-to-end suite (e2e/): built from Debian's source package
 # the first time (a few minutes; cached by version outside the clone), then started in seconds.
-# With the snapshot API and the real snapshot-controller (../shared/snapshot-controller, built
-# once with Debian's Go): the snapshot tests need them, and a missing source fails here.
+# With the snapshot API (its CRDs, as data, from ../shared/snapshot-crds): the snapshot tests need
+# it, and missing CRDs fail here. The suite plays the snapshot-controller's part with a stand-in of
+# its own (e2e's SnapshotControllerStandIn), in the e2e JVM.
 if "$ROOT/dev/kube-local/start.sh" --snapshots --running; then
   echo "dev/test.sh: using the local control plane that is already running ($KUBE_STATE)"
 else

@@ -6,12 +6,15 @@
 #   sudo dev/kube-local/start.sh [--fresh] [--running] [--snapshots] [--state-dir DIR]
 #   --running:   exit 0 if a control plane of this state dir answers, 1 if not; starts nothing
 #   --fresh:     stop what runs from this state dir and start anew (empty etcd, new certificates)
-#   --snapshots: also the snapshot API (external-snapshotter v4.2.1's v1 CRDs) and its
-#                snapshot-controller, built once from ../shared/snapshot-controller (beside the
-#                clone; KUBE_LOCAL_SNAPSHOTTER_SRC) with Debian's Go and cached; a missing
-#                source is an error, never a skip. With --running: whether it runs too.
-#                Kept for the state dir: a later start without the flag (a test restarting the
-#                API server) starts them too, until --fresh.
+#   --snapshots: also the snapshot API: the three snapshot.storage.k8s.io CRDs of
+#                external-snapshotter v4.2.1 (v1 and v1beta1), read as data from
+#                ../shared/snapshot-crds (beside the clone; KUBE_LOCAL_SNAPSHOT_CRDS) and
+#                established before this exits; a missing directory is an error, never a skip.
+#                No snapshot-controller runs here: the e2e suite runs a stand-in of its own (e2e's
+#                SnapshotControllerStandIn; docs/testing.md). With --running: whether the API
+#                server serves snapshot.storage.k8s.io/v1 too. Kept for the state dir: a later
+#                start without the flag (a test restarting the API server) keeps them, until
+#                --fresh.
 #
 # Everything listens on 127.0.0.1 only and is recorded by PID under $STATE/run; stop.sh
 # ends exactly that. What it writes to $STATE:
@@ -37,7 +40,7 @@
 #
 # Env: KUBE_LOCAL_STATE (/tmp/kube-local), KUBE_LOCAL_API_PORT (6443),
 #      KUBE_LOCAL_ETCD_PORT (2379; the peer port is +1), KUBE_LOCAL_CM_PORT (10257),
-#      KUBE_LOCAL_CACHE (see build.sh), KUBE_LOCAL_TIMEOUT (60 s), KUBE_LOCAL_SNAPSHOTTER_SRC.
+#      KUBE_LOCAL_CACHE (see build.sh), KUBE_LOCAL_TIMEOUT (60 s), KUBE_LOCAL_SNAPSHOT_CRDS.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -52,14 +55,14 @@ TIMEOUT="${KUBE_LOCAL_TIMEOUT:-60}"
 FRESH=0
 CHECK_ONLY=0
 SNAPSHOTS=0
-SNAPSHOTTER_SRC="${KUBE_LOCAL_SNAPSHOTTER_SRC:-$HERE/../../../shared/snapshot-controller}"
+SNAPSHOT_CRDS="${KUBE_LOCAL_SNAPSHOT_CRDS:-$HERE/../../../shared/snapshot-crds}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --fresh) FRESH=1; shift ;;
     --running) CHECK_ONLY=1; shift ;;
     --snapshots) SNAPSHOTS=1; shift ;;
     --state-dir) STATE="$2"; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
     *) echo "kube-local start: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -86,9 +89,15 @@ alive() { # name
   [ -s "$f" ] && [ -d "/proc/$(cat "$f")" ]
 }
 
+# Whether the API server serves the snapshot API (its CRDs established).
+snapshots_served() {
+  curl -sf --max-time 2 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    "$SERVER/apis/snapshot.storage.k8s.io/v1" 2>/dev/null | grep -q '"volumesnapshotcontents"'
+}
+
 if [ "$CHECK_ONLY" = 1 ]; then
   alive etcd && alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler \
-    && api_ready && { [ "$SNAPSHOTS" = 0 ] || alive snapshot-controller; }
+    && api_ready && { [ "$SNAPSHOTS" = 0 ] || snapshots_served; }
   exit $?
 fi
 
@@ -97,14 +106,14 @@ if [ "$FRESH" = 1 ] || ! { alive etcd && alive kube-apiserver; }; then
   "$HERE/stop.sh" --state-dir "$STATE" >/dev/null 2>&1 || true
   [ "$FRESH" = 1 ] && rm -rf "$STATE/etcd" "$STATE/pki" "$STATE/snapshots"
 fi
+if [ "$SNAPSHOTS" = 1 ] && ! ls "$SNAPSHOT_CRDS"/snapshot.storage.k8s.io_*.yaml >/dev/null 2>&1; then
+  log "--snapshots: no snapshot API CRDs (snapshot.storage.k8s.io_*.yaml) in $SNAPSHOT_CRDS (set KUBE_LOCAL_SNAPSHOT_CRDS)"
+  exit 1
+fi
 if alive kube-apiserver && alive kube-controller-manager && alive kube-scheduler && api_ready \
-  && { [ "$SNAPSHOTS" = 0 ] || alive snapshot-controller; }; then
+  && { [ "$SNAPSHOTS" = 0 ] || snapshots_served; }; then
   log "already running ($STATE)"
   exit 0
-fi
-if [ "$SNAPSHOTS" = 1 ] && [ ! -f "$SNAPSHOTTER_SRC/build.sh" ]; then
-  log "--snapshots: no snapshot-controller source at $SNAPSHOTTER_SRC (set KUBE_LOCAL_SNAPSHOTTER_SRC)"
-  exit 1
 fi
 
 BIN="$("$HERE/build.sh")"
@@ -327,26 +336,16 @@ fi
 sched_ok() { curl -sfk --max-time 1 "https://127.0.0.1:$SCHED_PORT/healthz" >/dev/null 2>&1; }
 wait_for kube-scheduler "$TIMEOUT" sched_ok
 
-# The snapshot API: its CRDs, established before the controller starts, and the snapshot-controller
-# (with the admin's credentials: it is test infrastructure, not part of the project's install).
+# The snapshot API: its CRDs, as data, established before anything uses them. What a cluster's
+# snapshot-controller does, the e2e suite's stand-in does (e2e's SnapshotControllerStandIn).
 t_snap=$(now)
 if [ "$SNAPSHOTS" = 1 ]; then
   touch "$STATE/snapshots"
-  SNAP_DIR="${KUBE_LOCAL_CACHE:-/var/cache/standalone-cinder/kube}/snapshot-controller-4.2.1"
-  if [ ! -x "$SNAP_DIR/snapshot-controller" ]; then
-    log "building the snapshot-controller into $SNAP_DIR"
-    bash "$SNAPSHOTTER_SRC/build.sh" "$SNAP_DIR.new" >&2
-    rm -rf "$SNAP_DIR"; mv "$SNAP_DIR.new" "$SNAP_DIR"
-  fi
-  "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" apply -f "$SNAP_DIR/crd/" >/dev/null
+  "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" apply -f "$SNAPSHOT_CRDS/" >/dev/null
   "$BIN/kubectl" --kubeconfig "$STATE/admin.kubeconfig" wait --for condition=established \
-    --timeout "${TIMEOUT}s" -f "$SNAP_DIR/crd/" >/dev/null
-  if ! alive snapshot-controller; then
-    launch snapshot-controller "$SNAP_DIR/snapshot-controller" \
-      --kubeconfig "$STATE/admin.kubeconfig" --leader-election=false --v=4
-  fi
-  snap_ok() { alive snapshot-controller && grep -q "Starting snapshot controller" "$LOGS/snapshot-controller.log"; }
-  wait_for snapshot-controller "$TIMEOUT" snap_ok
+    --timeout "${TIMEOUT}s" -f "$SNAPSHOT_CRDS/" >/dev/null
+  crds_ok() { snapshots_served; }
+  wait_for kube-apiserver "$TIMEOUT" crds_ok
 fi
 
 # kubectl 1.20's kustomize (2.0) cannot read the manifests (configMapGenerator `envs`): a newer

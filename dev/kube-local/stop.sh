@@ -33,7 +33,6 @@ stop_one() { # name cmdline-substring
 }
 
 # Reverse order of start.
-stop_one snapshot-controller snapshot-controller
 stop_one kube-scheduler kube-scheduler
 stop_one kube-controller-manager kube-controller-manager
 stop_one kube-apiserver kube-apiserver

@@ -9,14 +9,14 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.standalonecinder.demo.LocalInstall;
 
 /**
- * What waits on the nodes and the snapshot-controller, all at once: the kubelet's Pods on the first
- * node and a ReadWriteMany claim on both ({@link KubeletCases}), the attach CLI as root in the
- * second ({@link AttachCliCases}), snapshots and backups restored into Pods on the first node
- * ({@link SnapshotCases}) and the crash drill of the same ({@link SnapshotCrashCases}, in-process
- * provisioners of its own). Each case has its own namespace, claims and volumes; each node is its
- * own kernel. Run one after the other they were the suite's longest classes, and they spend their
- * time waiting: for a node's kernel, or for the snapshot-controller, whose client is held to 5
- * requests a second (client-go's default, with no flag to raise it in v4.2.1).
+ * What waits on the nodes and the snapshot-controller stand-in, all at once: the kubelet's Pods on
+ * the first node and a ReadWriteMany claim on both ({@link KubeletCases}), the attach CLI as root
+ * in the second ({@link AttachCliCases}), snapshots and backups restored into Pods on the first
+ * node ({@link SnapshotCases}) and the crash drill of the same ({@link SnapshotCrashCases},
+ * in-process provisioners of its own). Each case has its own namespace, claims and volumes; each
+ * node is its own kernel. Run one after the other they were the suite's longest classes, and they
+ * spend their time waiting: for a node's kernel, or for the snapshot-controller stand-in, which
+ * looks at a failed snapshot again after 1 s, doubling up to 5 minutes, as the real one does.
  */
 @ExtendWith(Installed.class)
 // Before the fault suites, which may leave the installed provisioner stopped, and beside nothing

@@ -25,16 +25,17 @@ import org.standalonecinder.demo.Waits;
 import org.standalonecinder.provisioner.cinder.Snapshot;
 
 /**
- * VolumeSnapshots of the provisioner's claims with the real snapshot-controller
- * (external-snapshotter v4.2.1, started by dev/kube-local --snapshots) and the real Cinder: the
- * controller binds the content the provisioner made and copies its status; deleting the snapshot
- * deletes the Cinder snapshot (Delete) or keeps it (Retain); a kept one is imported again by an
- * admin's content; a claim deleted while its volume has snapshots keeps the volume until they are
- * gone; a snapshot through a {@code type: backup} class is a Cinder backup, which outlives the
- * claim and its volume and fills a new claim.
+ * VolumeSnapshots of the provisioner's claims with the suite's snapshot-controller stand-in ({@link
+ * org.standalonecinder.e2e.standin.SnapshotControllerStandIn}, playing external-snapshotter
+ * v4.2.1's on the snapshot API's CRDs) and the real Cinder: the stand-in binds the content the
+ * provisioner made and copies its status; deleting the snapshot deletes the Cinder snapshot
+ * (Delete) or keeps it (Retain); a kept one is imported again by an admin's content; a claim
+ * deleted while its volume has snapshots keeps the volume until they are gone; a snapshot through a
+ * {@code type: backup} class is a Cinder backup, which outlives the claim and its volume and fills
+ * a new claim.
  */
 // The tests run at once (each has its own namespace and claims, and mostly waits for the node and
-// the snapshot-controller), in NodesE2EIT.
+// the snapshot-controller stand-in), in NodesE2EIT.
 abstract class SnapshotCases {
 
   static final String CLASSES =
@@ -68,13 +69,20 @@ abstract class SnapshotCases {
     it.kubectl.ok(CLASSES, "apply", "-f", "-");
   }
 
-  /** Fails unless dev/kube-local runs the snapshot-controller. */
+  /**
+   * Fails unless dev/kube-local serves the snapshot API and the suite's snapshot-controller
+   * stand-in runs (it plays the cluster's snapshot-controller: docs/testing.md).
+   */
   static void requireSnapshotController(LocalInstall it) {
     assertThat(it.kubeEnv.get("KUBE_LOCAL_SNAPSHOTS"))
         .as(
             "the control plane runs without the snapshot API: dev/kube-local/start.sh --snapshots"
-                + " starts it with the real snapshot-controller (dev/test.sh does)")
+                + " installs its CRDs (dev/test.sh does)")
         .isEqualTo("1");
+    var standIn = Installation.snapshotStandIn;
+    assertThat(standIn != null && standIn.running())
+        .as("the snapshot-controller stand-in runs")
+        .isTrue();
   }
 
   @Test

@@ -17,11 +17,11 @@ import org.standalonecinder.provisioner.provision.Names;
 
 /**
  * The provisioner killed after each step of taking a snapshot, restoring a claim from one and
- * deleting one (each through a class of Cinder snapshots and one of Cinder backups), with the real
- * snapshot-controller, API server and Cinder, then started again (as {@link CrashEveryStepE2EIT}
- * does for claims). After the restart: the snapshot is ready (or gone) exactly once, Cinder holds
- * exactly the snapshots that remain, once each, and every claim is bound exactly once; deleting
- * what is left leaves nothing in Cinder or the cluster.
+ * deleting one (each through a class of Cinder snapshots and one of Cinder backups), with the
+ * suite's snapshot-controller stand-in, the real API server and the real Cinder, then started again
+ * (as {@link CrashEveryStepE2EIT} does for claims). After the restart: the snapshot is ready (or
+ * gone) exactly once, Cinder holds exactly the snapshots that remain, once each, and every claim is
+ * bound exactly once; deleting what is left leaves nothing in Cinder or the cluster.
  */
 abstract class SnapshotCrashCases {
 
@@ -225,7 +225,8 @@ abstract class SnapshotCrashCases {
     List<String> failed =
         drill.failures(
             List.of(Operation.values()),
-            // Runs of two to eight steps, mostly waiting for the snapshot-controller: all at once.
+            // Runs of two to eight steps, mostly waiting for the snapshot-controller stand-in: all
+            // at once.
             Integer.getInteger("crash.parallel", 25),
             "snapshot-crash-every-step.txt",
             (op, n, step) -> op.drilledAfter(n, step));

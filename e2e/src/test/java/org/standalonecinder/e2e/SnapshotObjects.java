@@ -17,7 +17,8 @@ final class SnapshotObjects {
 
   /**
    * A backup copies the whole volume through cinder-backup: four at once beside the nodes' Pods on
-   * two cores took 80 s for the copy alone, and the snapshot-controller's status comes after it.
+   * two cores took 80 s for the copy alone, and the snapshot-controller stand-in's status comes
+   * after it.
    */
   static final Duration READY = Duration.ofSeconds(180);
 
@@ -61,7 +62,7 @@ final class SnapshotObjects {
     return s instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
   }
 
-  /** Waits until the snapshot-controller says the snapshot is ready; its status then. */
+  /** Waits until the snapshot-controller stand-in says the snapshot is ready; its status then. */
   static Map<String, Object> ready(LocalInstall it, String ns, String name) {
     Waits.await(
         "VolumeSnapshot " + ns + "/" + name + " ready",
