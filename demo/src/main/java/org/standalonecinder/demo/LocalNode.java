@@ -29,7 +29,7 @@ public final class LocalNode {
   private final String name;
   private final boolean kubelet;
 
-  private LocalNode(Path share, String name, boolean kubelet) {
+  LocalNode(Path share, String name, boolean kubelet) {
     this.share = share;
     this.name = name;
     this.kubelet = kubelet;
@@ -83,7 +83,11 @@ public final class LocalNode {
       Files.writeString(tmp, "set -o pipefail\n" + script + "\n");
       // Renamed into place: the node never runs half a script.
       Files.move(tmp, share.resolve("req").resolve(id + ".sh"), StandardCopyOption.ATOMIC_MOVE);
-      Waits.await("the node's answer to " + firstLine(script), () -> Files.exists(rc), timeout);
+      try {
+        Waits.await("the node's answer to " + firstLine(script), () -> Files.exists(rc), timeout);
+      } catch (IllegalStateException e) {
+        throw new IllegalStateException(e.getMessage() + "; " + doing(id), e);
+      }
       return new Result(Integer.parseInt(Files.readString(rc).trim()), Files.readString(out));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -106,6 +110,68 @@ public final class LocalNode {
       return "/node/files/" + file.getFileName();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * What the node was doing while script {@code id} waited: ours queued or running, the script it
+   * runs (its command only, and how long for: a script may hold a CHAP secret or a cephx key), how
+   * many wait before ours, and the host's load.
+   */
+  String doing(String id) {
+    StringBuilder b = new StringBuilder("node " + name + ": ");
+    try (var running = Files.list(share.resolve("run"));
+        var queued = Files.list(share.resolve("req"))) {
+      var now = running.filter(p -> p.toString().endsWith(".sh")).findFirst();
+      var waiting =
+          queued
+              .filter(p -> p.toString().endsWith(".sh"))
+              .map(Path::getFileName)
+              .map(Path::toString)
+              .sorted()
+              .toList();
+      if (now.isEmpty()) {
+        b.append("running no script");
+      } else {
+        Path p = now.get();
+        long age = (System.currentTimeMillis() - Files.getLastModifiedTime(p).toMillis()) / 1000;
+        boolean ours = p.getFileName().toString().equals(id + ".sh");
+        b.append(ours ? "running ours" : "running another")
+            .append(" (")
+            .append(command(p))
+            .append(", for ")
+            .append(age)
+            .append(" s)");
+      }
+      int ahead = (int) waiting.stream().takeWhile(n -> n.compareTo(id + ".sh") < 0).count();
+      b.append(waiting.contains(id + ".sh") ? "; ours queued behind " + ahead : "")
+          .append("; ")
+          .append(waiting.size())
+          .append(" queued");
+    } catch (IOException e) {
+      b.append("its folders unreadable (").append(e.getMessage()).append(")");
+    }
+    try {
+      b.append("; host load ").append(Files.readString(Path.of("/proc/loadavg")).strip());
+    } catch (IOException e) {
+      // not Linux: no load to tell
+    }
+    return b.toString();
+  }
+
+  /** The first word of a script's first command: what it runs, nothing it is given. */
+  private static String command(Path script) {
+    try {
+      for (String line : Files.readAllLines(script)) {
+        String l = line.strip();
+        if (!l.isEmpty() && !l.startsWith("#") && !l.startsWith("set ")) {
+          int sp = l.indexOf(' ');
+          return sp < 0 ? l : l.substring(0, sp);
+        }
+      }
+      return "an empty script";
+    } catch (IOException e) {
+      return "gone";
     }
   }
 

@@ -101,7 +101,7 @@ final class ContentRules {
     String createdAt = nanos == null ? null : time(nanos);
     Long size = Maps.number(cs.get("restoreSize"));
     boolean ready = Boolean.TRUE.equals(cs.get("readyToUse"));
-    Object error = cs.get("error");
+    Object error = seconds(cs.get("error"));
     Map<String, Object> next;
     boolean updated = false;
     if (s.status() == null) {
@@ -136,9 +136,14 @@ final class ContentRules {
         updated = true;
       }
       Object shown = next.get("error");
-      // The real one replaces an error with its content's whenever both have one (it compares
-      // the addresses of their times), and clears it when the content has none.
-      if (shown != null || error != null) {
+      // The real one replaces a shown error with its content's only when both carry a time (it
+      // then compares the addresses of the two times: always different), and clears it when the
+      // content has none.
+      boolean replace =
+          shown == null && error != null
+              || shown != null && error != null && hasTime(shown) && hasTime(error)
+              || shown != null && error == null;
+      if (replace) {
         if (error == null) {
           next.remove("error");
         } else {
@@ -165,6 +170,34 @@ final class ContentRules {
           new String[] {"Normal", "SnapshotReady", "Snapshot " + s.key() + " is ready to use."});
     }
     return new Followed(next, events);
+  }
+
+  private static boolean hasTime(Object error) {
+    return Maps.map(error).get("time") != null;
+  }
+
+  /**
+   * A content's error as a VolumeSnapshot shows it: its time in whole seconds (the real one decodes
+   * and encodes it again as a {@code metav1.Time}).
+   */
+  static Object seconds(Object error) {
+    if (error == null) {
+      return null;
+    }
+    Map<String, Object> e = new LinkedHashMap<>(Maps.map(error));
+    Object time = e.get("time");
+    if (time != null) {
+      try {
+        e.put(
+            "time",
+            Instant.parse(time.toString())
+                .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                .toString());
+      } catch (java.time.format.DateTimeParseException unreadable) {
+        // kept as written: the API server accepted it
+      }
+    }
+    return e;
   }
 
   private static void put(Map<String, Object> m, String key, Object value) {

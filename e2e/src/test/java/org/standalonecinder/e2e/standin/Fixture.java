@@ -178,7 +178,8 @@ final class Fixture implements World {
         "s",
         "u1",
         "snap",
-        null);
+        null,
+        "openstack.org/standalone-cinder");
   }
 
   static SnapContent content(SnapContent c, String policy, List<String> finalizers) {
@@ -195,7 +196,8 @@ final class Fixture implements World {
         c.refName(),
         c.refUid(),
         c.className(),
-        c.status());
+        c.status(),
+        c.driver());
   }
 
   static SnapContent ref(SnapContent c, String name, String namespace, String uid) {
@@ -212,7 +214,8 @@ final class Fixture implements World {
         name,
         uid,
         c.className(),
-        c.status());
+        c.status(),
+        c.driver());
   }
 
   static SnapContent handles(SnapContent c, String volume, String snapshot, String className) {
@@ -229,7 +232,8 @@ final class Fixture implements World {
         c.refName(),
         c.refUid(),
         className,
-        c.status());
+        c.status(),
+        c.driver());
   }
 
   static SnapContent contentStatus(SnapContent c, Map<String, Object> status) {
@@ -246,7 +250,26 @@ final class Fixture implements World {
         c.refName(),
         c.refUid(),
         c.className(),
-        status);
+        status,
+        c.driver());
+  }
+
+  static SnapContent driver(SnapContent c, String driver) {
+    return new SnapContent(
+        c.name(),
+        c.resourceVersion(),
+        c.deleting(),
+        c.finalizers(),
+        c.annotations(),
+        c.deletionPolicy(),
+        c.volumeHandle(),
+        c.snapshotHandle(),
+        c.refNamespace(),
+        c.refName(),
+        c.refUid(),
+        c.className(),
+        c.status(),
+        driver);
   }
 
   static SnapContent renamed(SnapContent c, String name) {
@@ -263,7 +286,8 @@ final class Fixture implements World {
         c.refName(),
         c.refUid(),
         c.className(),
-        c.status());
+        c.status(),
+        c.driver());
   }
 
   static SnapContent annotated(SnapContent c, String key) {
@@ -280,7 +304,8 @@ final class Fixture implements World {
         c.refName(),
         c.refUid(),
         c.className(),
-        c.status());
+        c.status(),
+        c.driver());
   }
 
   @Override
@@ -306,7 +331,7 @@ final class Fixture implements World {
 
   @Override
   public PersistentVolumeClaim claim(String namespace, String name) {
-    return NS.equals(namespace) ? claims.get(name) : null;
+    return NS.equals(namespace) && name != null ? claims.get(name) : null;
   }
 
   @Override

@@ -24,6 +24,10 @@ final class KeyQueue implements AutoCloseable {
   private final Set<String> working = new HashSet<>();
   private final Set<String> dirty = new HashSet<>();
   private final Map<String, Integer> failures = new HashMap<>();
+
+  /** When each key's pending retry is due: one a key, the earliest (client-go's AddAfter). */
+  private final Map<String, Long> retries = new HashMap<>();
+
   private final ScheduledExecutorService later;
   private boolean closed;
 
@@ -74,9 +78,21 @@ final class KeyQueue implements AutoCloseable {
       return;
     }
     int n = failures.merge(key, 1, Integer::sum);
-    if (!closed) {
-      later.schedule(() -> add(key), backoff(n).toMillis(), TimeUnit.MILLISECONDS);
+    long delay = backoff(n).toMillis();
+    long due = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delay);
+    Long pending = retries.get(key);
+    if (closed || pending != null && pending - due <= 0) {
+      return;
     }
+    retries.put(key, due);
+    later.schedule(() -> retry(key, due), delay, TimeUnit.MILLISECONDS);
+  }
+
+  private synchronized void retry(String key, long due) {
+    if (Long.valueOf(due).equals(retries.get(key))) {
+      retries.remove(key);
+    }
+    add(key);
   }
 
   static Duration backoff(int failures) {

@@ -8,6 +8,7 @@ import java.util.Map;
  * What the stand-in reads of a VolumeSnapshotContent.
  *
  * @param status its status as written, or null
+ * @param driver {@code spec.driver}, which binding does not compare (nor does the real one's)
  */
 record SnapContent(
     String name,
@@ -22,7 +23,8 @@ record SnapContent(
     String refName,
     String refUid,
     String className,
-    Map<String, Object> status) {
+    Map<String, Object> status,
+    String driver) {
 
   static SnapContent of(GenericKubernetesResource r) {
     var m = r.getMetadata();
@@ -43,7 +45,8 @@ record SnapContent(
         Maps.string(ref.get("name")),
         Maps.string(ref.get("uid")),
         Maps.string(spec.get("volumeSnapshotClassName")),
-        status == null ? null : Maps.map(status));
+        status == null ? null : Maps.map(status),
+        Maps.string(spec.get("driver")));
   }
 
   /** {@code SnapshotRefKey}: the snapshot its ref names, {@code namespace/name}. */

@@ -82,8 +82,9 @@ public final class SnapshotControllerStandIn implements AutoCloseable {
     return it;
   }
 
+  /** Whether it runs: started, not closed, and every worker alive. */
   public boolean running() {
-    return running;
+    return running && workers.stream().allMatch(Thread::isAlive);
   }
 
   private void startInformers(Duration timeout) {
@@ -194,7 +195,7 @@ public final class SnapshotControllerStandIn implements AutoCloseable {
                 if (key == null) {
                   return;
                 }
-                String failed;
+                String failed = "not looked at";
                 try {
                   failed = sync.apply(key);
                 } catch (KubernetesClientException e) {
@@ -202,12 +203,14 @@ public final class SnapshotControllerStandIn implements AutoCloseable {
                 } catch (RuntimeException e) {
                   failed = e.toString();
                   LOG.warn("snapshot-controller stand-in: {} failed", key, e);
+                } finally {
+                  // Even after an Error, the key is let go (and retried): never stuck as in work.
+                  if (failed != null) {
+                    LOG.debug(
+                        "snapshot-controller stand-in: {}: {}; again after a backoff", key, failed);
+                  }
+                  queue.done(key, failed != null);
                 }
-                if (failed != null) {
-                  LOG.debug(
-                      "snapshot-controller stand-in: {}: {}; again after a backoff", key, failed);
-                }
-                queue.done(key, failed != null);
               }
             },
             "snapshot-controller-stand-in-" + name);
@@ -270,6 +273,10 @@ public final class SnapshotControllerStandIn implements AutoCloseable {
 
         @Override
         public PersistentVolumeClaim claim(String namespace, String name) {
+          // fabric8 cannot look up an empty name; the real one's lister finds nothing.
+          if (name == null || name.isEmpty()) {
+            return null;
+          }
           return client.persistentVolumeClaims().inNamespace(namespace).withName(name).get();
         }
 

@@ -239,7 +239,7 @@ final class SnapshotRules {
    * unready.
    */
   private void releaseClaim(boolean skipThisOne) {
-    if (s.claimName() == null) {
+    if (s.claimName() == null || s.claimName().isEmpty()) {
       return;
     }
     PersistentVolumeClaim claim = world.claim(s.namespace(), s.claimName());
@@ -256,16 +256,31 @@ final class SnapshotRules {
     }
     List<String> rest = new ArrayList<>(finalizers(claim));
     rest.remove(Names.CLAIM_FINALIZER);
-    steps.add(
+    Step release =
         new Step.Finalizers(
             Step.Target.claim(s.namespace(), s.claimName()),
             claim.getMetadata().getResourceVersion(),
             rest,
-            "-[" + Names.CLAIM_FINALIZER + "]"));
+            "-[" + Names.CLAIM_FINALIZER + "]");
+    // At the top of a sync the real one tells a failed removal (ErrorPVCFinalizer) and goes on.
+    steps.add(
+        skipThisOne
+            ? release
+            : new Step.Tolerant(
+                release,
+                new Step.Event(
+                    Step.Target.snapshot(s),
+                    s.uid(),
+                    "Warning",
+                    "ErrorPVCFinalizer",
+                    "Error check and remove PVC Finalizer for VolumeSnapshot")));
   }
 
   /** {@code getVolumeFromVolumeSnapshot}. */
   private PersistentVolume volume() {
+    if (s.claimName().isEmpty()) {
+      throw new Refused("the PVC name is not specified in snapshot " + s.key());
+    }
     PersistentVolumeClaim claim = world.claim(s.namespace(), s.claimName());
     if (claim == null) {
       throw new Refused(
@@ -393,7 +408,8 @@ final class SnapshotRules {
               c.refName(),
               s.uid(),
               cls,
-              c.status());
+              c.status(),
+              c.driver());
     }
     if (on.contains(Rule.STATUS_FOLLOWS_CONTENT)) {
       steps.add(new Step.FollowContent(s, bound));

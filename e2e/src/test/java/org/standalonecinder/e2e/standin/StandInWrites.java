@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
@@ -34,6 +35,8 @@ final class StandInWrites {
   static final String COMPONENT = "snapshot-controller-stand-in";
 
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(StandInWrites.class);
 
   private final KubernetesClient client;
   private final Consumer<String> lookAgain;
@@ -72,26 +75,27 @@ final class StandInWrites {
   }
 
   private void take(Step step) {
-    if (step instanceof Step.Finalizers f) {
+    if (step instanceof Step.Tolerant t) {
+      try {
+        take(t.step());
+      } catch (KubernetesClientException e) {
+        // The real one tells it and goes on (checkandRemovePVCFinalizer at the top of
+        // syncSnapshot).
+        event(t.told());
+      }
+    } else if (step instanceof Step.Finalizers f) {
       ObjectNode patch = guarded(f.resourceVersion());
       ((ObjectNode) patch.get("metadata")).set("finalizers", JSON.valueToTree(f.finalizers()));
       patch(f.target(), patch);
     } else if (step instanceof Step.SnapshotError e) {
-      GenericKubernetesResource fresh = snapshot(e.snapshot().namespace(), e.snapshot().name());
-      if (fresh != null) {
-        Map<String, Object> status =
-            new java.util.LinkedHashMap<>(Maps.map(fresh.getAdditionalProperties().get("status")));
-        status.put(
-            "error",
-            Map.of(
-                "message",
-                e.message(),
-                "time",
-                Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString()));
-        if (e.setReadyFalse()) {
-          status.put("readyToUse", false);
-        }
-        writeStatus(fresh, status);
+      try {
+        writeError(e);
+      } catch (KubernetesClientException failed) {
+        // The real one ignores a failed error write; its caller's own error brings the retry.
+        LOG.debug(
+            "snapshot-controller stand-in: the error of {} not written: {}",
+            e.snapshot().key(),
+            failed.getMessage());
       }
     } else if (step instanceof Step.FollowContent f) {
       GenericKubernetesResource fresh = snapshot(f.snapshot().namespace(), f.snapshot().name());
@@ -124,6 +128,26 @@ final class StandInWrites {
     } else if (step instanceof Step.LookAgain l) {
       lookAgain.accept(l.snapshotKey());
     }
+  }
+
+  private void writeError(Step.SnapshotError e) {
+    GenericKubernetesResource fresh = snapshot(e.snapshot().namespace(), e.snapshot().name());
+    if (fresh == null) {
+      return;
+    }
+    Map<String, Object> status =
+        new java.util.LinkedHashMap<>(Maps.map(fresh.getAdditionalProperties().get("status")));
+    status.put(
+        "error",
+        Map.of(
+            "message",
+            e.message(),
+            "time",
+            Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString()));
+    if (e.setReadyFalse()) {
+      status.put("readyToUse", false);
+    }
+    writeStatus(fresh, status);
   }
 
   GenericKubernetesResource snapshot(String namespace, String name) {
@@ -167,9 +191,13 @@ final class StandInWrites {
     }
   }
 
-  /** A core/v1 Event, as client-go's recorder makes it, once per object, reason and message. */
+  /**
+   * A core/v1 Event, as client-go's recorder makes it, once per object, reason and message (failed
+   * posts are tried again with the next sync).
+   */
   private void event(Step.Event e) {
-    if (!posted.add(e.uid() + " " + e.reason() + " " + e.message())) {
+    String mark = e.target() + " " + e.uid() + " " + e.reason() + " " + e.message();
+    if (posted.contains(mark)) {
       return;
     }
     Step.Target t = e.target();
@@ -199,6 +227,16 @@ final class StandInWrites {
             .withLastTimestamp(now)
             .withCount(1)
             .build();
-    client.v1().events().inNamespace(namespace).resource(event).create();
+    try {
+      client.v1().events().inNamespace(namespace).resource(event).create();
+      posted.add(mark);
+    } catch (KubernetesClientException failed) {
+      // client-go's recorder posts in the background and never fails a sync: told again next time.
+      LOG.debug(
+          "snapshot-controller stand-in: event {} on {} not posted: {}",
+          e.reason(),
+          t,
+          failed.getMessage());
+    }
   }
 }

@@ -103,6 +103,14 @@ sealed interface Step {
     }
   }
 
+  /** {@code step}, whose failure is told by {@code told} and ends nothing. */
+  record Tolerant(Step step, Event told) implements Step {
+    @Override
+    public String toString() {
+      return step.toString();
+    }
+  }
+
   /** The sync failed: the key is looked at again after a backoff. */
   record Retry(String why) implements Step {
     @Override
