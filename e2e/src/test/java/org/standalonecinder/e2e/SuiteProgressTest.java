@@ -103,9 +103,11 @@ class SuiteProgressTest {
       awaitedSources.add(Files.readString(dir.resolve(c.getSimpleName() + ".java")));
     }
     List<String> users;
-    try (Stream<Path> files = Files.list(dir)) {
+    // Every source of the suite, its subpackages' too (the snapshot-controller stand-in's).
+    try (Stream<Path> files = Files.walk(dir)) {
       users =
           files
+              .filter(f -> Files.isRegularFile(f) && f.toString().endsWith(".java"))
               .filter(f -> read(f).matches("(?s).*(secondNode\\(\\)|node2\\.local\\.env).*"))
               .map(f -> f.getFileName().toString().replace(".java", ""))
               .filter(n -> !n.equals("NodeLossE2EIT") && !n.equals("SuiteProgressTest"))
