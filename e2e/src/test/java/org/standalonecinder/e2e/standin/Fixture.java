@@ -16,7 +16,7 @@ final class Fixture implements World {
 
   final Map<String, Snap> snapshots = new LinkedHashMap<>();
   final Map<String, SnapContent> contents = new LinkedHashMap<>();
-  final Map<String, SnapClass> classes = new LinkedHashMap<>();
+  final java.util.Set<String> classes = new java.util.LinkedHashSet<>();
   final Map<String, PersistentVolumeClaim> claims = new LinkedHashMap<>();
   final Map<String, PersistentVolume> volumes = new LinkedHashMap<>();
 
@@ -26,8 +26,8 @@ final class Fixture implements World {
    */
   static Fixture usual() {
     Fixture f = new Fixture();
-    f.classes.put("snap", new SnapClass("snap", "openstack.org/standalone-cinder", "Delete"));
-    f.classes.put("keep", new SnapClass("keep", "openstack.org/standalone-cinder", "Retain"));
+    f.classes.add("snap");
+    f.classes.add("keep");
     f.claim("data", "Bound", "pv-data");
     f.volume("pv-data", "data", false);
     return f;
@@ -118,31 +118,22 @@ final class Fixture implements World {
   }
 
   static Snap snap(Snap s, boolean deleting, List<String> finalizers) {
-    return new Snap(
-        s.namespace(),
-        s.name(),
-        s.uid(),
-        s.resourceVersion(),
-        deleting,
-        finalizers,
-        s.className(),
-        s.claimName(),
-        s.contentName(),
-        s.status());
+    return edit(
+        s,
+        m -> {
+          m.deleting = deleting;
+          m.finalizers = finalizers;
+        });
   }
 
   static Snap source(Snap s, String className, String claim, String content) {
-    return new Snap(
-        s.namespace(),
-        s.name(),
-        s.uid(),
-        s.resourceVersion(),
-        s.deleting(),
-        s.finalizers(),
-        className,
-        claim,
-        content,
-        s.status());
+    return edit(
+        s,
+        m -> {
+          m.className = className;
+          m.claimName = claim;
+          m.contentName = content;
+        });
   }
 
   static Snap status(Snap s, Object... keyValues) {
@@ -150,17 +141,47 @@ final class Fixture implements World {
     for (int i = 0; i < keyValues.length; i += 2) {
       status.put((String) keyValues[i], keyValues[i + 1]);
     }
+    return edit(s, m -> m.status = status);
+  }
+
+  /** A snapshot's fields, to change a few of them. */
+  static final class SnapFields {
+    String namespace;
+    String name;
+    String uid;
+    String resourceVersion;
+    boolean deleting;
+    List<String> finalizers;
+    String className;
+    String claimName;
+    String contentName;
+    Map<String, Object> status;
+  }
+
+  static Snap edit(Snap s, java.util.function.Consumer<SnapFields> change) {
+    SnapFields m = new SnapFields();
+    m.namespace = s.namespace();
+    m.name = s.name();
+    m.uid = s.uid();
+    m.resourceVersion = s.resourceVersion();
+    m.deleting = s.deleting();
+    m.finalizers = s.finalizers();
+    m.className = s.className();
+    m.claimName = s.claimName();
+    m.contentName = s.contentName();
+    m.status = s.status();
+    change.accept(m);
     return new Snap(
-        s.namespace(),
-        s.name(),
-        s.uid(),
-        s.resourceVersion(),
-        s.deleting(),
-        s.finalizers(),
-        s.className(),
-        s.claimName(),
-        s.contentName(),
-        status);
+        m.namespace,
+        m.name,
+        m.uid,
+        m.resourceVersion,
+        m.deleting,
+        m.finalizers,
+        m.className,
+        m.claimName,
+        m.contentName,
+        m.status);
   }
 
   /** The dynamic content of {@link #snap}: {@code snapcontent-u1}, Delete, a volume handle. */
@@ -183,129 +204,104 @@ final class Fixture implements World {
   }
 
   static SnapContent content(SnapContent c, String policy, List<String> finalizers) {
-    return new SnapContent(
-        c.name(),
-        c.resourceVersion(),
-        c.deleting(),
-        finalizers,
-        c.annotations(),
-        policy,
-        c.volumeHandle(),
-        c.snapshotHandle(),
-        c.refNamespace(),
-        c.refName(),
-        c.refUid(),
-        c.className(),
-        c.status(),
-        c.driver());
+    return edit(
+        c,
+        m -> {
+          m.deletionPolicy = policy;
+          m.finalizers = finalizers;
+        });
   }
 
   static SnapContent ref(SnapContent c, String name, String namespace, String uid) {
-    return new SnapContent(
-        c.name(),
-        c.resourceVersion(),
-        c.deleting(),
-        c.finalizers(),
-        c.annotations(),
-        c.deletionPolicy(),
-        c.volumeHandle(),
-        c.snapshotHandle(),
-        namespace,
-        name,
-        uid,
-        c.className(),
-        c.status(),
-        c.driver());
+    return edit(
+        c,
+        m -> {
+          m.refName = name;
+          m.refNamespace = namespace;
+          m.refUid = uid;
+        });
   }
 
   static SnapContent handles(SnapContent c, String volume, String snapshot, String className) {
-    return new SnapContent(
-        c.name(),
-        c.resourceVersion(),
-        c.deleting(),
-        c.finalizers(),
-        c.annotations(),
-        c.deletionPolicy(),
-        volume,
-        snapshot,
-        c.refNamespace(),
-        c.refName(),
-        c.refUid(),
-        className,
-        c.status(),
-        c.driver());
+    return edit(
+        c,
+        m -> {
+          m.volumeHandle = volume;
+          m.snapshotHandle = snapshot;
+          m.className = className;
+        });
   }
 
   static SnapContent contentStatus(SnapContent c, Map<String, Object> status) {
-    return new SnapContent(
-        c.name(),
-        c.resourceVersion(),
-        c.deleting(),
-        c.finalizers(),
-        c.annotations(),
-        c.deletionPolicy(),
-        c.volumeHandle(),
-        c.snapshotHandle(),
-        c.refNamespace(),
-        c.refName(),
-        c.refUid(),
-        c.className(),
-        status,
-        c.driver());
+    return edit(c, m -> m.status = status);
   }
 
   static SnapContent driver(SnapContent c, String driver) {
-    return new SnapContent(
-        c.name(),
-        c.resourceVersion(),
-        c.deleting(),
-        c.finalizers(),
-        c.annotations(),
-        c.deletionPolicy(),
-        c.volumeHandle(),
-        c.snapshotHandle(),
-        c.refNamespace(),
-        c.refName(),
-        c.refUid(),
-        c.className(),
-        c.status(),
-        driver);
+    return edit(c, m -> m.driver = driver);
   }
 
   static SnapContent renamed(SnapContent c, String name) {
-    return new SnapContent(
-        name,
-        c.resourceVersion(),
-        c.deleting(),
-        c.finalizers(),
-        c.annotations(),
-        c.deletionPolicy(),
-        c.volumeHandle(),
-        c.snapshotHandle(),
-        c.refNamespace(),
-        c.refName(),
-        c.refUid(),
-        c.className(),
-        c.status(),
-        c.driver());
+    return edit(c, m -> m.name = name);
   }
 
   static SnapContent annotated(SnapContent c, String key) {
+    return edit(c, m -> m.annotations = Map.of(key, "yes"));
+  }
+
+  static SnapContent deleting(SnapContent c) {
+    return edit(c, m -> m.deleting = true);
+  }
+
+  /** A content's fields, to change a few of them. */
+  static final class ContentFields {
+    String name;
+    String resourceVersion;
+    boolean deleting;
+    List<String> finalizers;
+    Map<String, String> annotations;
+    String deletionPolicy;
+    String volumeHandle;
+    String snapshotHandle;
+    String refNamespace;
+    String refName;
+    String refUid;
+    String className;
+    Map<String, Object> status;
+    String driver;
+  }
+
+  static SnapContent edit(SnapContent c, java.util.function.Consumer<ContentFields> change) {
+    ContentFields m = new ContentFields();
+    m.name = c.name();
+    m.resourceVersion = c.resourceVersion();
+    m.deleting = c.deleting();
+    m.finalizers = c.finalizers();
+    m.annotations = c.annotations();
+    m.deletionPolicy = c.deletionPolicy();
+    m.volumeHandle = c.volumeHandle();
+    m.snapshotHandle = c.snapshotHandle();
+    m.refNamespace = c.refNamespace();
+    m.refName = c.refName();
+    m.refUid = c.refUid();
+    m.className = c.className();
+    m.status = c.status();
+    m.driver = c.driver();
+    change.accept(m);
     return new SnapContent(
-        c.name(),
-        c.resourceVersion(),
-        c.deleting(),
-        c.finalizers(),
-        Map.of(key, "yes"),
-        c.deletionPolicy(),
-        c.volumeHandle(),
-        c.snapshotHandle(),
-        c.refNamespace(),
-        c.refName(),
-        c.refUid(),
-        c.className(),
-        c.status(),
-        c.driver());
+        m.name,
+        m.resourceVersion,
+        m.deleting,
+        m.finalizers,
+        m.annotations,
+        m.deletionPolicy,
+        m.volumeHandle,
+        m.snapshotHandle,
+        m.refNamespace,
+        m.refName,
+        m.refUid,
+        m.className,
+        m.status,
+        m.driver);
   }
 
   @Override
@@ -325,8 +321,8 @@ final class Fixture implements World {
   }
 
   @Override
-  public SnapClass snapshotClass(String name) {
-    return classes.get(name);
+  public boolean classExists(String name) {
+    return classes.contains(name);
   }
 
   @Override

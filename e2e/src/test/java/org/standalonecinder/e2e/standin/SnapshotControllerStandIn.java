@@ -260,15 +260,8 @@ public final class SnapshotControllerStandIn implements AutoCloseable {
         }
 
         @Override
-        public SnapClass snapshotClass(String name) {
-          var r = classes.getStore().getByKey(name);
-          if (r == null) {
-            return null;
-          }
-          return new SnapClass(
-              name,
-              Maps.string(r.getAdditionalProperties().get("driver")),
-              Maps.string(r.getAdditionalProperties().get("deletionPolicy")));
+        public boolean classExists(String name) {
+          return classes.getStore().getByKey(name) != null;
         }
 
         @Override

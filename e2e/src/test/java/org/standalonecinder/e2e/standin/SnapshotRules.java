@@ -71,7 +71,7 @@ final class SnapshotRules {
   /** {@code checkAndUpdateSnapshotClass}: whether to go on. */
   private boolean classFound() {
     if (s.className() != null) {
-      if (world.snapshotClass(s.className()) != null) {
+      if (world.classExists(s.className())) {
         return true;
       }
       error(
@@ -184,7 +184,7 @@ final class SnapshotRules {
       return input
           + Names.quoted("failed to take snapshot " + s.name() + " without a snapshot class");
     }
-    if (world.snapshotClass(s.className()) == null) {
+    if (!world.classExists(s.className())) {
       return input + Names.quoted(classNotFound());
     }
     PersistentVolume pv;
@@ -390,29 +390,11 @@ final class SnapshotRules {
       retry("snapshot " + s.key() + " requests an non-existing content " + s.contentName());
       return;
     }
-    SnapContent bound = c;
     if (c.refUid() == null || c.refUid().isEmpty() || c.className() == null) {
-      String cls = s.className() != null ? s.className() : c.className();
       steps.add(new Step.BindContent(c, s.uid(), s.className()));
-      bound =
-          new SnapContent(
-              c.name(),
-              c.resourceVersion(),
-              c.deleting(),
-              c.finalizers(),
-              c.annotations(),
-              c.deletionPolicy(),
-              c.volumeHandle(),
-              c.snapshotHandle(),
-              c.refNamespace(),
-              c.refName(),
-              s.uid(),
-              cls,
-              c.status(),
-              c.driver());
     }
     if (on.contains(Rule.STATUS_FOLLOWS_CONTENT)) {
-      steps.add(new Step.FollowContent(s, bound));
+      steps.add(new Step.FollowContent(s, c));
     }
   }
 

@@ -272,7 +272,9 @@ class StandInRulesTest {
                     .add(Fixture.content(c, "Delete", List.of(Names.CONTENT_FINALIZER)))
                     .add(ready),
             ready,
-            "finalizers of PersistentVolumeClaim ns/data: -[" + PVC + "]"),
+            "finalizers of PersistentVolumeClaim ns/data: -["
+                + PVC
+                + "] (a failure told as ErrorPVCFinalizer)$"),
         row(
             "the claim's finalizer stays while another snapshot of it is unready",
             () ->
@@ -281,8 +283,12 @@ class StandInRulesTest {
                     .add(c)
                     .add(ready)
                     .add(
-                        new Snap(
-                            NS, "t", "u2", "3", false, List.of(SRC), "snap", "data", null, null)),
+                        Fixture.edit(
+                            Fixture.snap(s, false, List.of(SRC)),
+                            m -> {
+                              m.name = "t";
+                              m.uid = "u2";
+                            })),
             ready,
             new String[0]),
         row(
@@ -327,29 +333,13 @@ class StandInRulesTest {
             "a content whose snapshot was made again under its name is never marked (no deletion from here)",
             () ->
                 Fixture.usual()
-                    .add(
-                        new Snap(
-                            NS, "s", "u2", "1", true, List.of(SRC), "snap", "data", null, null)),
+                    .add(Fixture.edit(Fixture.snap(s, true, List.of(SRC)), m -> m.uid = "u2")),
             Fixture.content(c, "Delete", List.of(Names.CONTENT_FINALIZER)),
             new String[0]),
         row(
             "a content being deleted gets no finalizer again",
             () -> Fixture.usual().add(bound),
-            new SnapContent(
-                "snapcontent-u1",
-                "9",
-                true,
-                List.of(),
-                Map.of(),
-                "Delete",
-                "vol-1",
-                null,
-                NS,
-                "s",
-                "u1",
-                "snap",
-                null,
-                "openstack.org/standalone-cinder"),
+            Fixture.deleting(c),
             new String[0]),
         row(
             "a content with its finalizer and no status yet: its snapshot is not looked at again",

@@ -107,7 +107,7 @@ sealed interface Step {
   record Tolerant(Step step, Event told) implements Step {
     @Override
     public String toString() {
-      return step.toString();
+      return step + " (a failure told as " + told.reason() + ")";
     }
   }
 

@@ -19,15 +19,12 @@ interface World {
 
   SnapContent content(String name);
 
-  /** The class, or null. */
-  SnapClass snapshotClass(String name);
+  /** Whether the VolumeSnapshotClass exists (all the rules ask of a class). */
+  boolean classExists(String name);
 
   PersistentVolumeClaim claim(String namespace, String name);
 
   List<PersistentVolumeClaim> claimsIn(String namespace);
 
   PersistentVolume volume(String name);
-
-  /** What a VolumeSnapshotClass says. */
-  record SnapClass(String name, String driver, String deletionPolicy) {}
 }
