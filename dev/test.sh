@@ -115,12 +115,32 @@ for n in "$NODE_STATE" "$NODE2_STATE"; do
   fi
 done
 
+# Cinder's start, its exit status written as soon as it ends: the provisioner's integration tests
+# need Cinder alone (-Dcinder.status), and run while a fresh machine still builds the control plane.
+start_cinder() {
+  local child rc
+  trap 'kill "$child" 2>/dev/null; wait "$child"; exit 143' TERM
+  "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh &
+  child=$!
+  wait "$child" && rc=0 || rc=$?
+  echo "$rc" > "$CINDER_STATUS"
+  return "$rc"
+}
+
 start_parts() {
   local pids=()
   trap 'kill "${pids[@]}" 2>/dev/null; wait; exit 143' TERM
+  if [ "$kube_started" = 1 ]; then
+    # The control plane's packages and source first (build.sh --prepare): a fresh machine's
+    # Cinder holds the apt lock for minutes, and the build (the longest start there) would wait.
+    # Cached, this is an apt-get update.
+    "$ROOT/dev/kube-local/build.sh" --prepare >/dev/null || return 1
+  fi
   if [ "$started" = 1 ]; then
-    "$ROOT/dev/cinder-local/start.sh" --keystone --backend "$BACKEND" --fresh &
+    start_cinder &
     pids+=($!)
+  else
+    echo 0 > "$CINDER_STATUS"
   fi
   if [ "$kube_started" = 1 ]; then
     "$ROOT/dev/kube-local/start.sh" --snapshots --fresh &
@@ -144,8 +164,12 @@ start_parts() {
 mkdir -p "$ROOT/target"
 PARTS_STATUS="$ROOT/target/parts-start.status"
 PARTS_LOG="$ROOT/target/parts-start.log"
-rm -f "$PARTS_STATUS"
-( start_parts > "$PARTS_LOG" 2>&1; echo $? > "$PARTS_STATUS" ) &
+CINDER_STATUS="$ROOT/target/cinder-start.status"
+rm -f "$PARTS_STATUS" "$CINDER_STATUS"
+# A start that failed before Cinder's ended fails the tests waiting for Cinder too.
+( start_parts > "$PARTS_LOG" 2>&1 && rc=0 || rc=$?
+  [ -s "$CINDER_STATUS" ] || echo "$rc" > "$CINDER_STATUS"
+  echo "$rc" > "$PARTS_STATUS" ) &
 parts_pid=$!
 
 # The webhook's and the provisioner's images, built from images/Dockerfile as a user would
@@ -163,7 +187,7 @@ cd "$ROOT"
 # every log line of the run, and none may hold a password, token, cephx key or CHAP secret.
 PROPS=(-Dcinder.local.env="$STATE/cinder-local.env" -Dkube.local.env="$KUBE_STATE/kube-local.env"
   -Dnode.local.env="$NODE_STATE/node-local.env" -Dnode2.local.env="$NODE2_STATE/node-local.env"
-  -Dparts.status="$PARTS_STATUS" -Ddeployment.e2e=true -Dimages.status="$IMAGES_STATUS")
+  -Dparts.status="$PARTS_STATUS" -Dcinder.status="$CINDER_STATUS" -Ddeployment.e2e=true -Dimages.status="$IMAGES_STATUS")
 set +e
 if [ $# -gt 0 ] || [ "${DEV_TEST_AT_ONCE:-0}" != 1 ]; then
   mvn -B -ntp verify "${PROPS[@]}" "$@" 2>&1 | tee "$ROOT/target/test-output.log"

@@ -96,7 +96,9 @@ type_of() { case "$1" in file) echo lab-iscsi ;; fake) echo lab-fake ;; rbd) ech
 
 RUN="$STATE/run"; LOG="$STATE/log"
 T_START=$(date +%s.%N)
-log() { printf '[cinder-local %6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T_START" | bc)" "$*"; }
+# Seconds between two `date +%s.%N`s (awk: a fresh machine has it before any package is installed).
+since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
+log() { printf '[cinder-local %6ss] %s\n' "$(since "$(date +%s.%N)" "$T_START")" "$*"; }
 die() { echo "cinder-local: ERROR: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (apt-get, tgtd, privsep)"
@@ -160,7 +162,7 @@ mem_report() {
 if [ "$STATUS_ONLY" = 1 ]; then mem_report; exit 0; fi
 
 # ----------------------------------------------------------------- install
-PKGS="cinder-api cinder-scheduler cinder-volume cinder-backup rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl bc libiscsi-bin qemu-utils qemu-block-extra open-iscsi"
+PKGS="cinder-api cinder-scheduler cinder-volume cinder-backup rabbitmq-server mariadb-server python3-pymysql tgt sqlite3 python3-requests curl libiscsi-bin qemu-utils qemu-block-extra open-iscsi"
 [ "$KEYSTONE" = 1 ] && PKGS="$PKGS keystone uwsgi-core uwsgi-plugin-python3"
 has_backend rbd && PKGS="$PKGS ceph-mon ceph-mgr ceph-osd ceph-common python3-rbd python3-rados"
 missing=""
@@ -612,7 +614,7 @@ done
   [ "$NB" -gt 1 ] && echo "CINDER_VOLUME_TYPES=$(for b in ${BACKEND//,/ }; do printf '%s,' "$(type_of $b)"; done | sed 's/,$//')"
 } > "$STATE/cinder-local.env"
 
-log "READY: cinder $(printf '%.1f' "$(echo "$T_READY - $T_CINDER" | bc)")s after starting the cinder services, $(printf '%.1f' "$(echo "$T_READY - $T_START" | bc)")s in total"
+log "READY: cinder $(since "$T_READY" "$T_CINDER")s after starting the cinder services, $(since "$T_READY" "$T_START")s in total"
 echo
 echo "Cinder v3 (noauth) : $API/v3/$PROJECT   (max microversion 3.70; send 'OpenStack-API-Version: volume 3.x')"
 echo "Auth (noauth)      : header 'X-Auth-Token: <user>:<project>', e.g. 'X-Auth-Token: admin:$PROJECT'"

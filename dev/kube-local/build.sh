@@ -4,7 +4,12 @@
 # from Debian bookworm's source package `kubernetes` (1.20.x, fully vendored) with
 # Debian's Go, once, into a cache outside the clone.
 #
-#   sudo dev/kube-local/build.sh [--cache DIR] [--print-bin-dir]
+#   sudo dev/kube-local/build.sh [--cache DIR] [--print-bin-dir] [--prepare]
+#
+# --prepare does only what takes the apt lock (dev/apt-lock.sh): the build's packages and the
+# source package's download, kept for the build that follows. dev/test.sh runs it before it starts
+# Cinder, whose packages hold the lock for minutes on a fresh machine: the build, the longest
+# part of a fresh start, then goes on beside Cinder's install instead of after it.
 #
 # The cache is keyed by the source package's version: a new version builds anew,
 # the same version is reused (a build takes about 4 minutes on 2 cores).
@@ -23,11 +28,13 @@ set -euo pipefail
 
 CACHE="${KUBE_LOCAL_CACHE:-/var/cache/standalone-cinder/kube}"
 PRINT_ONLY=0
+PREPARE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --cache) CACHE="$2"; shift 2 ;;
     --print-bin-dir) PRINT_ONLY=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --prepare) PREPARE=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -99,11 +106,21 @@ fi
 
 start=$(date +%s)
 WORK="$CACHE/$KEY/work"
-rm -rf "$WORK"; mkdir -p "$WORK"
-log "fetching source package kubernetes $VERSION"
-apt_lock
-(cd "$WORK" && apt-get source -qq --download-only "kubernetes=$VERSION" >/dev/null)
-apt_unlock
+# The download is kept (marked whole once apt-get is done) for the build after a --prepare, or
+# after a build that failed; the source is unpacked afresh each time.
+if [ ! -f "$WORK/downloaded" ]; then
+  rm -rf "$WORK"; mkdir -p "$WORK"
+  log "fetching source package kubernetes $VERSION"
+  apt_lock
+  (cd "$WORK" && apt-get source -qq --download-only "kubernetes=$VERSION" >/dev/null)
+  apt_unlock
+  touch "$WORK/downloaded"
+fi
+if [ "$PREPARE" = 1 ]; then
+  log "prepared: packages installed, kubernetes $VERSION downloaded in $(( $(date +%s) - start )) s"
+  exit 0
+fi
+rm -rf "$WORK/src" "$WORK/gopath"
 (cd "$WORK" && dpkg-source -x --no-check ./*.dsc src >/dev/null)
 SRC="$WORK/src"
 

@@ -21,7 +21,8 @@ import org.standalonecinder.demo.LocalInstall;
  * finalizer is left; and deleting what is left leaves nothing in Cinder or the cluster.
  *
  * <p>Each run has its own provisioner name, cluster id and namespace, so runs go in parallel and
- * the installed provisioner leaves them alone. {@code -Dcrash.parallel} sets how many at once (4).
+ * the installed provisioner leaves them alone. {@code -Dcrash.parallel} sets how many at once (two
+ * a core).
  */
 @ExtendWith(Installed.class)
 @Order(7)
@@ -101,10 +102,7 @@ class CrashEveryStepE2EIT {
       throws Exception {
     CrashRuns<Operation> drill = new CrashRuns<>((op, n) -> new Run(it, op, n), SETTLE);
     List<String> failed =
-        drill.failures(
-            List.of(Operation.values()),
-            Integer.getInteger("crash.parallel", 4),
-            "crash-every-step.txt");
+        drill.failures(List.of(Operation.values()), CrashRuns.atOnce(2), "crash-every-step.txt");
     assertThat(failed).as("runs that did not end as they must").isEmpty();
   }
 }

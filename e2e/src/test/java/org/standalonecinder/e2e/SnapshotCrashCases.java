@@ -225,9 +225,8 @@ abstract class SnapshotCrashCases {
     List<String> failed =
         drill.failures(
             List.of(Operation.values()),
-            // Runs of two to eight steps, mostly waiting for the snapshot-controller stand-in: all
-            // at once.
-            Integer.getInteger("crash.parallel", 25),
+            // Runs of two to eight steps, mostly waiting for the snapshot-controller stand-in.
+            CrashRuns.atOnce(4),
             "snapshot-crash-every-step.txt",
             (op, n, step) -> op.drilledAfter(n, step));
     assertThat(failed).as("runs that did not end as they must").isEmpty();

@@ -48,20 +48,23 @@ public final class ClusterCache implements AutoCloseable {
       ResourceEventHandler<PersistentVolumeClaim> onClaim,
       ResourceEventHandler<PersistentVolume> onVolume) {
     long millis = resync.toMillis();
-    classes = client.storage().v1().storageClasses().inform();
-    volumes = client.persistentVolumes().inform(onVolume, millis);
+    classes = Informers.keepWatching(client.storage().v1().storageClasses().runnableInformer(0));
+    classes.run();
+    volumes = Informers.keepWatching(client.persistentVolumes().runnableInformer(millis));
+    volumes.addEventHandler(onVolume).run();
     // Listed a page at a time and kept trimmed (ClaimStore): the claims are every tenant's, and
     // their size is theirs to choose.
     claims =
-        client
-            .persistentVolumeClaims()
-            .inAnyNamespace()
-            .withLimit(CLAIMS_PAGE)
-            .runnableInformer(millis)
-            .itemStore(new ClaimStore())
-            .addIndexers(Map.of(BY_OUR_FINALIZER, ClusterCache::ourFinalizers))
-            .addEventHandler(onClaim)
-            .run();
+        Informers.keepWatching(
+            client
+                .persistentVolumeClaims()
+                .inAnyNamespace()
+                .withLimit(CLAIMS_PAGE)
+                .runnableInformer(millis)
+                .itemStore(new ClaimStore())
+                .addIndexers(Map.of(BY_OUR_FINALIZER, ClusterCache::ourFinalizers))
+                .addEventHandler(onClaim));
+    claims.run();
     synchronized (alsoOnClaims) {
       alsoOnClaims.forEach(claims::addEventHandler);
     }

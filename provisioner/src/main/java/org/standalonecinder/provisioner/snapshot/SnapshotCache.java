@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.provisioner.controller.Informers;
 
 /**
  * The VolumeSnapshots, VolumeSnapshotContents and VolumeSnapshotClasses of the cluster as informers
@@ -33,6 +34,8 @@ final class SnapshotCache implements AutoCloseable {
   private volatile SharedIndexInformer<GenericKubernetesResource> contents;
   private volatile SharedIndexInformer<GenericKubernetesResource> classes;
   private String offBecause;
+  private volatile boolean closed;
+  private final List<SharedIndexInformer<?>> opened = new ArrayList<>();
 
   SnapshotCache(KubernetesClient client, Duration resync) {
     this.client = client;
@@ -59,43 +62,83 @@ final class SnapshotCache implements AutoCloseable {
 
   /**
    * Starts the informers if the cluster serves the snapshot API and this provisioner may read it
-   * (said once when not, and once when it is).
+   * (said once when not, and once when it is). Once closed, starts nothing.
    *
    * @param changed told of every change
    * @param gone told of every object deleted
    */
   synchronized void startIfServed(Consumer<SnapshotKey> changed, Consumer<SnapshotKey> gone) {
-    if (classes != null || !served()) {
+    if (closed || classes != null || !served()) {
       return;
     }
     long millis = resync.toMillis();
-    List<SharedIndexInformer<GenericKubernetesResource>> started = new ArrayList<>();
+    List<SharedIndexInformer<?>> mine = new ArrayList<>();
     try {
       var c =
-          client
-              .genericKubernetesResources(SnapshotApi.CONTENTS)
-              .inform(handler(SnapshotCache::contentKey, changed, gone), millis);
-      started.add(c);
+          open(
+              mine,
+              client.genericKubernetesResources(SnapshotApi.CONTENTS).runnableInformer(millis));
+      c.addEventHandler(handler(SnapshotCache::contentKey, changed, gone)).run();
       var s =
-          client
-              .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
-              .inAnyNamespace()
-              .withLimit(PAGE)
-              .runnableInformer(millis)
-              .itemStore(new SnapshotStore())
-              .addEventHandler(handler(SnapshotCache::snapshotKey, changed, gone))
-              .run();
-      started.add(s);
-      var k = client.genericKubernetesResources(SnapshotApi.CLASSES).inform();
+          open(
+              mine,
+              client
+                  .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
+                  .inAnyNamespace()
+                  .withLimit(PAGE)
+                  .runnableInformer(millis)
+                  .itemStore(new SnapshotStore()));
+      s.addEventHandler(handler(SnapshotCache::snapshotKey, changed, gone)).run();
+      var k =
+          open(mine, client.genericKubernetesResources(SnapshotApi.CLASSES).runnableInformer(0));
+      k.run();
       // Published together, the classes' last (what says they run): no reader meets half.
       contents = c;
       snapshots = s;
       classes = k;
     } catch (RuntimeException e) {
-      started.forEach(SharedIndexInformer::close);
+      synchronized (opened) {
+        mine.forEach(SharedIndexInformer::close);
+        opened.removeAll(mine);
+      }
+      if (closed) {
+        // close() stopped the start under way: nothing to say, nothing left running.
+        return;
+      }
       throw e;
     }
     LOG.info("snapshots: the cluster serves {}", SnapshotApi.API_VERSION);
+  }
+
+  /**
+   * Registers an informer before it runs, so that a close() meeting a start under way stops it too;
+   * after a close, refuses (an informer started then would run on, unowned, or on a client already
+   * closed).
+   */
+  private <T> SharedIndexInformer<T> open(
+      List<SharedIndexInformer<?>> mine, SharedIndexInformer<T> informer) {
+    synchronized (opened) {
+      if (closed) {
+        informer.close();
+        throw new IllegalStateException("snapshot cache closed");
+      }
+      opened.add(informer);
+      mine.add(informer);
+    }
+    return Informers.keepWatching(informer);
+  }
+
+  private void closeOpened() {
+    synchronized (opened) {
+      opened.forEach(SharedIndexInformer::close);
+    }
+  }
+
+  /** How many of the informers this cache opened still run: for tests. */
+  long running() {
+    synchronized (opened) {
+      return opened.stream().filter(SharedIndexInformer::isRunning).count();
+    }
   }
 
   private boolean served() {
@@ -200,12 +243,13 @@ final class SnapshotCache implements AutoCloseable {
         .toList();
   }
 
+  /**
+   * Stops every informer, a start under way's too, and every later start. It does not wait for a
+   * start under way: one whose first list is in flight may still see it fail and say so once.
+   */
   @Override
   public void close() {
-    for (SharedIndexInformer<?> i : new SharedIndexInformer<?>[] {snapshots, contents, classes}) {
-      if (i != null) {
-        i.close();
-      }
-    }
+    closed = true;
+    closeOpened();
   }
 }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -156,6 +157,55 @@ class ClusterCacheTest {
       cache.close();
       client.close();
       Cluster.destroy(server);
+    }
+  }
+
+  static Stream<Arguments> watchesThatEndInGarbage() {
+    return Stream.of(
+        Arguments.of(
+            "the claims' watch",
+            "/api/v1/persistentvolumeclaims",
+            "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\","
+                + "\"metadata\":{\"name\":\"late\",\"namespace\":\"apps\",\"resourceVersion\":\"2\"}}",
+            (Predicate<ClusterCache>) c -> c.claim("apps", "late") != null),
+        Arguments.of(
+            "the PVs' watch",
+            "/api/v1/persistentvolumes",
+            "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\","
+                + "\"metadata\":{\"name\":\"late\",\"resourceVersion\":\"2\"}}",
+            (Predicate<ClusterCache>) c -> c.volume("late") != null),
+        Arguments.of(
+            "the classes' watch",
+            "/apis/storage.k8s.io/v1/storageclasses",
+            "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\","
+                + "\"metadata\":{\"name\":\"late\",\"resourceVersion\":\"2\"},"
+                + "\"provisioner\":\"x\"}",
+            (Predicate<ClusterCache>) c -> c.storageClass("late") != null));
+  }
+
+  /**
+   * A watch that ends in an event nobody can read (fabric8's default then stops the informer for
+   * good: the cache froze, no later claim was ever provisioned, /healthz said ok) is listed and
+   * watched again: what the cluster holds afterwards reaches the cache.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("watchesThatEndInGarbage")
+  void aWatchThatEndsInGarbageIsListedAndWatchedAgain(
+      String name, String path, String laterObject, Predicate<ClusterCache> seen) throws Exception {
+    try (var api = new ScriptedApiServer().firstWatchSends(path, "this is no watch event");
+        KubernetesClient client = api.client()) {
+      ClusterCache cache = new ClusterCache(client, Duration.ofMinutes(5));
+      try {
+        AtomicInteger ignored = new AtomicInteger();
+        cache.start(
+            ClusterCacheTest.<PersistentVolumeClaim>counting(ignored),
+            ClusterCacheTest.<PersistentVolume>counting(ignored));
+        Cluster.await("synced", cache::synced, Duration.ofSeconds(10));
+        api.awaitSeenAfterTheFirstWatch(path, laterObject, () -> seen.test(cache));
+        assertThat(api.listsOf(path)).as("lists of " + path).isGreaterThanOrEqualTo(2);
+      } finally {
+        cache.close();
+      }
     }
   }
 
