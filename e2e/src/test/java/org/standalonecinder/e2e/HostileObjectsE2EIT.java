@@ -112,7 +112,10 @@ class HostileObjectsE2EIT {
     assertThat(boundMillis).as("bound within 10 s").isLessThan(10_000);
     HttpResponse<String> health = provisioner(it, "/healthz");
     assertThat(health.statusCode()).isEqualTo(200);
-    assertThat(health.body()).isEqualTo("ok: 4 of 4 workers alive (0 replaced)\n");
+    assertThat(health.body())
+        .isEqualTo(
+            "ok: claims: 4 of 4 workers alive (0 replaced),"
+                + " snapshots: 4 of 4 workers alive (0 replaced)\n");
     String logged = Files.readString(log);
     assertThat(logged.substring((int) Math.min(logFrom, logged.length())))
         .as("the provisioner's log since the poison")

@@ -209,7 +209,10 @@ class HostileObjectsFuzzE2EIT {
     assertThat(pvMillis).as("ms from the claim named ours to its PV").isLessThan(10_000);
     assertThat(toldInAResync).as("events told about the flood in one resync").isLessThan(50);
     assertThat(health.statusCode()).isEqualTo(200);
-    assertThat(health.body()).isEqualTo("ok: 4 of 4 workers alive (0 replaced)\n");
+    assertThat(health.body())
+        .isEqualTo(
+            "ok: claims: 4 of 4 workers alive (0 replaced),"
+                + " snapshots: 4 of 4 workers alive (0 replaced)\n");
     assertThat(stackLines).as("stack trace lines in the provisioner's log").isLessThan(100);
     assertThat(since).doesNotContain("StackOverflowError").doesNotContain("OutOfMemoryError");
 

@@ -10,6 +10,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,6 +18,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderMetrics;
 import org.standalonecinder.provisioner.clone.ResolverServer;
 import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Engine;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.HealthServer;
 import org.standalonecinder.provisioner.controller.LeaderElection;
@@ -41,7 +43,7 @@ public final class ProvisionerApp implements AutoCloseable {
   private final KubernetesClient client;
   private final CinderClient cinder;
   private final ClaimController controller;
-  private final SnapshotController snapshots;
+  private final Engine engine;
   private final HealthServer health;
   private final LeaderElection election;
   private final java.util.concurrent.atomic.AtomicBoolean closing;
@@ -53,7 +55,7 @@ public final class ProvisionerApp implements AutoCloseable {
       KubernetesClient client,
       CinderClient cinder,
       ClaimController controller,
-      SnapshotController snapshots,
+      Engine engine,
       HealthServer health,
       LeaderElection election,
       java.util.concurrent.atomic.AtomicBoolean closing,
@@ -63,7 +65,7 @@ public final class ProvisionerApp implements AutoCloseable {
     this.client = client;
     this.cinder = cinder;
     this.controller = controller;
-    this.snapshots = snapshots;
+    this.engine = engine;
     this.health = health;
     this.election = election;
     this.closing = closing;
@@ -204,14 +206,15 @@ public final class ProvisionerApp implements AutoCloseable {
             registry,
             SnapshotController.Timing.DEFAULT);
     ClaimController controller = parts.controller();
-    SnapshotController snapshots = parts.snapshots();
+    // The snapshot loop reads the claim loop's caches: it starts after it, and stops before.
+    Engine engine = new Engine(List.of(controller, parts.snapshots()));
     io.micrometer.core.instrument.Gauge.builder(
             "standalone_cinder_leader", controller, c -> c.active() ? 1 : 0)
         .description("1 while this replica acts (leads, or runs without an election)")
         .register(registry);
     HealthServer health =
         new HealthServer(vertx, controller::synced, registry::scrape)
-            .liveness(controller::workersHealthy, controller::workersAlive);
+            .liveness(engine::healthy, engine::workersAlive);
     health
         .listen(o.healthAddress(), o.healthPort())
         .toCompletionStage()
@@ -246,10 +249,8 @@ public final class ProvisionerApp implements AutoCloseable {
     java.util.concurrent.atomic.AtomicBoolean closing =
         new java.util.concurrent.atomic.AtomicBoolean();
     if (o.election() != null) {
-      controller.pause();
-      snapshots.pause();
-      controller.start();
-      snapshots.start();
+      engine.pause();
+      engine.start();
       Runnable lost = o.onLostLeadership() == null ? () -> {} : o.onLostLeadership();
       election =
           LeaderElection.start(
@@ -261,18 +262,10 @@ public final class ProvisionerApp implements AutoCloseable {
                   o.election().leaseDuration(),
                   o.election().renewDeadline(),
                   o.election().retryPeriod()),
+              // One loop's trouble resuming never costs another, nor the Lease.
+              engine::resume,
               () -> {
-                controller.resume();
-                try {
-                  snapshots.resume();
-                } catch (RuntimeException e) {
-                  // The snapshot loop's trouble never costs the claim loop its Lease.
-                  LOG.error("snapshot loop did not resume: {}", e.toString());
-                }
-              },
-              () -> {
-                controller.pause();
-                snapshots.pause();
+                engine.pause();
                 // Releasing the Lease at close() ends leading too; that is no loss.
                 if (!closing.get()) {
                   LOG.error("lost the Lease: this replica stopped acting");
@@ -280,11 +273,10 @@ public final class ProvisionerApp implements AutoCloseable {
                 }
               });
     } else {
-      controller.start();
-      snapshots.start();
+      engine.start();
     }
     return new ProvisionerApp(
-        vertx, client, cinder, controller, snapshots, health, election, closing, pools, resolver);
+        vertx, client, cinder, controller, engine, health, election, closing, pools, resolver);
   }
 
   /**
@@ -337,10 +329,7 @@ public final class ProvisionerApp implements AutoCloseable {
       resolver.close();
     }
     pools.close();
-    controller.pause();
-    snapshots.pause();
-    controller.close();
-    snapshots.close();
+    engine.close();
     if (election != null) {
       // After the workers: the next leader starts only once nothing here acts any more.
       election.close();

@@ -7,33 +7,30 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
- * The claim loop, knowing nothing of the storage behind it: informers feed a keyed work queue
- * ({@link WorkKey}) served by N workers, a key is never worked on twice at once, and each key is
- * worked on by {@link ClaimSync}, which calls the {@link Provisioner} where storage is made or
- * removed. Failures are retried per key with the {@link RetryPolicy}; final failures and exhausted
- * retries end with a Warning event. Every key is looked at again at each resync, and the
- * provisioner's {@link Provisioner#housekeeping} runs then.
+ * The claim loop, knowing nothing of the storage behind it: the informers' events become keys
+ * ({@link WorkKey}) of a {@link Loop}, the engine every loop runs on, and each key is worked on by
+ * {@link ClaimSync}, which calls the {@link Provisioner} where storage is made or removed. Failures
+ * are retried per key; final failures and exhausted retries end with a Warning event. Every key is
+ * looked at again at each resync, and the provisioner's {@link Provisioner#housekeeping} runs then.
  *
  * <p>Binding is not ours: the PV carries a claimRef and Kubernetes' binder binds the pair, then
  * marks the PV Released when the claim goes.
  */
-public final class ClaimController implements AutoCloseable {
+public final class ClaimController implements Engine.Part {
 
   private static final Logger LOG = LoggerFactory.getLogger(ClaimController.class);
 
@@ -41,15 +38,11 @@ public final class ClaimController implements AutoCloseable {
   private final Provisioner provisioner;
   private final EventRecorder events;
   private final RetryPolicy retry;
-  private final int workers;
   private final Duration resync;
-  // Claims take turns by namespace; PVs, which only admins make, share one line.
-  private final WorkQueue<WorkKey> queue =
-      new WorkQueue<>(k -> k instanceof WorkKey.Claim c ? c.namespace() : "");
-  private final Map<WorkKey, Integer> failures = new ConcurrentHashMap<>();
   private final ProvisionMetrics metrics;
   private final ClaimSync sync;
   private final ScheduledExecutorService notices;
+  private final Loop<WorkKey> loop;
 
   /**
    * UIDs of claims gone before their PV existed, by claim. Handed to the provisioner under the
@@ -57,13 +50,7 @@ public final class ClaimController implements AutoCloseable {
    */
   private final Map<WorkKey.Claim, Set<String>> abandoned = new ConcurrentHashMap<>();
 
-  private final List<Thread> threads = new ArrayList<>();
-  private volatile BiConsumer<WorkKey, HasMetadata> processed = (k, o) -> {};
-  private ScheduledExecutorService sweeper;
   private volatile boolean running;
-
-  // Whether this replica acts: only the leader does; a standby keeps its caches warm.
-  private volatile boolean active = true;
 
   /**
    * @param cache the informers' view, shared with the provisioner; started here
@@ -83,7 +70,6 @@ public final class ClaimController implements AutoCloseable {
     this.provisioner = provisioner;
     this.events = events;
     this.retry = retry;
-    this.workers = workers;
     this.resync = resync;
     this.metrics = new ProvisionMetrics(registry);
     this.notices =
@@ -94,10 +80,25 @@ public final class ClaimController implements AutoCloseable {
               return t;
             });
     this.sync = new ClaimSync(client, cache, provisioner, events, metrics, notices);
-    metrics.queue(queue::size);
+    // Claims take turns by namespace; PVs, which only admins make, share one line.
+    this.loop =
+        new Loop<>(
+            "claims",
+            workers,
+            retry,
+            k -> k instanceof WorkKey.Claim c ? c.namespace() : "",
+            new Claims(),
+            new LoopMetrics(registry));
+    metrics.queue(loop::size);
+  }
+
+  @Override
+  public Loop<WorkKey> loop() {
+    return loop;
   }
 
   /** Starts the informers and the workers. */
+  @Override
   public void start() {
     running = true;
     cache.start(
@@ -110,18 +111,8 @@ public final class ClaimController implements AutoCloseable {
               sync.forget(pv);
               provisioner.forget(pv);
             }));
-    for (int i = 0; i < workers; i++) {
-      startWorker(i);
-    }
-    sweeper =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "housekeeping");
-              t.setDaemon(true);
-              return t;
-            });
-    sweeper.execute(this::housekeepingLoop);
-    LOG.info("controller started: provisioner {}, {} workers", provisioner.name(), workers);
+    loop.start();
+    LOG.info("controller started: provisioner {}, {}", provisioner.name(), loop.workersAlive());
   }
 
   /**
@@ -130,10 +121,10 @@ public final class ClaimController implements AutoCloseable {
    * on and keys wait in the queue, so a standby is ready the moment it leads. Before {@link
    * #start}: start as a standby.
    */
+  @Override
   public void pause() {
-    if (active) {
-      active = false;
-      queue.paused(true);
+    if (loop.active()) {
+      loop.pause();
       LOG.info("standing by: no claim or volume is worked on until this replica leads");
     }
   }
@@ -143,29 +134,15 @@ public final class ClaimController implements AutoCloseable {
    * housekeeping runs, since what the last leader left half-done is known only to the cluster and
    * the storage.
    */
+  @Override
   public void resume() {
-    active = true;
     LOG.info("leading: resyncing every claim and volume");
-    cache
-        .claims()
-        .forEach(
-            c ->
-                queue.add(
-                    new WorkKey.Claim(c.getMetadata().getNamespace(), c.getMetadata().getName())));
-    cache.volumes().forEach(pv -> queue.add(new WorkKey.Volume(pv.getMetadata().getName())));
-    queue.paused(false);
-    if (sweeper != null) {
-      try {
-        sweeper.execute(this::housekeeping);
-      } catch (RejectedExecutionException closing) {
-        // close() stopped the sweeper
-      }
-    }
+    loop.resume();
   }
 
   /** Whether this replica acts (it leads, or no election runs). */
   public boolean active() {
-    return active;
+    return loop.active();
   }
 
   /** Whether the informers have listed everything once: the readiness of the controller. */
@@ -178,17 +155,17 @@ public final class ClaimController implements AutoCloseable {
    * once the work is done: what tests wait for instead of sleeping.
    */
   void onProcessed(BiConsumer<WorkKey, HasMetadata> listener) {
-    this.processed = listener;
+    loop.onProcessed(listener);
   }
 
   /** Whether {@code key} waits in the queue (a standby holds what arrives). */
   boolean waiting(WorkKey key) {
-    return queue.waiting(key);
+    return loop.waiting(key);
   }
 
   /** Whether {@code key} comes back after a delay (a retry, work in background). */
   boolean scheduled(WorkKey key) {
-    return queue.scheduled(key);
+    return loop.scheduled(key);
   }
 
   private <T extends HasMetadata> ResourceEventHandler<T> handler(
@@ -196,17 +173,17 @@ public final class ClaimController implements AutoCloseable {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(T obj) {
-        queue.add(key.apply(obj));
+        loop.add(key.apply(obj));
       }
 
       @Override
       public void onUpdate(T oldObj, T newObj) {
-        queue.add(key.apply(newObj));
+        loop.add(key.apply(newObj));
       }
 
       @Override
       public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-        failures.remove(key.apply(obj));
+        loop.forget(key.apply(obj));
         gone.accept(obj);
       }
     };
@@ -225,19 +202,7 @@ public final class ClaimController implements AutoCloseable {
 
   private void abandon(Provisioner.Abandoned a) {
     abandoned.computeIfAbsent(a.claim(), k -> ConcurrentHashMap.newKeySet()).add(a.claimUid());
-    queue.add(a.claim());
-  }
-
-  private void startWorker(int slot) {
-    Thread t = new Thread(() -> work(slot), "provision-worker-" + slot);
-    synchronized (threads) {
-      if (slot < threads.size()) {
-        threads.set(slot, t);
-      } else {
-        threads.add(t);
-      }
-    }
-    t.start();
+    loop.add(a.claim());
   }
 
   /**
@@ -245,65 +210,28 @@ public final class ClaimController implements AutoCloseable {
    * replaced at once, so fewer than all means that could not be done.
    */
   public String workersAlive() {
-    long alive;
-    synchronized (threads) {
-      alive = threads.stream().filter(Thread::isAlive).count();
-    }
-    return alive + " of " + workers + " workers alive (" + metrics.workersReplaced() + " replaced)";
+    return loop.workersAlive();
   }
 
   /** Whether every worker is alive (always, between {@link #start} and {@link #close}). */
   public boolean workersHealthy() {
-    synchronized (threads) {
-      return !running || threads.stream().allMatch(Thread::isAlive);
-    }
+    return loop.healthy();
   }
 
-  private void work(int slot) {
-    try {
-      while (running) {
-        WorkKey key;
-        try {
-          key = queue.take();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-        if (key == null) {
-          return; // shut down
-        }
-        HasMetadata about = null;
-        // Every log line of this key says which claim or PV (and, once known, volume) it is on.
-        MDC.put(key instanceof WorkKey.Claim ? "claim" : "pv", key.toString());
-        try {
-          about = process(key);
-        } finally {
-          MDC.clear();
-          queue.done(key);
-          processed.accept(key, about);
-        }
-      }
-    } catch (OutOfMemoryError e) {
-      throw e; // the process' to handle (the images exit on it): no worker to replace
-    } catch (Throwable e) {
-      // process() keeps a key's failures to the key; what escapes it (a listener, the queue, an
-      // Error while an event was told) must not leave the cluster with one worker fewer.
-      if (running) {
-        LOG.error("worker {} died ({}); starting another", slot, e.toString());
-        metrics.workerReplaced();
-        startWorker(slot);
-      }
-    }
-  }
+  /** What the claim loop does with a key; the engine does the rest. */
+  private final class Claims implements LoopWork<WorkKey> {
 
-  /** Works on one key; returns the object it looked at (null when it is gone). */
-  private HasMetadata process(WorkKey key) {
-    HasMetadata about = null;
-    try {
-      boolean again = false;
+    @Override
+    public HasMetadata lookUp(WorkKey key) {
+      return key instanceof WorkKey.Claim c
+          ? cache.claim(c.namespace(), c.name())
+          : cache.volume(((WorkKey.Volume) key).name());
+    }
+
+    @Override
+    public Optional<Duration> work(WorkKey key, HasMetadata about) {
       if (key instanceof WorkKey.Claim c) {
-        PersistentVolumeClaim claim = cache.claim(c.namespace(), c.name());
-        about = claim;
+        PersistentVolumeClaim claim = (PersistentVolumeClaim) about;
         Set<String> gone = abandoned.get(c);
         if (gone != null) {
           for (String uid : List.copyOf(gone)) {
@@ -314,124 +242,72 @@ public final class ClaimController implements AutoCloseable {
           }
           abandoned.remove(c, Set.of());
         }
-        again = claim != null && sync.claim(claim);
-      } else if (key instanceof WorkKey.Volume v) {
-        PersistentVolume pv = cache.volume(v.name());
-        about = pv;
-        if (pv != null) {
-          sync.volume(pv);
+        return claim != null && sync.claim(claim) ? Optional.of(retry.delay(1)) : Optional.empty();
+      }
+      if (about != null) {
+        sync.volume((PersistentVolume) about);
+      }
+      return Optional.empty();
+    }
+
+    @Override
+    public String failureReason(WorkKey key) {
+      return key instanceof WorkKey.Claim
+          ? EventRecorder.PROVISIONING_FAILED
+          : EventRecorder.VOLUME_FAILED_DELETE;
+    }
+
+    @Override
+    public boolean keepsTrying(WorkKey key) {
+      // Nothing would bring leftovers back once given up (their claim is gone).
+      Set<String> leftovers = key instanceof WorkKey.Claim c ? abandoned.get(c) : null;
+      return leftovers != null && !leftovers.isEmpty();
+    }
+
+    @Override
+    public boolean tell(WorkKey key, HasMetadata about, KeyFailure f) {
+      metrics.failed(key instanceof WorkKey.Claim ? "claim" : "volume", f.gaveUp());
+      return about == null || events.warning(about, f.reason(), f.note());
+    }
+
+    @Override
+    public Stream<WorkKey> everything() {
+      return Stream.concat(
+          cache.claims().stream()
+              .map(
+                  c ->
+                      new WorkKey.Claim(c.getMetadata().getNamespace(), c.getMetadata().getName())),
+          cache.volumes().stream().map(pv -> new WorkKey.Volume(pv.getMetadata().getName())));
+    }
+
+    @Override
+    public Duration housekeeping(boolean leading) {
+      if (!synced()) {
+        return Duration.ofMillis(100);
+      }
+      if (leading) {
+        try {
+          provisioner.housekeeping().forEach(ClaimController.this::abandon);
+        } catch (RuntimeException e) {
+          // The storage is down: the next resync asks again.
+          LOG.info("housekeeping failed: {}", e.getMessage());
         }
       }
-      failures.remove(key);
-      if (again) {
-        queue.addAfter(key, retry.delay(1));
-      }
-    } catch (ProvisioningException e) {
-      failed(key, about, e.getMessage(), e.isFinal(), e.reason());
-    } catch (RuntimeException e) {
-      LOG.debug("{} failed", key, e);
-      failed(key, about, e.toString(), false, null);
-    } catch (OutOfMemoryError e) {
-      throw e; // the process' to handle (the images exit on it), not one key's
-    } catch (Error e) {
-      // One hostile object (a StackOverflowError in a parser, a class that fails to link for one
-      // code path) fails its own key, retried with backoff, and no other: the worker goes on. Its
-      // stack is not logged, so that each such object costs one line.
-      LOG.warn("{}: {} while working on it", key, e.toString());
-      failed(key, about, "internal error: " + e, false, null);
+      return resync;
     }
-    return about;
-  }
 
-  /** Runs {@link #housekeeping} once the caches are synced, then at every resync. */
-  private void housekeepingLoop() {
-    if (!running) {
-      return;
+    @Override
+    public String logLabel(WorkKey key) {
+      return key instanceof WorkKey.Claim ? "claim" : "pv";
     }
-    boolean ready = synced();
-    if (ready && active) {
-      housekeeping();
-    }
-    try {
-      sweeper.schedule(
-          this::housekeepingLoop,
-          ready ? Math.max(1, resync.toMillis()) : 100,
-          TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException closing) {
-      // close() stopped the sweeper
-    }
-  }
-
-  private void housekeeping() {
-    try {
-      provisioner.housekeeping().forEach(this::abandon);
-    } catch (RuntimeException e) {
-      // The storage is down: the next resync asks again.
-      LOG.info("housekeeping failed: {}", e.getMessage());
-    }
-  }
-
-  /**
-   * Counts a failure of the key, tells the object why ({@code reason}, or by default what the key
-   * was being worked on for), and retries with backoff or gives up.
-   */
-  private void failed(
-      WorkKey key, HasMetadata about, String message, boolean isFinal, String reason) {
-    boolean claim = key instanceof WorkKey.Claim;
-    if (reason == null) {
-      reason = claim ? EventRecorder.PROVISIONING_FAILED : EventRecorder.VOLUME_FAILED_DELETE;
-    }
-    int n = failures.merge(key, 1, Integer::sum);
-    // Nothing would bring leftovers back once given up (their claim is gone): a leaked volume is
-    // worse than a retry every few minutes, so a key with some never gives up.
-    Set<String> leftovers = claim ? abandoned.get((WorkKey.Claim) key) : null;
-    boolean sweeping = leftovers != null && !leftovers.isEmpty();
-    boolean giveUp = !sweeping && (isFinal || retry.exhausted(n));
-    metrics.failed(claim ? "claim" : "volume", giveUp);
-    if (giveUp) {
-      failures.remove(key);
-      String note =
-          isFinal
-              ? message
-              : message
-                  + " (gave up after "
-                  + n
-                  + " attempts; will try again at the next change or resync)";
-      // A refusal told already (the same at every resync) is logged quietly, as it is not told
-      // again: a tenant's thousand refused claims do not flood the log either.
-      boolean told = about == null || events.warning(about, reason, note);
-      LOG.atLevel(told ? org.slf4j.event.Level.WARN : org.slf4j.event.Level.DEBUG)
-          .log("{}: {}", key, note);
-      return;
-    }
-    Duration delay = retry.delay(n);
-    boolean told = about == null || events.warning(about, reason, message);
-    LOG.atLevel(told ? org.slf4j.event.Level.INFO : org.slf4j.event.Level.DEBUG)
-        .log("{}: {}; attempt {} failed, retrying in {}s", key, message, n, delay.toSeconds());
-    queue.addAfter(key, delay);
   }
 
   /** Stops the informers and waits for the workers to finish their current key. */
   @Override
   public void close() {
     running = false;
-    if (sweeper != null) {
-      sweeper.shutdownNow();
-    }
-    queue.shutDown();
+    loop.close();
     notices.shutdownNow();
     cache.close();
-    List<Thread> all;
-    synchronized (threads) {
-      all = List.copyOf(threads);
-    }
-    for (Thread t : all) {
-      try {
-        t.join(TimeUnit.SECONDS.toMillis(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
   }
 }

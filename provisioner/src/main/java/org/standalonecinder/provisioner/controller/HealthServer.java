@@ -8,7 +8,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
- * {@code /healthz} (the process serves, and every worker of the claim loop is alive: 503 saying how
+ * {@code /healthz} (the process serves, and every worker of every loop is alive: 503 saying how
  * many are when not, so that the kubelet restarts a provisioner that can no longer provision) and
  * {@code /readyz} (the controller's caches are synced), for the kubelet's probes, and {@code
  * /metrics} (Prometheus) when given. The checks only read flags, so they are safe on the event

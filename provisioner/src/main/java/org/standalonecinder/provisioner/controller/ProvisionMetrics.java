@@ -15,14 +15,9 @@ import java.util.concurrent.TimeUnit;
 final class ProvisionMetrics {
 
   private final MeterRegistry registry;
-  private final Counter workersReplaced;
 
   ProvisionMetrics(MeterRegistry registry) {
     this.registry = registry;
-    this.workersReplaced =
-        Counter.builder("standalone_cinder_workers_replaced")
-            .description("workers that died and were replaced (should stay 0)")
-            .register(registry);
     // Every series at 0 from the start: a rate over the first failure is then a rate (not a
     // series that appears from nothing), and dashboards and alerts find each name at once.
     for (String what : new String[] {"claim", "volume"}) {
@@ -66,15 +61,6 @@ final class ProvisionMetrics {
    */
   void failed(String what, boolean gaveUp) {
     failures(what, gaveUp).increment();
-  }
-
-  /** A worker died and another took its place. */
-  void workerReplaced() {
-    workersReplaced.increment();
-  }
-
-  long workersReplaced() {
-    return (long) workersReplaced.count();
   }
 
   void provisioned(String kind, String result, long nanos) {

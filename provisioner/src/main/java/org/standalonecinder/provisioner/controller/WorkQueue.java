@@ -6,8 +6,9 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,8 +17,8 @@ import java.util.function.Function;
 /**
  * A keyed work queue as in client-go: a key waits in the queue at most once, a key being worked on
  * is never handed to a second worker, and a key added while it is being worked on is queued again
- * when the worker is done. Delayed adds serve backoff. A paused queue keeps taking keys but hands
- * none out, so a standby holds everything that arrived until it leads.
+ * when the worker is done. Delayed adds serve backoff, one pending per key. A paused queue keeps
+ * taking keys but hands none out, so a standby holds everything that arrived until it leads.
  *
  * <p>Unlike client-go's, it is fair between owners: keys wait in one line per bucket (for claims,
  * their namespace) and the lines take turns, so the thousands of claims one tenant can make delay
@@ -34,16 +35,25 @@ public final class WorkQueue<K> {
   private final Set<K> queued = new HashSet<>();
   private final Set<K> processing = new HashSet<>();
   private final Set<K> dirty = new HashSet<>();
-  private final ScheduledExecutorService timer =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "workqueue-delay");
-            t.setDaemon(true);
-            return t;
-          });
-  private final java.util.Map<K, Integer> delayed = new java.util.concurrent.ConcurrentHashMap<>();
+  private final ScheduledThreadPoolExecutor timer = delayTimer();
+  // Under the lock: each key's one pending delayed add.
+  private final Map<K, Pending> delayed = new HashMap<>();
   private boolean paused;
   private boolean shutDown;
+
+  private static ScheduledThreadPoolExecutor delayTimer() {
+    ScheduledThreadPoolExecutor t =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread th = new Thread(r, "workqueue-delay");
+              th.setDaemon(true);
+              return th;
+            });
+    // A delayed add replaced by an earlier one leaves the timer's queue at once, not when due.
+    t.setRemoveOnCancelPolicy(true);
+    return t;
+  }
 
   /**
    * @param bucketOf the owner whose keys share one line (all in one when constant)
@@ -52,9 +62,20 @@ public final class WorkQueue<K> {
     this.bucketOf = bucketOf;
   }
 
+  // Under the lock; before any of the queue's state changes, so a line that cannot be told
+  // leaves nothing half done.
+  private String lineOf(K key) {
+    try {
+      return bucketOf.apply(key);
+    } catch (OutOfMemoryError e) {
+      throw e;
+    } catch (Throwable unreadable) {
+      return "";
+    }
+  }
+
   // Under the lock.
-  private void enqueue(K key) {
-    String bucket = bucketOf.apply(key);
+  private void enqueue(K key, String bucket) {
     ArrayDeque<K> line = lines.get(bucket);
     if (line == null) {
       line = new ArrayDeque<>();
@@ -88,33 +109,81 @@ public final class WorkQueue<K> {
         dirty.add(key);
         return;
       }
-      if (queued.add(key)) {
-        enqueue(key);
+      if (!queued.contains(key)) {
+        String bucket = lineOf(key);
+        queued.add(key);
+        enqueue(key, bucket);
       }
     } finally {
       lock.unlock();
     }
   }
 
+  /**
+   * Adds {@code key} after {@code delay}. A key has at most one delayed add pending, the earliest
+   * asked for: a later one is dropped, an earlier one replaces it. So a key costs one timer however
+   * often it fails or is looked at again, and a hostile object's retries do not pile up.
+   */
   public void addAfter(K key, Duration delay) {
-    delayed.merge(key, 1, Integer::sum);
+    long at = System.nanoTime() + delay.toNanos();
+    lock.lock();
     try {
-      timer.schedule(
-          () -> {
-            delayed.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
-            add(key);
-          },
-          delay.toMillis(),
-          TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+      if (shutDown) {
+        return;
+      }
+      Pending pending = delayed.get(key);
+      if (pending != null) {
+        if (pending.at - at <= 0) {
+          return;
+        }
+        pending.timer.cancel(false);
+      }
+      Pending mine = new Pending(at);
+      mine.timer =
+          this.timer.schedule(() -> fire(key, mine), delay.toMillis(), TimeUnit.MILLISECONDS);
+      delayed.put(key, mine);
+    } catch (RejectedExecutionException shuttingDown) {
       // the queue is shut down: nothing is worked on any more
-      delayed.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void fire(K key, Pending mine) {
+    lock.lock();
+    try {
+      if (!delayed.remove(key, mine)) {
+        return; // replaced by an earlier one, which has fired or will
+      }
+    } finally {
+      lock.unlock();
+    }
+    add(key);
+  }
+
+  /** A delayed add: when it is due, and its timer (set under the lock right after scheduling). */
+  private static final class Pending {
+    final long at;
+    ScheduledFuture<?> timer;
+
+    Pending(long at) {
+      this.at = at;
     }
   }
 
   /** Whether {@code key} is to be added again after a delay (backoff, work in background). */
   public boolean scheduled(K key) {
-    return delayed.containsKey(key);
+    lock.lock();
+    try {
+      return delayed.containsKey(key);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How many timers wait to add a key: at most one a key. */
+  public int pending() {
+    return timer.getQueue().size();
   }
 
   /**
@@ -143,8 +212,10 @@ public final class WorkQueue<K> {
     lock.lock();
     try {
       processing.remove(key);
-      if (dirty.remove(key) && queued.add(key)) {
-        enqueue(key);
+      if (dirty.remove(key) && !queued.contains(key)) {
+        String bucket = lineOf(key);
+        queued.add(key);
+        enqueue(key, bucket);
       }
     } finally {
       lock.unlock();

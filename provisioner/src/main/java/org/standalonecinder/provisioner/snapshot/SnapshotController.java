@@ -1,37 +1,32 @@
 package org.standalonecinder.provisioner.snapshot;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.Engine;
 import org.standalonecinder.provisioner.controller.EventRecorder;
-import org.standalonecinder.provisioner.controller.ProvisioningException;
+import org.standalonecinder.provisioner.controller.KeyFailure;
+import org.standalonecinder.provisioner.controller.Loop;
+import org.standalonecinder.provisioner.controller.LoopMetrics;
+import org.standalonecinder.provisioner.controller.LoopWork;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
-import org.standalonecinder.provisioner.controller.WorkQueue;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
- * The snapshot loop: the snapshot informers ({@link SnapshotCache}) feed a keyed, per-namespace
- * fair queue served by a few workers, which make the contents of dynamic snapshots of this
+ * The snapshot loop: the snapshot informers ({@link SnapshotCache}) feed keys to a {@link Loop},
+ * the engine every loop runs on, whose workers make the contents of dynamic snapshots of this
  * provisioner's claims ({@link SnapshotSync}) and serve the contents of its driver ({@link
  * ContentSync}). Failures are retried with the {@link RetryPolicy} and told as events on the
  * content and on its VolumeSnapshot. At each resync the sweep deletes Cinder snapshots taken for a
@@ -40,7 +35,7 @@ import org.standalonecinder.provisioner.provision.ProvisionerSettings;
  * <p>It runs only where the cluster serves {@code snapshot.storage.k8s.io/v1}; until then it looks
  * again every minute. Like the claim loop, only the leader acts.
  */
-public final class SnapshotController implements AutoCloseable {
+public final class SnapshotController implements Engine.Part {
 
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotController.class);
 
@@ -48,9 +43,6 @@ public final class SnapshotController implements AutoCloseable {
   static final String CREATION_FAILED = "SnapshotCreationFailed";
   static final String DELETE_FAILED = "SnapshotDeleteError";
   static final String CONTENT_FAILED = "SnapshotContentCreationFailed";
-
-  /** How soon an object that changed under a write is looked at again. */
-  private static final Duration CONFLICT_DELAY = Duration.ofMillis(100);
 
   /**
    * How long the loop waits for Cinder.
@@ -66,20 +58,12 @@ public final class SnapshotController implements AutoCloseable {
   }
 
   private final EventRecorder events;
-  private final RetryPolicy retry;
-  private final int workers;
   private final Duration resync;
   private final SnapshotCache cache;
   private final ContentSync contents;
   private final SnapshotSync snapshots;
   private final SnapshotMetrics metrics;
-  private final WorkQueue<SnapshotKey> queue =
-      new WorkQueue<>(k -> k instanceof SnapshotKey.Of o ? o.namespace() : "");
-  private final Map<SnapshotKey, Integer> failures = new ConcurrentHashMap<>();
-  private final List<Thread> threads = new ArrayList<>();
-  private ScheduledExecutorService sweeper;
-  private volatile boolean running;
-  private volatile boolean active = true;
+  private final Loop<SnapshotKey> loop;
 
   /**
    * @param cluster the claim loop's view of claims and PVs (started by the claim loop)
@@ -99,12 +83,15 @@ public final class SnapshotController implements AutoCloseable {
       Clock clock,
       io.micrometer.core.instrument.MeterRegistry registry) {
     this.events = events;
-    this.retry = retry;
-    this.workers = workers;
     this.resync = resync;
     this.cache = new SnapshotCache(client, resync);
     this.metrics = new SnapshotMetrics(registry);
-    metrics.queue(queue::size);
+    // A snapshot and its content take turns with the other namespaces' by the namespace of the
+    // snapshot (its claim's): one tenant's hundred backups delay another's snapshot by one key.
+    this.loop =
+        new Loop<>(
+            "snapshots", workers, retry, this::lineOf, new Snapshots(), new LoopMetrics(registry));
+    metrics.queue(loop::size);
     ContentWrites writes = new ContentWrites(client);
     this.contents =
         new ContentSync(
@@ -132,7 +119,7 @@ public final class SnapshotController implements AutoCloseable {
           public void onAdd(PersistentVolumeClaim c) {
             cache
                 .unboundSnapshotsOf(c.getMetadata().getNamespace(), c.getMetadata().getName())
-                .forEach(queue::add);
+                .forEach(loop::add);
           }
 
           @Override
@@ -145,40 +132,27 @@ public final class SnapshotController implements AutoCloseable {
         });
   }
 
-  /** Starts the workers and, once the cluster serves the snapshot API, the informers. */
-  public void start() {
-    running = true;
-    queue.paused(!active);
-    for (int i = 0; i < workers; i++) {
-      Thread t = new Thread(this::work, "snapshot-worker-" + i);
-      t.setDaemon(true);
-      threads.add(t);
-      t.start();
+  private String lineOf(SnapshotKey key) {
+    if (key instanceof SnapshotKey.Of o) {
+      return o.namespace();
     }
-    sweeper =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "snapshot-housekeeping");
-              t.setDaemon(true);
-              return t;
-            });
-    sweeper.execute(this::housekeepingLoop);
-  }
-
-  /** Stops acting (a standby); the informers go on. */
-  public void pause() {
-    active = false;
-    queue.paused(true);
-  }
-
-  /** Acts again, looking at every snapshot and content afresh. */
-  public void resume() {
-    active = true;
     try {
-      cache.keys().forEach(queue::add);
-    } finally {
-      queue.paused(false);
+      GenericKubernetesResource content = cache.content(((SnapshotKey.ContentOf) key).name());
+      String ns = content == null ? null : Content.of(content).snapshotNamespace();
+      return ns == null ? "" : ns;
+    } catch (RuntimeException unreadable) {
+      // Its work says what is wrong with it; in the queue it waits in the common line.
+      return "";
     }
+  }
+
+  /**
+   * The loop: its start starts the workers and, once the cluster serves the snapshot API, the
+   * informers (its housekeeping looks); paused, the informers go on.
+   */
+  @Override
+  public Loop<SnapshotKey> loop() {
+    return loop;
   }
 
   /** Whether the snapshot API was found and its informers have listed everything once. */
@@ -186,114 +160,77 @@ public final class SnapshotController implements AutoCloseable {
     return cache.synced();
   }
 
-  private void work() {
-    while (running) {
-      SnapshotKey key;
-      try {
-        key = queue.take();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-      if (key == null) {
-        return;
-      }
-      MDC.put(key instanceof SnapshotKey.Of ? "volumesnapshot" : "content", key.toString());
-      try {
-        process(key);
-      } finally {
-        MDC.clear();
-        queue.done(key);
-      }
-    }
-  }
-
   /**
    * Tells {@code listener} of every key worked on, once the work (and what it told) is done: what
    * tests wait for instead of sleeping.
    */
   void onProcessed(java.util.function.Consumer<SnapshotKey> listener) {
-    this.processed = listener;
+    loop.onProcessed((k, o) -> listener.accept(k));
   }
 
-  private volatile java.util.function.Consumer<SnapshotKey> processed = key -> {};
+  /** What the snapshot loop does with a key; the engine does the rest. */
+  private final class Snapshots implements LoopWork<SnapshotKey> {
 
-  private void process(SnapshotKey key) {
-    try {
-      work(key);
-    } finally {
-      processed.accept(key);
+    @Override
+    public HasMetadata lookUp(SnapshotKey key) {
+      // The cached copy, even just after this loop wrote the content: every step is looked up
+      // before it is done (the Cinder snapshot by name and metadata), and every write carries the
+      // resourceVersion read, so a copy the cache has not caught up with meets a 409 and is looked
+      // at again (the engine does) instead of costing a GET per content at every event and resync.
+      return key instanceof SnapshotKey.ContentOf c
+          ? cache.content(c.name())
+          : cache.snapshot(((SnapshotKey.Of) key).namespace(), ((SnapshotKey.Of) key).name());
     }
-  }
 
-  private void work(SnapshotKey key) {
-    GenericKubernetesResource about = null;
-    try {
-      Optional<Duration> again = Optional.empty();
-      if (key instanceof SnapshotKey.ContentOf c) {
-        // The cached copy, even just after this loop wrote the content: every step is looked up
-        // before it is done (the Cinder snapshot by name and metadata), and every write carries
-        // the resourceVersion read, so a copy the cache has not caught up with meets a 409 and is
-        // looked at again (below) instead of costing a GET per content at every event and resync.
-        about = cache.content(c.name());
-        if (about != null && contents.ours(about)) {
-          again = contents.sync(about);
-        }
-      } else if (key instanceof SnapshotKey.Of s) {
-        about = cache.snapshot(s.namespace(), s.name());
-        if (about != null) {
-          snapshots.sync(VolumeSnapshot.of(about));
-        }
+    @Override
+    public Optional<Duration> work(SnapshotKey key, HasMetadata object) {
+      GenericKubernetesResource about = (GenericKubernetesResource) object;
+      if (about == null) {
+        return Optional.empty();
       }
-      failures.remove(key);
-      again.ifPresent(d -> queue.addAfter(key, d));
-    } catch (ProvisioningException e) {
-      failed(key, about, e.getMessage(), e.isFinal(), e.reason());
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 409) {
-        // Changed since it was read (the snapshot-controller adds its finalizer as the content
-        // is first served): read again at once, no failure.
-        LOG.debug("{}: changed meanwhile, looking again", key);
-        queue.addAfter(key, CONFLICT_DELAY);
-      } else {
-        LOG.debug("{} failed", key, e);
-        failed(key, about, e.toString(), false, null);
+      if (key instanceof SnapshotKey.ContentOf) {
+        return contents.ours(about) ? contents.sync(about) : Optional.empty();
       }
-    } catch (RuntimeException e) {
-      LOG.debug("{} failed", key, e);
-      failed(key, about, e.toString(), false, null);
-    } catch (OutOfMemoryError e) {
-      throw e;
-    } catch (Error e) {
-      // One hostile object fails its own key, and no other: the worker goes on.
-      LOG.warn("{}: {} while working on it", key, e.toString());
-      failed(key, about, "internal error: " + e, false, null);
+      snapshots.sync(VolumeSnapshot.of(about));
+      return Optional.empty();
     }
-  }
 
-  private void failed(
-      SnapshotKey key,
-      GenericKubernetesResource about,
-      String message,
-      boolean isFinal,
-      String reason) {
-    boolean content = key instanceof SnapshotKey.ContentOf;
-    if (content && about != null) {
-      metrics.failed(contents.operation(Content.of(about)), isFinal);
+    @Override
+    public String failureReason(SnapshotKey key) {
+      return key instanceof SnapshotKey.ContentOf ? CREATION_FAILED : CONTENT_FAILED;
     }
-    if (reason == null) {
-      reason = content ? CREATION_FAILED : CONTENT_FAILED;
+
+    @Override
+    public boolean tell(SnapshotKey key, HasMetadata object, KeyFailure f) {
+      GenericKubernetesResource about = (GenericKubernetesResource) object;
+      boolean content = key instanceof SnapshotKey.ContentOf;
+      if (content && about != null) {
+        metrics.failed(contents.operation(Content.of(about)), f.isFinal());
+      }
+      return about != null && SnapshotController.this.tell(about, content, f.reason(), f.note());
     }
-    int n = failures.merge(key, 1, Integer::sum);
-    boolean giveUp = isFinal || retry.exhausted(n);
-    String note = giveUp && !isFinal ? message + " (gave up after " + n + " attempts)" : message;
-    boolean told = about != null && tell(about, content, reason, note);
-    LOG.atLevel(told ? org.slf4j.event.Level.WARN : org.slf4j.event.Level.DEBUG)
-        .log("{}: {}", key, note);
-    if (giveUp) {
-      failures.remove(key);
-    } else {
-      queue.addAfter(key, retry.delay(n));
+
+    @Override
+    public Stream<SnapshotKey> everything() {
+      return cache.keys().stream();
+    }
+
+    @Override
+    public Duration housekeeping(boolean leading) {
+      try {
+        cache.startIfServed(loop::add, loop::forget);
+        if (leading && cache.synced()) {
+          contents.sweep();
+        }
+      } catch (RuntimeException e) {
+        LOG.info("snapshot housekeeping failed: {}", e.getMessage());
+      }
+      return cache.started() ? resync : cache.checkEvery();
+    }
+
+    @Override
+    public String logLabel(SnapshotKey key) {
+      return key instanceof SnapshotKey.Of ? "volumesnapshot" : "content";
     }
   }
 
@@ -320,32 +257,6 @@ public final class SnapshotController implements AutoCloseable {
     return told;
   }
 
-  private void housekeepingLoop() {
-    if (!running) {
-      return;
-    }
-    try {
-      cache.startIfServed(
-          queue::add,
-          key -> {
-            failures.remove(key);
-          });
-      if (active && cache.synced()) {
-        contents.sweep();
-      }
-    } catch (RuntimeException e) {
-      LOG.info("snapshot housekeeping failed: {}", e.getMessage());
-    }
-    try {
-      sweeper.schedule(
-          this::housekeepingLoop,
-          Math.max(1, cache.started() ? resync.toMillis() : cache.checkEvery().toMillis()),
-          TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException closing) {
-      // close() stopped the sweeper
-    }
-  }
-
   /** One sweep now (what the resync does): for tests. */
   void sweep() {
     contents.sweep();
@@ -353,19 +264,7 @@ public final class SnapshotController implements AutoCloseable {
 
   @Override
   public void close() {
-    running = false;
-    if (sweeper != null) {
-      sweeper.shutdownNow();
-    }
-    queue.shutDown();
+    loop.close();
     cache.close();
-    for (Thread t : threads) {
-      try {
-        t.join(TimeUnit.SECONDS.toMillis(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
   }
 }

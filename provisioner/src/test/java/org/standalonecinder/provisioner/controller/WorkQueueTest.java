@@ -72,4 +72,35 @@ class WorkQueueTest {
     assertThat(queue.size()).isOne();
     assertThat(queue.take()).isEqualTo("a/1");
   }
+
+  static Stream<Arguments> delays() {
+    return Stream.of(
+        Arguments.of(
+            "a later delay is dropped for the earlier one pending", List.of(30L, 600_000L)),
+        Arguments.of("an earlier delay replaces the later one pending", List.of(600_000L, 30L)),
+        Arguments.of(
+            "a thousand retries of one key are one timer",
+            Stream.concat(Stream.generate(() -> 600_000L).limit(1000), Stream.of(30L)).toList()));
+  }
+
+  /**
+   * However often one key is added after a delay, one delayed add is pending, the earliest: the key
+   * comes when that is due, once, and nothing stays pending after it.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("delays")
+  @org.junit.jupiter.api.Timeout(30)
+  void aKeyHasOneDelayedAddPendingTheEarliest(String name, List<Long> delaysMillis)
+      throws InterruptedException {
+    delaysMillis.forEach(d -> queue.addAfter("a/1", java.time.Duration.ofMillis(d)));
+    assertThat(queue.pending()).as("timers pending").isOne();
+    long t0 = System.nanoTime();
+    String key = queue.take();
+    assertThat(key).isEqualTo("a/1");
+    assertThat((System.nanoTime() - t0) / 1_000_000).as("ms until it came").isLessThan(10_000);
+    queue.done(key);
+    assertThat(queue.scheduled("a/1")).as("still scheduled").isFalse();
+    assertThat(queue.pending()).isZero();
+    assertThat(queue.size()).isZero();
+  }
 }

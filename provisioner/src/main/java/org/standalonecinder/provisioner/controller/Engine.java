@@ -1,0 +1,99 @@
+package org.standalonecinder.provisioner.controller;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every loop of the provisioner, started, stopped and handed leadership together; what {@code
+ * /healthz} says of their workers, loop by loop.
+ */
+public final class Engine implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Engine.class);
+
+  /** A loop with what it owns besides its engine (its informers). */
+  public interface Part extends AutoCloseable {
+
+    /** The part's loop. */
+    Loop<?> loop();
+
+    /** Starts the part's informers and its loop. */
+    default void start() {
+      loop().start();
+    }
+
+    /** Stops acting: a standby. */
+    default void pause() {
+      loop().pause();
+    }
+
+    /** Acts again, looking at everything afresh. */
+    default void resume() {
+      loop().resume();
+    }
+
+    /** Stops the loop and its informers. */
+    @Override
+    default void close() {
+      loop().close();
+    }
+  }
+
+  private final List<Part> parts;
+
+  /**
+   * @param parts in the order they start (a later one may read an earlier one's caches); they stop
+   *     in the reverse order
+   */
+  public Engine(List<Part> parts) {
+    this.parts = List.copyOf(parts);
+  }
+
+  public void start() {
+    parts.forEach(Part::start);
+  }
+
+  /** Pauses every loop: one that fails to never keeps another acting. */
+  public void pause() {
+    each(parts, Part::pause, "pause");
+  }
+
+  /** Resumes every loop; one that fails to is logged, and never costs another its turn. */
+  public void resume() {
+    each(parts, Part::resume, "resume");
+  }
+
+  private static void each(List<Part> parts, java.util.function.Consumer<Part> step, String what) {
+    for (Part p : parts) {
+      try {
+        step.accept(p);
+      } catch (RuntimeException e) {
+        LOG.error("the {} loop did not {}: {}", p.loop().name(), what, e.toString());
+      }
+    }
+  }
+
+  /** Whether every worker of every loop is alive. */
+  public boolean healthy() {
+    return parts.stream().allMatch(p -> p.loop().healthy());
+  }
+
+  /** Each loop's workers, e.g. {@code claims: 4 of 4 workers alive (0 replaced), snapshots: …}. */
+  public String workersAlive() {
+    return parts.stream()
+        .map(p -> p.loop().name() + ": " + p.loop().workersAlive())
+        .collect(Collectors.joining(", "));
+  }
+
+  /** Pauses every loop, then closes them last first. */
+  @Override
+  public void close() {
+    pause();
+    List<Part> reversed = new ArrayList<>(parts);
+    java.util.Collections.reverse(reversed);
+    each(reversed, Part::close, "close");
+  }
+}
