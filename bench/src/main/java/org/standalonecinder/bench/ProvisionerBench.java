@@ -73,6 +73,14 @@ final class ProvisionerBench {
 
     String provisionerName();
 
+    /**
+     * Where the provisioner keeps its CHAP Secrets: on the real API server the run's own namespace
+     * (a fresh control plane has no {@code standalone-cinder}, and the Secrets go with the run).
+     */
+    default String secretNamespace() {
+      return "standalone-cinder";
+    }
+
     @Override
     void close();
   }
@@ -154,6 +162,11 @@ final class ProvisionerBench {
       }
 
       @Override
+      public String secretNamespace() {
+        return run;
+      }
+
+      @Override
       public void close() {
         // The claims go with the namespace; the PVs (the provisioner's and the baseline's) carry
         // the run's class.
@@ -193,6 +206,11 @@ final class ProvisionerBench {
   }
 
   static ProvisionerSettings settings(String provisionerName, String cluster) {
+    return settings(provisionerName, cluster, "standalone-cinder");
+  }
+
+  static ProvisionerSettings settings(
+      String provisionerName, String cluster, String secretNamespace) {
     return new ProvisionerSettings(
         provisionerName,
         cluster,
@@ -200,7 +218,7 @@ final class ProvisionerBench {
         "iqn.2026-11.org.standalonecinder:" + cluster,
         cluster,
         "127.0.0.1",
-        "standalone-cinder",
+        secretNamespace,
         false);
   }
 
@@ -369,7 +387,8 @@ final class ProvisionerBench {
           controller(
               client,
               cinder,
-              settings(target.provisionerName(), "bench-" + System.nanoTime()),
+              settings(
+                  target.provisionerName(), "bench-" + System.nanoTime(), target.secretNamespace()),
               workers);
       c.start();
       await("caches synced", c::synced, Duration.ofSeconds(30));
