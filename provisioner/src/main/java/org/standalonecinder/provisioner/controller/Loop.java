@@ -87,11 +87,6 @@ public final class Loop<K> {
     queue.add(key);
   }
 
-  /** Queues {@code key} after {@code delay}; an earlier pending one serves for both. */
-  public void addAfter(K key, Duration delay) {
-    queue.addAfter(key, delay);
-  }
-
   /** The key's object is gone: its failures are forgotten. */
   public void forget(K key) {
     failures.remove(key);

@@ -74,8 +74,13 @@ public final class WorkQueue<K> {
     }
   }
 
-  // Under the lock.
-  private void enqueue(K key, String bucket) {
+  // Under the lock: queues a key not waiting yet, in its owner's line.
+  private void enqueue(K key) {
+    if (queued.contains(key)) {
+      return;
+    }
+    String bucket = lineOf(key);
+    queued.add(key);
     ArrayDeque<K> line = lines.get(bucket);
     if (line == null) {
       line = new ArrayDeque<>();
@@ -109,11 +114,7 @@ public final class WorkQueue<K> {
         dirty.add(key);
         return;
       }
-      if (!queued.contains(key)) {
-        String bucket = lineOf(key);
-        queued.add(key);
-        enqueue(key, bucket);
-      }
+      enqueue(key);
     } finally {
       lock.unlock();
     }
@@ -212,10 +213,8 @@ public final class WorkQueue<K> {
     lock.lock();
     try {
       processing.remove(key);
-      if (dirty.remove(key) && !queued.contains(key)) {
-        String bucket = lineOf(key);
-        queued.add(key);
-        enqueue(key, bucket);
+      if (dirty.remove(key)) {
+        enqueue(key);
       }
     } finally {
       lock.unlock();

@@ -136,14 +136,10 @@ public final class SnapshotController implements Engine.Part {
     if (key instanceof SnapshotKey.Of o) {
       return o.namespace();
     }
-    try {
-      GenericKubernetesResource content = cache.content(((SnapshotKey.ContentOf) key).name());
-      String ns = content == null ? null : Content.of(content).snapshotNamespace();
-      return ns == null ? "" : ns;
-    } catch (RuntimeException unreadable) {
-      // Its work says what is wrong with it; in the queue it waits in the common line.
-      return "";
-    }
+    // A content that cannot be read waits in the common line (WorkQueue); its work says why.
+    GenericKubernetesResource content = cache.content(((SnapshotKey.ContentOf) key).name());
+    String ns = content == null ? null : Content.of(content).snapshotNamespace();
+    return ns == null ? "" : ns;
   }
 
   /**
