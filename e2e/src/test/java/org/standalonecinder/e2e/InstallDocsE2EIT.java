@@ -288,7 +288,7 @@ class InstallDocsE2EIT {
                   new String(
                       java.util.Base64.getDecoder().decode(secret.getData().get("cloud.conf")),
                       StandardCharsets.UTF_8))
-              .contains("[BlockStorage]\nrequest-timeout = 60");
+              .contains("[BlockStorage]\nrequest-timeout = 120");
           assertThat(
                   k.apps()
                       .deployments()

@@ -422,7 +422,7 @@ class ManifestsIT {
     set.put("cloudConfig.global.password", "p4ss #not a comment; nor this");
     set.put("cloudConfig.global.tenant-name", "kubernetes");
     set.put("cloudConfig.global.domain-name", "Default");
-    set.put("cloudConfig.blockStorage.request-timeout", "60");
+    set.put("cloudConfig.blockStorage.request-timeout", "90");
     JsonNode secret =
         objects(template(set, null)).stream()
             .filter(o -> key(o).equals("Secret standalone-cinder-cloud-config"))
@@ -438,7 +438,7 @@ class ManifestsIT {
     assertThat(password.password().reveal()).isEqualTo("p4ss #not a comment; nor this");
     assertThat(c.authUrl()).hasToString("https://keystone.example:5000/v3");
     assertThat(password.project().name()).isEqualTo("kubernetes");
-    assertThat(c.requestTimeout()).isEqualTo(java.time.Duration.ofSeconds(60));
+    assertThat(c.requestTimeout()).isEqualTo(java.time.Duration.ofSeconds(90));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -78,21 +78,25 @@ final class Errors {
           e);
     }
     return new CinderException.Unavailable(
-        what + ": no answer from Cinder: " + whyNoAnswer(root), 0, null, e);
+        what + ": no answer from Cinder: " + whyNoAnswer(e, root), 0, null, e);
   }
 
   /**
    * What went wrong, in words an admin can act on; the libraries' own texts (okio's "\n not found:
    * limit=0 content=…" for a connection closed mid-answer) say little.
    */
-  private static String whyNoAnswer(Throwable root) {
+  private static String whyNoAnswer(Throwable e, Throwable root) {
     String message = root.getMessage() == null ? "" : root.getMessage().strip();
     if (root instanceof java.net.ConnectException) {
       return "connection refused (is cinder-api running and is the endpoint right?)";
     }
-    if (root instanceof java.net.SocketTimeoutException
-        || (root instanceof java.io.InterruptedIOException && message.equals("timeout"))) {
-      return "timed out";
+    // Looked for along the whole chain: OkHttp's call timeout closes the socket under the read,
+    // so its InterruptedIOException("timeout") carries a "Socket closed" that is no closed
+    // connection of Cinder's.
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (isTimeout(t)) {
+        return "timed out";
+      }
     }
     if (root instanceof java.net.UnknownHostException) {
       return "unknown host " + message;
@@ -101,5 +105,11 @@ final class Errors {
       return "the connection was closed before the answer came";
     }
     return message.isEmpty() ? root.getClass().getSimpleName() : message;
+  }
+
+  private static boolean isTimeout(Throwable t) {
+    return t instanceof java.net.SocketTimeoutException
+        || (t instanceof java.io.InterruptedIOException
+            && "timeout".equals(t.getMessage() == null ? null : t.getMessage().strip()));
   }
 }

@@ -50,6 +50,11 @@ class ErrorsTest {
             CinderException.Unavailable.class,
             "create volume pvc-1: no answer from Cinder: timed out"),
         Arguments.of(
+            "OkHttp's call timeout, which closes the socket under the read",
+            new InterruptedIOException("timeout").initCause(new SocketException("Socket closed")),
+            CinderException.Unavailable.class,
+            "create volume pvc-1: no answer from Cinder: timed out"),
+        Arguments.of(
             "unknown host",
             new UnknownHostException("cinder.example"),
             CinderException.Unavailable.class,

@@ -412,9 +412,23 @@ class OpenStackCinderClientTest {
         r -> MockCloud.recorded("get-volume-available.json").setHeadersDelay(5, TimeUnit.SECONDS));
     long t0 = System.nanoTime();
     assertThatThrownBy(() -> client(noauth()).reserve(VOLUME))
-        .isInstanceOf(CinderException.Unavailable.class);
+        .isInstanceOf(CinderException.Unavailable.class)
+        .hasMessageContaining("no answer from Cinder: timed out");
     // request-timeout is 2 s: the call ends near it, not after the server's 5 s.
     assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofMillis(4500));
+  }
+
+  @Test
+  void anAnswerThatTricklesPastTheCallTimeoutSaysItTimedOut() {
+    // A byte every 500 ms never trips the 2 s read timeout; the call timeout ends it, closing the
+    // socket under the read: that is a timeout, not a connection Cinder closed.
+    cloud.cinderAlways(
+        r ->
+            MockCloud.recorded("get-volume-available.json")
+                .throttleBody(1, 500, TimeUnit.MILLISECONDS));
+    assertThatThrownBy(() -> client(noauth()).reserve(VOLUME))
+        .isInstanceOf(CinderException.Unavailable.class)
+        .hasMessageContaining("no answer from Cinder: timed out");
   }
 
   @Test

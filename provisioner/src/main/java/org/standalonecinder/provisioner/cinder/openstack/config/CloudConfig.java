@@ -63,7 +63,13 @@ public record CloudConfig(
     V3_TRUST
   }
 
-  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+  /**
+   * Cinder's own wait for cinder-volume (its rpc_response_timeout, 60 s): an attachment or an
+   * export is answered only once cinder-volume has made it, and a client that gave up sooner would
+   * undo, and then repeat, what a loaded Cinder was about to finish.
+   */
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(60);
+
   public static final int DEFAULT_MAX_CONCURRENT_REQUESTS = 8;
 
   public CloudConfig {
