@@ -25,6 +25,7 @@ import org.standalonecinder.provisioner.controller.LeaderElection;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.mapping.RbdForm;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
+import org.standalonecinder.provisioner.provision.CopyLimits;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
@@ -81,6 +82,7 @@ public final class ProvisionerApp implements AutoCloseable {
    *     already); the command exits the process
    * @param poolStats how often the pools' capacity metrics are refreshed
    * @param resolver where to answer the webhook's clone checks, or null for none
+   * @param copies how many copies Cinder may be making for claims at once
    */
   public record Options(
       ProvisionerSettings settings,
@@ -93,7 +95,36 @@ public final class ProvisionerApp implements AutoCloseable {
       Election election,
       Runnable onLostLeadership,
       Duration poolStats,
-      Resolver resolver) {
+      Resolver resolver,
+      CopyLimits copies) {
+
+    /** With the default copy limits. */
+    public Options(
+        ProvisionerSettings settings,
+        String instance,
+        int workers,
+        Duration resync,
+        RetryPolicy retry,
+        String healthAddress,
+        int healthPort,
+        Election election,
+        Runnable onLostLeadership,
+        Duration poolStats,
+        Resolver resolver) {
+      this(
+          settings,
+          instance,
+          workers,
+          resync,
+          retry,
+          healthAddress,
+          healthPort,
+          election,
+          onLostLeadership,
+          poolStats,
+          resolver,
+          CopyLimits.DEFAULT);
+    }
 
     /** Without an election. */
     public Options(
@@ -193,11 +224,12 @@ public final class ProvisionerApp implements AutoCloseable {
             client,
             metered,
             new VolumeProvisioner(
-                metered,
-                new KubernetesSecretStore(client),
-                VolumeMappers.standard(),
-                settings,
-                VolumeProvisioner.defaultBackoff()),
+                    metered,
+                    new KubernetesSecretStore(client),
+                    VolumeMappers.standard(),
+                    settings,
+                    VolumeProvisioner.defaultBackoff())
+                .withCopyLimits(o.copies()),
             settings,
             new EventRecorder(client, settings.provisionerName(), o.instance(), Clock.systemUTC()),
             o.retry(),

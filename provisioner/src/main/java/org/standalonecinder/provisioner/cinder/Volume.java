@@ -1,5 +1,6 @@
 package org.standalonecinder.provisioner.cinder;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -19,6 +20,7 @@ import java.util.Map;
  * @param attachmentIds ids of its attachments
  * @param attachedHosts the host each completed attachment names, by attachment id (Cinder lists an
  *     attachment on the volume only once it is complete)
+ * @param createdAt when Cinder created it (its {@code created_at}, by Cinder's clock), or null
  */
 public record Volume(
     String id,
@@ -32,7 +34,8 @@ public record Volume(
     String snapshotId,
     boolean multiattach,
     List<String> attachmentIds,
-    Map<String, String> attachedHosts) {
+    Map<String, String> attachedHosts,
+    Instant createdAt) {
 
   public Volume {
     metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
@@ -65,6 +68,37 @@ public record Volume(
         snapshotId,
         multiattach,
         attachmentIds,
-        Map.of());
+        Map.of(),
+        null);
+  }
+
+  /** Without the time it was created. */
+  public Volume(
+      String id,
+      String name,
+      String status,
+      int sizeGib,
+      String availabilityZone,
+      String volumeType,
+      Map<String, String> metadata,
+      String sourceVolumeId,
+      String snapshotId,
+      boolean multiattach,
+      List<String> attachmentIds,
+      Map<String, String> attachedHosts) {
+    this(
+        id,
+        name,
+        status,
+        sizeGib,
+        availabilityZone,
+        volumeType,
+        metadata,
+        sourceVolumeId,
+        snapshotId,
+        multiattach,
+        attachmentIds,
+        attachedHosts,
+        null);
   }
 }

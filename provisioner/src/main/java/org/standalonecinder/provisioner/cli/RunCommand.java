@@ -81,7 +81,8 @@ final class RunCommand implements Callable<Integer>, SettingOptions.Configured {
                 // Exit rather than compete again: the Deployment restarts it as a standby.
                 () -> new Thread(() -> System.exit(1), "lost-lease").start(),
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
-                run.resolver()));
+                run.resolver(),
+                run.copies()));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

@@ -255,7 +255,9 @@ public final class CloneResolver {
         cluster
             .claim(source.namespace(), source.name())
             .orElseThrow(() -> retry("source claim " + source + " does not exist"));
-    if (claim.getMetadata().getDeletionTimestamp() != null) {
+    if (claim.getMetadata().getDeletionTimestamp() != null
+        && !SourceProtection.holds(claim, target.getMetadata().getUid())) {
+      // A source held for this clone is deleted only once the clone is made: Cinder copies it.
       throw retry("source claim " + source + " is being deleted");
     }
     PersistentVolume pv = boundVolume(source, claim);

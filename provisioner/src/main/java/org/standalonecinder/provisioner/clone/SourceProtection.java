@@ -32,6 +32,12 @@ public final class SourceProtection {
     this.cache = cache;
   }
 
+  /** Whether {@code source} carries the finalizer of the clone {@code cloneUid}. */
+  public static boolean holds(PersistentVolumeClaim source, String cloneUid) {
+    List<String> f = source.getMetadata().getFinalizers();
+    return f != null && cloneUid != null && f.contains(Names.cloneFinalizer(cloneUid));
+  }
+
   /**
    * Puts the clone's finalizer on the source.
    *
@@ -42,6 +48,9 @@ public final class SourceProtection {
     edit(
         source,
         c -> {
+          if (holds(c, cloneUid)) {
+            return false; // an earlier look protected it: being deleted, it waits for the clone
+          }
           if (c.getMetadata().getDeletionTimestamp() != null) {
             throw new ProvisioningException(
                 "source claim " + source + " is being deleted", false, null);
@@ -50,9 +59,6 @@ public final class SourceProtection {
               c.getMetadata().getFinalizers() == null
                   ? new ArrayList<>()
                   : new ArrayList<>(c.getMetadata().getFinalizers());
-          if (f.contains(finalizer)) {
-            return false;
-          }
           f.add(finalizer);
           c.getMetadata().setFinalizers(f);
           return true;

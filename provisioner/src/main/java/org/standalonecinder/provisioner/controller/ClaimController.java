@@ -242,7 +242,7 @@ public final class ClaimController implements Engine.Part {
           }
           abandoned.remove(c, Set.of());
         }
-        return claim != null && sync.claim(claim) ? Optional.of(retry.delay(1)) : Optional.empty();
+        return claim == null ? Optional.empty() : sync.claim(claim);
       }
       if (about != null) {
         sync.volume((PersistentVolume) about);

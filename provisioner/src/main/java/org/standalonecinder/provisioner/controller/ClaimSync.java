@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -69,23 +70,24 @@ final class ClaimSync {
   /**
    * Brings the claim's storage about.
    *
-   * @return whether the provisioner is still at it and the claim is to be looked at again
+   * @return when to look at the claim again, when the provisioner is still at it (Cinder is making
+   *     its volume); empty when only a change of the claim or a resync brings it back
    */
-  boolean claim(PersistentVolumeClaim claim) {
+  Optional<Duration> claim(PersistentVolumeClaim claim) {
     if (!ours(claim)) {
-      return false;
+      return Optional.empty();
     }
     String volumeName = claim.getSpec().getVolumeName();
     if (volumeName != null && !volumeName.isEmpty()) {
       provisioner.provisioned(claim);
-      return false;
+      return Optional.empty();
     }
     if (claim.getMetadata().getDeletionTimestamp() != null) {
-      return false;
+      return Optional.empty();
     }
     String className = claim.getSpec().getStorageClassName();
     if (className == null || className.isEmpty()) {
-      return false;
+      return Optional.empty();
     }
     StorageClass sc = cache.storageClass(className);
     if (sc == null) {
@@ -96,12 +98,12 @@ final class ClaimSync {
       throw new ProvisioningException("StorageClass " + className + " not found", false, null);
     }
     if (!provisioner.name().equals(sc.getProvisioner())) {
-      return false;
+      return Optional.empty();
     }
     Map<String, String> ann = claim.getMetadata().getAnnotations();
     if ("WaitForFirstConsumer".equals(sc.getVolumeBindingMode())
         && ann.get(ClaimAnnotations.SELECTED_NODE) == null) {
-      return false; // the scheduler picks a node first
+      return Optional.empty(); // the scheduler picks a node first
     }
     String pvName = ProvisionRequest.pvName(claim.getMetadata().getUid());
     // A PV made a moment ago may not be in the cache yet: that is caught where it matters, when
@@ -109,14 +111,14 @@ final class ClaimSync {
     // common claim, whose volume does not exist yet, costs no read here.
     if (cache.volume(pvName) != null) {
       provisioner.provisioned(claim);
-      return false; // the binder takes it from here
+      return Optional.empty(); // the binder takes it from here
     }
     // Before anything is made or told: a node that is gone makes the scheduler choose again.
     Map<String, String> nodeLabels = selectedNodeLabels(claim);
     return provision(claim, sc, pvName, nodeLabels);
   }
 
-  private boolean provision(
+  private Optional<Duration> provision(
       PersistentVolumeClaim claim, StorageClass sc, String pvName, Map<String, String> nodeLabels) {
     String kind = provisioner.kind(claim);
     long started = System.nanoTime();
@@ -138,13 +140,27 @@ final class ClaimSync {
               result.detail());
         }
         case IN_BACKGROUND -> {
-          notice.now(); // the work outlasts this sync
+          // The work outlasts this sync: the claim is told what is under way once it has lasted
+          // (as a quick one's notice). Its words change rarely, and the recorder writes a repeat
+          // only after its quiet time.
+          notice.cancel();
+          if (result.progress().soFar().compareTo(TELL_AFTER) >= 0) {
+            events.normal(
+                claim,
+                EventRecorder.PROVISIONING,
+                "External provisioner is provisioning volume for claim "
+                    + claim.getMetadata().getNamespace()
+                    + "/"
+                    + claim.getMetadata().getName()
+                    + ": "
+                    + result.detail());
+          }
           LOG.debug("in background: {}", result.detail());
-          return true;
+          return Optional.of(result.progress().after());
         }
         case NO_CHANGE, IGNORED -> LOG.debug("{}: {}", result.state(), result.detail());
       }
-      return false;
+      return Optional.empty();
     } catch (ProvisioningException e) {
       outcome = e.isFinal() ? "refused" : "failed";
       throw e;
@@ -181,16 +197,6 @@ final class ClaimSync {
           pending = notices.schedule(this::tell, TELL_AFTER.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closing) {
           // the controller is closing: the provisioning's outcome is told as ever
-        }
-      }
-    }
-
-    synchronized void now() {
-      if (pending != null && pending.cancel(false)) {
-        try {
-          notices.execute(this::tell);
-        } catch (RejectedExecutionException closing) {
-          // as above
         }
       }
     }

@@ -243,9 +243,15 @@ public final class Loop<K> {
       MDC.put(work.logLabel(key), key.toString());
       about[0] = work.lookUp(key);
       Optional<Duration> again = work.work(key, about[0]);
-      failures.remove(key);
       conflicts.remove(key);
-      again.ifPresent(d -> queue.addAfter(key, d));
+      if (again.isPresent()) {
+        // Under way, not done: the key's failures so far still count, so work that fails after
+        // each step of progress (a volume made, then its export failing) backs off and gives up
+        // as any other instead of starting over at every step.
+        queue.addAfter(key, again.get());
+      } else {
+        failures.remove(key);
+      }
     } catch (ProvisioningException e) {
       failed(key, about[0], e.getMessage(), e.isFinal(), e.reason());
     } catch (KubernetesClientException e) {

@@ -1,6 +1,7 @@
 package org.standalonecinder.provisioner.controller;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -8,9 +9,27 @@ import java.util.Objects;
  *
  * @param state what the loop does next
  * @param volume the PV to create, for {@link State#FINISHED} only
- * @param detail said after the PV's name in the claim's event (finished), or why (the others)
+ * @param detail said after the PV's name in the claim's event (finished), or why (the others): for
+ *     {@link State#IN_BACKGROUND}, what is under way, as the claim's {@code Provisioning} event
+ *     says it
+ * @param progress for {@link State#IN_BACKGROUND} only: how long the work has run, and when the
+ *     loop looks at the claim again
  */
-public record ProvisionResult(State state, PersistentVolume volume, String detail) {
+public record ProvisionResult(
+    State state, PersistentVolume volume, String detail, Progress progress) {
+
+  /**
+   * How far work in the background has got.
+   *
+   * @param soFar how long it has run (by the storage's own record where it has one)
+   * @param after when to look at it again
+   */
+  public record Progress(Duration soFar, Duration after) {
+    public Progress {
+      Objects.requireNonNull(soFar, "soFar");
+      Objects.requireNonNull(after, "after");
+    }
+  }
 
   /** What the loop does with a claim after a provisioning. */
   public enum State {
@@ -31,23 +50,27 @@ public record ProvisionResult(State state, PersistentVolume volume, String detai
     if ((state == State.FINISHED) != (volume != null)) {
       throw new IllegalArgumentException("a PV comes with FINISHED and only with it");
     }
+    if ((state == State.IN_BACKGROUND) != (progress != null)) {
+      throw new IllegalArgumentException("progress comes with IN_BACKGROUND and only with it");
+    }
     detail = detail == null ? "" : detail;
   }
 
   /** The storage exists, described by {@code pv}. */
   public static ProvisionResult finished(PersistentVolume pv, String detail) {
-    return new ProvisionResult(State.FINISHED, pv, detail);
+    return new ProvisionResult(State.FINISHED, pv, detail, null);
   }
 
-  public static ProvisionResult inBackground(String why) {
-    return new ProvisionResult(State.IN_BACKGROUND, null, why);
+  /** The storage is being made ({@code what}, as the claim is told). */
+  public static ProvisionResult inBackground(String what, Progress progress) {
+    return new ProvisionResult(State.IN_BACKGROUND, null, what, progress);
   }
 
   public static ProvisionResult noChange(String why) {
-    return new ProvisionResult(State.NO_CHANGE, null, why);
+    return new ProvisionResult(State.NO_CHANGE, null, why, null);
   }
 
   public static ProvisionResult ignored(String why) {
-    return new ProvisionResult(State.IGNORED, null, why);
+    return new ProvisionResult(State.IGNORED, null, why, null);
   }
 }

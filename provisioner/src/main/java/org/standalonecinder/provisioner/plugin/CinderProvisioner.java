@@ -152,6 +152,10 @@ public final class CinderProvisioner implements Provisioner {
       } catch (VolumeProvisioner.AlreadyProvisioned made) {
         // The loop's cache had not seen the PV yet: the binder takes it from here.
         return ProvisionResult.noChange(made.getMessage());
+      } catch (VolumeProvisioner.StillMaking copying) {
+        // Cinder copies the source: it stays protected until the copy is done.
+        protectedSource = false;
+        return ProvisionResult.inBackground(copying.getMessage(), copying.progress());
       }
       // Cinder's clone is complete (the volume is available and exported): the source may go.
       cloneOf.ifPresent(src -> protection.unprotect(src, uid));
@@ -190,6 +194,8 @@ public final class CinderProvisioner implements Provisioner {
               name -> cache.volumeNow(name) != null);
     } catch (VolumeProvisioner.AlreadyProvisioned made) {
       return ProvisionResult.noChange(made.getMessage());
+    } catch (VolumeProvisioner.StillMaking copying) {
+      return ProvisionResult.inBackground(copying.getMessage(), copying.progress());
     }
     return ProvisionResult.finished(
         pv,
@@ -291,33 +297,37 @@ public final class CinderProvisioner implements Provisioner {
   }
 
   /**
-   * Deletes what provisioning left for a claim gone without a PV: a clone's protection on its
-   * source, the volumes and the CHAP Secret ({@link VolumeProvisioner#deleteOrphans}). Nothing is
-   * deleted while the PV or the claim still exists: the cache may lag behind the API server, and a
-   * delete cannot be taken back.
+   * Deletes what provisioning left for a claim gone without a PV: the volumes and the CHAP Secret
+   * ({@link VolumeProvisioner#deleteOrphans}), then a clone's protection on its source, which a
+   * copy Cinder is still making reads. Nothing is deleted while the PV or the claim still exists:
+   * the cache may lag behind the API server, and a delete cannot be taken back.
    */
   @Override
   public void abandoned(WorkKey.Claim claim, String claimUid) {
+    // Never asked Cinder for (refused before, or another process's, whose volume the
+    // housekeeping's sweep finds): nothing to look up, however many such claims go at once.
+    if (volumes.mayHaveLeft(claimUid)) {
+      String pvName = Names.pvName(claimUid);
+      if (cache.volumeNow(pvName) != null) {
+        volumes.settled(claimUid); // the PV exists: its release deletes the volume
+      } else {
+        PersistentVolumeClaim live =
+            client
+                .persistentVolumeClaims()
+                .inNamespace(claim.namespace())
+                .withName(claim.name())
+                .get();
+        if (live != null && claimUid.equals(live.getMetadata().getUid())) {
+          return;
+        }
+        // Fails (retried) while Cinder still copies into a volume: its source stays protected.
+        int n = volumes.deleteOrphans(claimUid);
+        if (n > 0) {
+          LOG.info("deleted {} volume(s) left by deleted claim {}", n, claimUid);
+        }
+      }
+    }
     protection.release(claimUid);
-    if (!volumes.mayHaveLeft(claimUid)) {
-      // Never asked Cinder for (refused before, or another process's, whose volume the
-      // housekeeping's sweep finds): nothing to look up, however many such claims go at once.
-      return;
-    }
-    String pvName = Names.pvName(claimUid);
-    if (cache.volumeNow(pvName) != null) {
-      volumes.settled(claimUid);
-      return; // the PV exists: its release deletes the volume
-    }
-    PersistentVolumeClaim live =
-        client.persistentVolumeClaims().inNamespace(claim.namespace()).withName(claim.name()).get();
-    if (live != null && claimUid.equals(live.getMetadata().getUid())) {
-      return;
-    }
-    int n = volumes.deleteOrphans(claimUid);
-    if (n > 0) {
-      LOG.info("deleted {} volume(s) left by deleted claim {}", n, claimUid);
-    }
   }
 
   /**

@@ -7,6 +7,7 @@ import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 
 /**
@@ -63,6 +64,11 @@ final class Leftovers {
           kept = true;
           continue;
         }
+        if (BeingMade.isBeingMade(v)) {
+          deleteWhileMade(v);
+          n++;
+          continue;
+        }
         Volume detached = v;
         if (!v.attachmentIds().isEmpty() || !v.status().equals("available")) {
           detached = volumes.makeAvailable(v);
@@ -80,6 +86,28 @@ final class Leftovers {
       secrets.delete(settings.secretNamespace(), IscsiMapper.secretName(pvName));
     }
     return n;
+  }
+
+  /**
+   * Deletes a volume Cinder is still making, without waiting for it: Cinder deletes one that no
+   * backend took at once, and refuses one being filled; that one is deleted once it is made, at a
+   * later try of the claim's key, which keeps trying.
+   */
+  private void deleteWhileMade(Volume v) {
+    try {
+      cinder.deleteVolume(v.id());
+    } catch (CinderException.BadRequest beingFilled) {
+      throw new ProvisioningException(
+          "volume "
+              + v.id()
+              + " of a deleted claim is still being made by Cinder (status "
+              + v.status()
+              + "); it is deleted once Cinder has made it",
+          false,
+          beingFilled);
+    }
+    volumes.made(v.id());
+    cinder.awaitVolumeDeleted(v.id(), backoff);
   }
 
   /**

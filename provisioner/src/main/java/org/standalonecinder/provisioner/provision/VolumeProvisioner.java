@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.cinder.CinderExport;
 import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
@@ -49,6 +50,8 @@ public final class VolumeProvisioner {
   private final RbdChoices rbd;
   private final Leftovers leftovers;
   private final CinderExport exports;
+  private final Duration schedulingGrace;
+  private final CopyLimits copyLimits;
 
   /**
    * The claims whose volume this process has asked Cinder for (looked up or made), or was told to
@@ -65,7 +68,7 @@ public final class VolumeProvisioner {
       VolumeMappers mappers,
       ProvisionerSettings settings,
       Backoff backoff) {
-    this(cinder, secrets, mappers, settings, backoff, Volumes.SCHEDULING_GRACE);
+    this(cinder, secrets, mappers, settings, backoff, Volumes.SCHEDULING_GRACE, CopyLimits.DEFAULT);
   }
 
   private VolumeProvisioner(
@@ -74,13 +77,23 @@ public final class VolumeProvisioner {
       VolumeMappers mappers,
       ProvisionerSettings settings,
       Backoff backoff,
-      Duration schedulingGrace) {
+      Duration schedulingGrace,
+      CopyLimits copyLimits) {
     this.cinder = cinder;
     this.secrets = secrets;
     this.mappers = mappers;
     this.settings = settings;
     this.backoff = backoff;
-    this.volumes = new Volumes(cinder, settings, backoff, schedulingGrace, settings::connector);
+    this.schedulingGrace = schedulingGrace;
+    this.copyLimits = copyLimits;
+    this.volumes =
+        new Volumes(
+            cinder,
+            settings,
+            backoff,
+            schedulingGrace,
+            new CopiesInFlight(copyLimits),
+            settings::connector);
     this.auth = new AuthSecrets(secrets, settings);
     this.rbd = new RbdChoices(secrets, settings);
     this.leftovers = new Leftovers(cinder, secrets, settings, volumes, backoff);
@@ -92,7 +105,17 @@ public final class VolumeProvisioner {
    * reliability suite shortens it so that its case does not take a minute.
    */
   public VolumeProvisioner withSchedulingGrace(Duration grace) {
-    return new VolumeProvisioner(cinder, secrets, mappers, settings, backoff, grace);
+    return new VolumeProvisioner(cinder, secrets, mappers, settings, backoff, grace, copyLimits);
+  }
+
+  /**
+   * The same provisioner with other bounds on the copies (clones, restores) Cinder makes for claims
+   * at once ({@link CopyLimits#DEFAULT} unless told). A claim past them waits in the queue, told
+   * why, without asking Cinder.
+   */
+  public VolumeProvisioner withCopyLimits(CopyLimits limits) {
+    return new VolumeProvisioner(
+        cinder, secrets, mappers, settings, backoff, schedulingGrace, limits);
   }
 
   /** What grows this provisioner's volumes, on the same Cinder and with the same waits. */
@@ -143,6 +166,7 @@ public final class VolumeProvisioner {
    *
    * @param pvExists whether the named PV exists in the API server now
    * @throws AlreadyProvisioned when it does: nothing was done
+   * @throws StillMaking when Cinder is still making or filling the volume: nothing waits for it
    */
   public PersistentVolume provision(
       PersistentVolumeClaim claim,
@@ -226,8 +250,9 @@ public final class VolumeProvisioner {
                 source.claim().toString());
       }
       return pv;
-    } catch (AlreadyProvisioned e) {
-      throw e; // asked before anything was done
+    } catch (AlreadyProvisioned | StillMaking e) {
+      throw e; // nothing to undo: nothing was done, or the volume is the claim's while Cinder fills
+      // it
     } catch (RuntimeException e) {
       rollback.run(e);
       throw Failures.of(e);
@@ -238,6 +263,32 @@ public final class VolumeProvisioner {
   public static final class AlreadyProvisioned extends RuntimeException {
     public AlreadyProvisioned(String pvName) {
       super("PersistentVolume " + pvName + " exists already", null, false, false);
+    }
+  }
+
+  /**
+   * Cinder is still making the claim's volume (a copy may take hours): nothing waits for it. The
+   * volume is the claim's meanwhile, found again by its name; the claim is looked at again after
+   * its {@link ProvisionResult.Progress#after}.
+   */
+  public static final class StillMaking extends RuntimeException {
+    private final String volumeId;
+    private final ProvisionResult.Progress progress;
+
+    StillMaking(String volumeId, String what, ProvisionResult.Progress progress) {
+      super(what, null, false, false);
+      this.volumeId = volumeId;
+      this.progress = progress;
+    }
+
+    /** The volume Cinder is making, or null while the claim waits for room for its copy. */
+    public String volumeId() {
+      return volumeId;
+    }
+
+    /** How long Cinder has been at it, and when to look again. */
+    public ProvisionResult.Progress progress() {
+      return progress;
     }
   }
 
@@ -361,6 +412,7 @@ public final class VolumeProvisioner {
    */
   public int deleteOrphans(String claimUid) {
     int n = leftovers.deleteOrphans(claimUid);
+    volumes.copyEnded(claimUid);
     asked.remove(claimUid);
     return n;
   }

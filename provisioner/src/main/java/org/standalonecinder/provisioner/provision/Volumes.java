@@ -17,6 +17,7 @@ import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /**
@@ -41,9 +42,9 @@ final class Volumes {
 
   /**
    * How long a new volume may stay {@code creating} before it is asked whether a scheduler ever
-   * took it. The scheduler picks a backend within a second; a volume without one after this long
-   * was most likely never cast to the scheduler (its API stopped between the volume's row and the
-   * cast), and then it would stay {@code creating} for good.
+   * took it ({@link BeingMade#look}). The scheduler picks a backend within a second; a volume
+   * without one after this long was most likely never cast to the scheduler (its API stopped
+   * between the volume's row and the cast), and then it would stay {@code creating} for good.
    */
   static final Duration SCHEDULING_GRACE = Duration.ofSeconds(60);
 
@@ -52,7 +53,13 @@ final class Volumes {
   private final CinderClient cinder;
   private final ProvisionerSettings settings;
   private final Backoff backoff;
-  private final Duration schedulingGrace;
+  private final BeingMade beingMade;
+  private final CopiesInFlight copies;
+  private final java.time.Clock clock = java.time.Clock.systemUTC();
+
+  /** The shortest time between two looks at a claim that waits for room for its copy. */
+  static final Duration WAIT_FOR_ROOM = Duration.ofSeconds(5);
+
   private final java.util.function.Supplier<Connector> connector;
 
   Volumes(
@@ -60,11 +67,13 @@ final class Volumes {
       ProvisionerSettings settings,
       Backoff backoff,
       Duration schedulingGrace,
+      CopiesInFlight copies,
       java.util.function.Supplier<Connector> connector) {
     this.cinder = cinder;
     this.settings = settings;
     this.backoff = backoff;
-    this.schedulingGrace = schedulingGrace;
+    this.beingMade = new BeingMade(cinder, schedulingGrace, clock);
+    this.copies = copies;
     this.connector = connector;
   }
 
@@ -74,6 +83,8 @@ final class Volumes {
    *
    * @throws VolumeProvisioner.AlreadyProvisioned when Cinder has the claim's volume and {@code
    *     pvExists} says its PV exists: nothing is done to a volume a PV holds
+   * @throws VolumeProvisioner.StillMaking when Cinder is still making or filling it: the claim is
+   *     looked at again later, and the volume stays the claim's meanwhile (nothing to roll back)
    */
   Volume findOrCreate(
       ClaimRequest req,
@@ -83,94 +94,30 @@ final class Volumes {
       Placement placement,
       Rollback rollback,
       Predicate<String> pvExists) {
-    String uid = claim.getMetadata().getUid();
     boolean fromBackup = source != null && source.backupId() != null;
-    Map<String, String> meta = metadata(claim, pvName, source);
-    List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
-    if (found.isEmpty() && fromBackup) {
-      found = RestoredFromBackup.underAnotherIdentity(cinder, pvName, uid);
+    String uid = claim.getMetadata().getUid();
+    if (source != null) {
+      roomForCopy(claim);
     }
     Volume volume;
-    if (found.size() > 1) {
-      throw new ProvisioningException(
-          "Cinder has "
-              + found.size()
-              + " volumes named "
-              + pvName
-              + " for this claim ("
-              + found.stream().map(Volume::id).toList()
-              + "); delete the extra ones",
-          true,
-          null);
-    } else if (found.size() == 1) {
-      if (pvExists.test(pvName)) {
-        throw new VolumeProvisioner.AlreadyProvisioned(pvName);
-      }
-      volume = found.get(0);
-      if (volume.status().equals("deleting")) {
-        // an earlier attempt's rollback (or someone) is deleting it: waiting for it would end in
-        // a 404, and a final one would leave the claim until the next resync
-        throw new ProvisioningException(
-            "volume "
-                + volume.id()
-                + " of this claim is being deleted (an earlier attempt's rollback); a new one is"
-                + " made once it is gone",
-            false,
-            null);
-      }
-      if (volume.sizeGib() != req.sizeGib()) {
-        throw ProvisioningException.invalid(
-            "volume "
-                + volume.id()
-                + " of this claim exists with "
-                + volume.sizeGib()
-                + " GiB but the claim asks for "
-                + req.sizeGib()
-                + " GiB");
-      }
-      String zone = placement.cinderZone();
-      if (zone != null && !zone.equals(volume.availabilityZone())) {
-        // made for an earlier choice of node (the scheduler chose again): in the wrong zone now
-        String id = volume.id();
-        rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
-        makeAvailable(volume);
-        throw new ProvisioningException(
-            "volume "
-                + id
-                + " of this claim is in zone "
-                + volume.availabilityZone()
-                + " and the claim now needs zone "
-                + zone
-                + " ("
-                + placement.from()
-                + "); it is deleted and a new one is made",
-            false,
-            null);
-      }
-    } else {
-      VolumeSpec spec =
-          VolumeSpec.blank(pvName, req.sizeGib())
-              .withType(req.params().volumeType())
-              .withDescription(
-                  "Kubernetes claim "
-                      + claim.getMetadata().getNamespace()
-                      + "/"
-                      + claim.getMetadata().getName());
-      if (source != null && source.restore()) {
-        spec =
-            (source.snapshotId() != null
-                    ? spec.fromSnapshot(source.snapshotId())
-                    : spec.fromBackup(source.backupId()))
-                .withDescription(
-                    spec.description() + ", restored from VolumeSnapshot " + source.claim());
-      } else if (source != null) {
-        spec =
-            spec.cloneOf(source.volumeId())
-                .withDescription(spec.description() + ", a clone of " + source.claim());
-      }
+    try {
+      Map<String, String> meta = metadata(claim, pvName, source);
+      Volume found = find(pvName, uid, fromBackup);
       volume =
-          create(spec.withAvailabilityZone(placement.cinderZone()).withMetadata(meta), placement);
+          found != null
+              ? reuse(found, req, pvName, placement, rollback, pvExists)
+              : create(spec(req, claim, pvName, source, placement, meta), placement);
+      if (BeingMade.isBeingMade(volume)) {
+        throw beingMade.look(volume, BeingMade.filling(source));
+      }
+    } catch (VolumeProvisioner.StillMaking copying) {
+      throw copying; // still counted: Cinder copies
+    } catch (RuntimeException e) {
+      copies.release(uid);
+      throw e;
     }
+    copies.release(uid);
+    beingMade.done(volume.id());
     String id = volume.id();
     rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
     Volume ready;
@@ -183,7 +130,151 @@ final class Volumes {
           false,
           gone);
     }
-    return fromBackup ? RestoredFromBackup.identityBack(cinder, ready, meta) : ready;
+    return fromBackup
+        ? RestoredFromBackup.identityBack(cinder, ready, metadata(claim, pvName, source))
+        : ready;
+  }
+
+  /**
+   * Counts the claim's copy among those in flight, or says it waits for room: without asking Cinder
+   * anything, so that a namespace's thousand waiting clones cost Cinder nothing.
+   */
+  private void roomForCopy(PersistentVolumeClaim claim) {
+    String full = copies.reserve(claim.getMetadata().getUid(), claim.getMetadata().getNamespace());
+    if (full == null) {
+      return;
+    }
+    Duration waited = BeingMade.since(claim.getMetadata().getCreationTimestamp(), clock);
+    Duration after = BeingMade.nextLook(waited);
+    throw new VolumeProvisioner.StillMaking(
+        null,
+        "waits to ask Cinder for its copy: " + full + "; asked once one of them is made",
+        new ProvisionResult.Progress(
+            waited, after.compareTo(WAIT_FOR_ROOM) < 0 ? WAIT_FOR_ROOM : after));
+  }
+
+  /**
+   * The claim's volume in Cinder, or null: by its identity, or (restored from a backup) by its name
+   * under the identity Cinder's restore gave it.
+   */
+  private Volume find(String pvName, String uid, boolean fromBackup) {
+    List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
+    if (found.isEmpty() && fromBackup) {
+      found = RestoredFromBackup.underAnotherIdentity(cinder, pvName, uid);
+    }
+    if (found.size() > 1) {
+      throw new ProvisioningException(
+          "Cinder has "
+              + found.size()
+              + " volumes named "
+              + pvName
+              + " for this claim ("
+              + found.stream().map(Volume::id).toList()
+              + "); delete the extra ones",
+          true,
+          null);
+    }
+    return found.isEmpty() ? null : found.get(0);
+  }
+
+  /** An earlier attempt's volume, checked against the claim as it is now. */
+  private Volume reuse(
+      Volume volume,
+      ClaimRequest req,
+      String pvName,
+      Placement placement,
+      Rollback rollback,
+      Predicate<String> pvExists) {
+    if (pvExists.test(pvName)) {
+      throw new VolumeProvisioner.AlreadyProvisioned(pvName);
+    }
+    if (volume.status().equals("deleting")) {
+      // an earlier attempt's rollback (or someone) is deleting it: waiting for it would end in
+      // a 404, and a final one would leave the claim until the next resync
+      throw new ProvisioningException(
+          "volume "
+              + volume.id()
+              + " of this claim is being deleted (an earlier attempt's rollback); a new one is"
+              + " made once it is gone",
+          false,
+          null);
+    }
+    if (volume.sizeGib() != req.sizeGib()) {
+      throw ProvisioningException.invalid(
+          "volume "
+              + volume.id()
+              + " of this claim exists with "
+              + volume.sizeGib()
+              + " GiB but the claim asks for "
+              + req.sizeGib()
+              + " GiB");
+    }
+    String zone = placement.cinderZone();
+    if (zone != null && !zone.equals(volume.availabilityZone())) {
+      // made for an earlier choice of node (the scheduler chose again): in the wrong zone now
+      String id = volume.id();
+      boolean making = BeingMade.isBeingMade(volume);
+      if (!making) {
+        rollback.push("delete volume " + id, () -> cinder.deleteVolume(id));
+        makeAvailable(volume);
+      }
+      throw new ProvisioningException(
+          "volume "
+              + id
+              + " of this claim is in zone "
+              + volume.availabilityZone()
+              + " and the claim now needs zone "
+              + zone
+              + " ("
+              + placement.from()
+              + "); it is deleted"
+              + (making ? " once Cinder has made it (status " + volume.status() + ")" : "")
+              + " and a new one is made",
+          false,
+          null);
+    }
+    return volume;
+  }
+
+  /** The new volume of the claim: blank, or filled from its source. */
+  private static VolumeSpec spec(
+      ClaimRequest req,
+      PersistentVolumeClaim claim,
+      String pvName,
+      CloneSource source,
+      Placement placement,
+      Map<String, String> meta) {
+    VolumeSpec spec =
+        VolumeSpec.blank(pvName, req.sizeGib())
+            .withType(req.params().volumeType())
+            .withDescription(
+                "Kubernetes claim "
+                    + claim.getMetadata().getNamespace()
+                    + "/"
+                    + claim.getMetadata().getName());
+    if (source != null && source.restore()) {
+      spec =
+          (source.snapshotId() != null
+                  ? spec.fromSnapshot(source.snapshotId())
+                  : spec.fromBackup(source.backupId()))
+              .withDescription(
+                  spec.description() + ", restored from VolumeSnapshot " + source.claim());
+    } else if (source != null) {
+      spec =
+          spec.cloneOf(source.volumeId())
+              .withDescription(spec.description() + ", a clone of " + source.claim());
+    }
+    return spec.withAvailabilityZone(placement.cinderZone()).withMetadata(meta);
+  }
+
+  /** The volume is made or gone: nothing is remembered of its making any more. */
+  void made(String volumeId) {
+    beingMade.done(volumeId);
+  }
+
+  /** The claim's copy is made or gone: it no longer counts among those in flight. */
+  void copyEnded(String claimUid) {
+    copies.release(claimUid);
   }
 
   /** What a new volume of the claim carries: its identity, its state, and what fills it. */
@@ -245,8 +336,10 @@ final class Volumes {
 
   /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */
   Volume makeAvailable(Volume v) {
-    if (v.status().equals("creating")) {
-      return awaitCreated(v);
+    if (BeingMade.isBeingMade(v)) {
+      // callers look at a volume being made without waiting (BeingMade): this is a slip
+      throw new ProvisioningException(
+          "volume " + v.id() + " is still being made (status " + v.status() + ")", false, null);
     }
     boolean detached = detachAll(v);
     if (!detached && v.status().equals("reserved")) {
@@ -258,56 +351,6 @@ final class Volumes {
       cinder.unreserve(v.id());
     }
     return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff);
-  }
-
-  /**
-   * Waits for a {@code creating} volume, and deletes it when no scheduler ever took it. Cinder
-   * itself tells the two apart: it deletes at once a volume that has no backend host yet, and
-   * refuses (400) to delete one a backend is creating. So after {@link #SCHEDULING_GRACE} the
-   * delete is the question, for any user (the host attribute that would answer it is admin-only). A
-   * scheduler that was only down finds the volume gone when it comes back and drops its request.
-   */
-  private Volume awaitCreated(Volume v) {
-    Duration grace = min(backoff.deadline(), schedulingGrace);
-    CinderException.UnexpectedState waited;
-    try {
-      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff.withDeadline(grace));
-    } catch (CinderException.UnexpectedState e) {
-      if (!e.timedOut()) {
-        throw e;
-      }
-      waited = e;
-    }
-    Volume now = cinder.getVolume(v.id()).orElse(null);
-    if (now == null || !now.status().equals("creating")) {
-      // it moved on (or went) between the last poll and this look: take it from where it is
-      return now == null
-          ? cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff)
-          : makeAvailable(now);
-    }
-    try {
-      cinder.deleteVolume(v.id());
-    } catch (CinderException.BadRequest beingCreated) {
-      Duration rest = backoff.deadline().minus(grace);
-      if (rest.isNegative() || rest.isZero()) {
-        throw waited;
-      }
-      return cinder.awaitVolumeStatus(v.id(), AVAILABLE, backoff.withDeadline(rest));
-    }
-    log.warn(
-        "Cinder never scheduled volume {}: creating for {} s with no backend; deleted, a new one"
-            + " is made",
-        v.id(),
-        grace.toSeconds());
-    throw new ProvisioningException(
-        "Cinder never scheduled volume "
-            + v.id()
-            + ": it stayed creating for "
-            + grace.toSeconds()
-            + " s with no backend (Cinder's API or scheduler stopped before taking it); it was"
-            + " deleted and a new one is made",
-        false,
-        null);
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -34,6 +34,8 @@ public final class FakeCinderClient implements CinderClient {
   private String exportType = "iscsi";
   private boolean multiattachTypes = false;
   private final Set<String> unscheduled = new java.util.HashSet<>();
+  private final Set<String> held = new java.util.HashSet<>();
+  private boolean holdNew;
   private final List<java.time.Duration> waits = new ArrayList<>();
 
   /** A valid iSCSI export with CHAP, like the local Cinder's. */
@@ -107,6 +109,41 @@ public final class FakeCinderClient implements CinderClient {
   public synchronized void neverScheduled(String volumeId) {
     existing(volumeId);
     unscheduled.add(volumeId);
+  }
+
+  /**
+   * New volumes filled from something (a volume, a snapshot, a backup) stay {@code creating} until
+   * {@link #finishMaking}, as a long copy keeps them, and a wait for one waits as the real client's
+   * does (until it is made, or its deadline). Without this, Cinder has made a volume by the next
+   * look at it.
+   */
+  public synchronized FakeCinderClient slowCopies() {
+    holdNew = true;
+    return this;
+  }
+
+  /** Cinder goes on making the volume (as it is) until {@link #finishMaking}. */
+  public synchronized void stillMaking(String volumeId) {
+    existing(volumeId);
+    held.add(volumeId);
+  }
+
+  /** Cinder has made (filled) the volume: the next look sees it {@code available}. */
+  public synchronized void finishMaking(String volumeId) {
+    held.remove(volumeId);
+    notifyAll();
+  }
+
+  /** Cinder makes a volume between two looks at it, unless it is held or never scheduled. */
+  private void progress(String volumeId) {
+    Volume v = volumes.get(volumeId);
+    if (v != null
+        && v.status().equals("creating")
+        && !unscheduled.contains(volumeId)
+        && !held.contains(volumeId)) {
+      status(volumeId, "available");
+      restored(volumeId);
+    }
   }
 
   /** The deadlines of the waits for a status, in order. */
@@ -287,18 +324,31 @@ public final class FakeCinderClient implements CinderClient {
     if (spec.backupId() != null) {
       restoring.put(id, spec.backupId());
     }
+    if (holdNew
+        && (spec.sourceVolumeId() != null
+            || spec.snapshotId() != null
+            || spec.backupId() != null)) {
+      held.add(id);
+    }
     return v;
   }
 
   @Override
   public synchronized Optional<Volume> getVolume(String volumeId) {
     call("getVolume", volumeId);
+    progress(volumeId);
     return Optional.ofNullable(volumes.get(volumeId));
   }
 
   @Override
   public synchronized List<Volume> findVolumes(String name, Map<String, String> metadata) {
     call("findVolumes", name);
+    // Cinder makes what the caller looks at between its looks; other volumes are not looked at.
+    volumes.values().stream()
+        .filter(v -> name == null || name.equals(v.name()))
+        .map(Volume::id)
+        .toList()
+        .forEach(this::progress);
     return volumes.values().stream()
         .filter(v -> name == null || name.equals(v.name()))
         .filter(v -> v.metadata().entrySet().containsAll(metadata.entrySet()))
@@ -309,12 +359,18 @@ public final class FakeCinderClient implements CinderClient {
   public synchronized Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff b) {
     waits.add(b.deadline());
     call("awaitVolumeStatus", volumeId);
-    Volume v = existing(volumeId);
-    if (v.status().equals("creating") && !unscheduled.contains(volumeId)) {
-      status(volumeId, "available");
-      restored(volumeId);
+    existing(volumeId);
+    long end = System.nanoTime() + b.deadline().toNanos();
+    while (held.contains(volumeId) && System.nanoTime() < end) {
+      try {
+        wait(Math.max(1, Math.min(100, (end - System.nanoTime()) / 1_000_000)));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CinderException.Unavailable("interrupted", 0, null, e);
+      }
     }
-    v = existing(volumeId);
+    progress(volumeId);
+    Volume v = existing(volumeId);
     if (!wanted.contains(v.status())) {
       // as the real one: an error status ends the wait, any other runs into the deadline
       throw new CinderException.UnexpectedState(

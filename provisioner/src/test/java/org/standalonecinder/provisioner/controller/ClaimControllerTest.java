@@ -139,11 +139,27 @@ class ClaimControllerTest {
                     "Provisioning: External provisioner is provisioning volume for claim apps/data",
                     "ProvisioningFailed: bad parameter")),
             new Row(
-                "in background: looked at again, no failure told",
-                r -> ProvisionResult.inBackground("copying"),
+                "in background a moment: looked at again after its delay, nothing told",
+                r ->
+                    ProvisionResult.inBackground(
+                        "copying",
+                        new ProvisionResult.Progress(
+                            Duration.ofMillis(300), Duration.ofMillis(50))),
                 false,
                 true,
                 List.of()),
+            new Row(
+                "in background for a while: looked at again, told what is under way (once for the"
+                    + " same words)",
+                r ->
+                    ProvisionResult.inBackground(
+                        "Cinder is copying",
+                        new ProvisionResult.Progress(Duration.ofSeconds(5), Duration.ofMillis(50))),
+                false,
+                true,
+                List.of(
+                    "Provisioning: External provisioner is provisioning volume for claim apps/data:"
+                        + " Cinder is copying")),
             new Row(
                 "no change: nothing done or told",
                 r -> ProvisionResult.noChange("nothing to do"),

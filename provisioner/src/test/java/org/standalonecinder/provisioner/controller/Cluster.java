@@ -59,21 +59,46 @@ public final class Cluster {
               Duration.ofMillis(10), 2.0, Duration.ofMillis(100), Duration.ofSeconds(5)),
           Duration.ofMillis(50));
 
+  /** As {@link #controller}, with other bounds on the copies in flight. */
+  public static ClaimController controller(
+      KubernetesClient client,
+      org.standalonecinder.provisioner.cinder.CinderClient cinder,
+      ProvisionerSettings settings,
+      io.micrometer.core.instrument.MeterRegistry registry,
+      org.standalonecinder.provisioner.provision.CopyLimits copies) {
+    return parts(client, cinder, settings, registry, copies).controller();
+  }
+
   /** Every loop as the unit tests run them (see {@link #controller}). Not started. */
   public static org.standalonecinder.provisioner.app.Wiring.Parts parts(
       KubernetesClient client,
       org.standalonecinder.provisioner.cinder.CinderClient cinder,
       ProvisionerSettings settings,
       io.micrometer.core.instrument.MeterRegistry registry) {
+    return parts(
+        client,
+        cinder,
+        settings,
+        registry,
+        org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT);
+  }
+
+  private static org.standalonecinder.provisioner.app.Wiring.Parts parts(
+      KubernetesClient client,
+      org.standalonecinder.provisioner.cinder.CinderClient cinder,
+      ProvisionerSettings settings,
+      io.micrometer.core.instrument.MeterRegistry registry,
+      org.standalonecinder.provisioner.provision.CopyLimits copies) {
     return org.standalonecinder.provisioner.app.Wiring.build(
         client,
         cinder,
         new org.standalonecinder.provisioner.provision.VolumeProvisioner(
-            cinder,
-            new KubernetesSecretStore(client),
-            org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
-            settings,
-            org.standalonecinder.provisioner.cinder.Backoff.DEFAULT),
+                cinder,
+                new KubernetesSecretStore(client),
+                org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
+                settings,
+                org.standalonecinder.provisioner.cinder.Backoff.DEFAULT)
+            .withCopyLimits(copies),
         settings,
         new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
         new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),

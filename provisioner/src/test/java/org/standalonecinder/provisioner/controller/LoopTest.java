@@ -179,6 +179,20 @@ class LoopTest {
                     "a/k Failed: java.lang.IllegalStateException: down (gave up after 3 attempts;"
                         + " will try again at the next change or resync)")),
             new Answer(
+                "progress between failures does not start the count over: it still gives up",
+                n -> {
+                  if (n % 2 == 1) {
+                    throw new IllegalStateException("export fails");
+                  }
+                  return Optional.of(Duration.ofMillis(10)); // under way again
+                },
+                5,
+                List.of(
+                    "a/k Failed: java.lang.IllegalStateException: export fails",
+                    "a/k Failed: java.lang.IllegalStateException: export fails",
+                    "a/k Failed: java.lang.IllegalStateException: export fails (gave up after 3"
+                        + " attempts; will try again at the next change or resync)")),
+            new Answer(
                 "an Error fails the key alone, retried like a failure",
                 n -> {
                   sneaky(new StackOverflowError());

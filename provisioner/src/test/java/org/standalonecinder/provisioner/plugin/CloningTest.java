@@ -33,6 +33,7 @@ import org.standalonecinder.provisioner.cinder.FakeCinderClient;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.controller.Processed;
+import org.standalonecinder.provisioner.provision.CopyLimits;
 import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
@@ -57,9 +58,13 @@ class CloningTest {
       new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
   private void start(CinderClient c) {
+    start(c, CopyLimits.DEFAULT);
+  }
+
+  private void start(CinderClient c, CopyLimits copies) {
     server = Cluster.newApiServer();
     client = server.createClient();
-    controller = Cluster.controller(client, c, settings, registry);
+    controller = Cluster.controller(client, c, settings, registry, copies);
     processed = Processed.by(controller);
     controller.start();
     Cluster.await("informers synced", controller::synced, Duration.ofSeconds(10));
@@ -296,10 +301,20 @@ class CloningTest {
     assertThat(cinder.volumes()).isEmpty();
   }
 
+  /** The volume Cinder makes for the claim (its PV's name), once it has been asked for. */
+  private String volumeMadeFor(PersistentVolumeClaim c) {
+    String name = Names.pvName(c.getMetadata().getUid());
+    return cinder.volumes().values().stream()
+        .filter(v -> name.equals(v.name()))
+        .map(org.standalonecinder.provisioner.cinder.Volume::id)
+        .findFirst()
+        .orElse(null);
+  }
+
   @Test
-  void theSourceCannotGoWhileTheCloneIsMade() throws Exception {
-    Gate gate = new Gate();
-    start(gate.around(cinder, v -> v.sourceVolumeId() != null));
+  void theSourceCannotGoWhileTheCloneIsMade() {
+    cinder.slowCopies();
+    start(cinder);
     classes();
     PersistentVolumeClaim src = boundSource("apps", "src");
     PersistentVolumeClaim copy =
@@ -310,8 +325,10 @@ class CloningTest {
                 cloneClaim(
                     "apps", "copy", "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, "apps/src")))
             .create();
-    gate.awaitReached();
-    // A clone that lasts is told, with its source, once it has lasted a moment.
+    await("the clone's volume", () -> volumeMadeFor(copy) != null);
+    String copying = volumeMadeFor(copy);
+    // A clone that lasts is told, with what Cinder is doing and for how long, once it has lasted a
+    // moment; no worker waits for it meanwhile.
     await(
         "the Provisioning event",
         () ->
@@ -319,9 +336,11 @@ class CloningTest {
                 .equals(
                     List.of(
                         "Provisioning: External provisioner is provisioning volume for claim"
-                            + " apps/copy as a clone of apps/src (Cinder volume "
+                            + " apps/copy: Cinder is copying volume "
                             + volumeOf(src)
-                            + ")")));
+                            + " (claim apps/src) into volume "
+                            + copying
+                            + " (status creating); under a minute so far")));
     String finalizer = Names.cloneFinalizer(copy.getMetadata().getUid());
     assertThat(get("apps", "src").getMetadata().getFinalizers()).contains(finalizer);
 
@@ -333,12 +352,131 @@ class CloningTest {
     assertThat(deleting).as("held by the finalizer").isNotNull();
     assertThat(deleting.getMetadata().getDeletionTimestamp()).isNotNull();
 
-    gate.open();
+    cinder.finishMaking(copying);
     awaitCloneOf("apps", "copy", "apps/src");
     await("the outcome's event", () -> eventsOf("copy").size() == 2);
     assertThat(eventsOf("copy").get(1)).startsWith("ProvisioningSucceeded: ");
     await("the source goes once the clone is made", () -> get("apps", "src") == null);
     assertThat(volumeOf(src)).as("its PV stays until released").isNotNull();
+  }
+
+  /**
+   * Copies Cinder takes long over hold no worker: with twice as many in flight as the loop has
+   * workers, another namespace's claim is provisioned meanwhile, a released PV is deleted, and
+   * every copy is bound once Cinder has made it.
+   */
+  @Test
+  void copiesInFlightLeaveTheWorkersToEveryoneElse() {
+    cinder.slowCopies();
+    start(cinder);
+    classes();
+    boundSource("apps", "src");
+    PersistentVolumeClaim done = boundSource("other", "done");
+    List<PersistentVolumeClaim> copies = new java.util.ArrayList<>();
+    for (int i = 0; i < 2 * 2; i++) { // Cluster.controller's two workers, twice over
+      copies.add(
+          client
+              .persistentVolumeClaims()
+              .inNamespace("apps")
+              .resource(
+                  cloneClaim(
+                      "apps",
+                      "copy-" + i,
+                      "clones",
+                      Map.of(ClaimAnnotations.CLONE_REQUEST, "apps/src")))
+              .create());
+    }
+    await("every copy under way", () -> copies.stream().allMatch(c -> volumeMadeFor(c) != null));
+
+    PersistentVolumeClaim plain =
+        client
+            .persistentVolumeClaims()
+            .inNamespace("other")
+            .resource(cloneClaim("other", "plain", "plain", Map.of()))
+            .create();
+    String released = volumeOf(done);
+    PersistentVolume pv =
+        client.persistentVolumes().withName(Names.pvName(done.getMetadata().getUid())).get();
+    pv.setStatus(new PersistentVolumeStatusBuilder().withPhase("Released").build());
+    client.persistentVolumes().resource(pv).updateStatus();
+
+    await("the other namespace's claim provisioned", () -> volumeOf(plain) != null);
+    await("the released PV's volume deleted", () -> !cinder.volumes().containsKey(released));
+    assertThat(copies)
+        .as("still being copied meanwhile")
+        .allMatch(c -> cinder.volumes().get(volumeMadeFor(c)).status().equals("creating"));
+
+    copies.forEach(c -> cinder.finishMaking(volumeMadeFor(c)));
+    copies.forEach(c -> awaitCloneOf("apps", c.getMetadata().getName(), "apps/src"));
+  }
+
+  /** A clone of {@code ns/src} in class {@code clones}. */
+  private PersistentVolumeClaim cloneOfSrc(String ns, String name) {
+    return client
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .resource(
+            cloneClaim(ns, name, "clones", Map.of(ClaimAnnotations.CLONE_REQUEST, ns + "/src")))
+        .create();
+  }
+
+  /**
+   * Clones past the copy limits wait in the queue, told why, and cost Cinder nothing until a copy
+   * in flight is made: a namespace's burst is held at its own limit while another namespace's clone
+   * goes, and the overall limit holds everyone.
+   */
+  @Test
+  void clonesPastTheCopyLimitsWaitWithoutAskingCinder() {
+    cinder.slowCopies();
+    start(cinder, new CopyLimits(3, 2));
+    classes();
+    boundSource("apps", "src");
+    boundSource("other", "src");
+    PersistentVolumeClaim a0 = cloneOfSrc("apps", "a0");
+    PersistentVolumeClaim a1 = cloneOfSrc("apps", "a1");
+    await(
+        "two copies of apps under way",
+        () -> volumeMadeFor(a0) != null && volumeMadeFor(a1) != null);
+    PersistentVolumeClaim a2 = cloneOfSrc("apps", "a2");
+    await(
+        "a2 told it waits for its namespace's copies",
+        () ->
+            eventsOf("a2")
+                .contains(
+                    "Provisioning: External provisioner is provisioning volume for claim apps/a2:"
+                        + " waits to ask Cinder for its copy: 2 copies are in flight in namespace"
+                        + " apps (at most 2 at once, --max-copies-per-namespace); asked once one"
+                        + " of them is made"));
+    PersistentVolumeClaim o0 = cloneOfSrc("other", "o0");
+    await("another namespace's copy under way", () -> volumeMadeFor(o0) != null);
+    PersistentVolumeClaim o1 = cloneOfSrc("other", "o1");
+    await(
+        "o1 told it waits for the copies overall",
+        () ->
+            eventsOf("o1").stream()
+                .anyMatch(
+                    e ->
+                        e.endsWith(
+                            "waits to ask Cinder for its copy: 3 copies are in flight (at most 3 at"
+                                + " once, --max-copies); asked once one of them is made")));
+    String pvA2 = Names.pvName(a2.getMetadata().getUid());
+    String pvO1 = Names.pvName(o1.getMetadata().getUid());
+    assertThat(cinder.log())
+        .as("Cinder asked nothing for the waiting claims")
+        .noneMatch(l -> l.endsWith(pvA2) || l.endsWith(pvO1));
+
+    cinder.finishMaking(volumeMadeFor(a0));
+    cinder.finishMaking(volumeMadeFor(o0));
+    await(
+        "the waiting claims' copies asked for",
+        () -> volumeMadeFor(a2) != null && volumeMadeFor(o1) != null);
+    List.of(a1, a2, o1).forEach(c -> cinder.finishMaking(volumeMadeFor(c)));
+    for (PersistentVolumeClaim c : List.of(a0, a1, a2, o0, o1)) {
+      awaitCloneOf(
+          c.getMetadata().getNamespace(),
+          c.getMetadata().getName(),
+          c.getMetadata().getNamespace() + "/src");
+    }
   }
 
   // ------------------------------------------------------------------ the source's ownership

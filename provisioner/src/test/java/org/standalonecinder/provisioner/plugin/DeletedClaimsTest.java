@@ -150,7 +150,9 @@ class DeletedClaimsTest {
             "completeAttachment", () -> new CinderException.Unavailable("down", 503, null, null));
         cinder.failNext(
             "deleteAttachment", () -> new CinderException.Unavailable("down", 503, null, null));
-        // Cinder stays down for the retries, so nothing but the deletion cleans up.
+        // Cinder stays down for the retries, so nothing but the deletion cleans up: the look
+        // that makes the volume and the one that finds it made go through.
+        cinder.failNext("findVolumes", () -> null);
         cinder.failNext("findVolumes", () -> null);
         for (int i = 0; i < 10; i++) {
           cinder.failNext(

@@ -44,6 +44,7 @@ class RbdProvisioningTest {
   static final String FIND = "findVolumes " + PV;
   static final String CREATE = "createVolume " + PV;
   static final String AWAIT = "awaitVolumeStatus vol-1";
+  static final String LIST = "listAttachments vol-1";
   static final String ATTACH = "createAttachment vol-1";
   static final String COMPLETE = "completeAttachment att-2";
   static final String DETACH = "deleteAttachment att-2";
@@ -110,10 +111,18 @@ class RbdProvisioningTest {
   void anRbdClaimBecomesAnInTreePvWithASharedCephxSecret() {
     adminSecretIs(Map.of("key", KEY + "\n"));
     PersistentVolume pv =
-        provisioner.provision(claim("1Gi"), storageClass(Map.of("fsType", "ext4")));
+        UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of("fsType", "ext4")));
     assertThat(cinder.log())
         .containsExactly(
-            FIND, CREATE, AWAIT, ATTACH, COMPLETE, "getSecret cephx", "putSecret " + SHARED);
+            FIND,
+            CREATE,
+            FIND,
+            LIST,
+            AWAIT,
+            ATTACH,
+            COMPLETE,
+            "getSecret cephx",
+            "putSecret " + SHARED);
     var rbd = pv.getSpec().getRbd();
     assertThat(rbd.getMonitors()).containsExactly("10.0.0.1:6789", "10.0.0.2:6789");
     assertThat(rbd.getPool()).isEqualTo("volumes");
@@ -133,8 +142,10 @@ class RbdProvisioningTest {
   void aClassAsksForCephCsiVolumes() {
     adminSecretIs(Map.of("userKey", KEY, "userID", "k8s-nodes"));
     PersistentVolume pv =
-        provisioner.provision(
-            claim("1Gi"), storageClass(Map.of("rbdForm", "csi", "cephClusterID", "ceph-a")));
+        UntilMade.provision(
+            provisioner,
+            claim("1Gi"),
+            storageClass(Map.of("rbdForm", "csi", "cephClusterID", "ceph-a")));
     var csi = pv.getSpec().getCsi();
     assertThat(pv.getSpec().getRbd()).isNull();
     assertThat(csi.getDriver()).isEqualTo("rbd.csi.ceph.com");
@@ -163,18 +174,28 @@ class RbdProvisioningTest {
             ? Map.of("rbdForm", form)
             : Map.of("rbdForm", form, "cephClusterID", clusterId);
     if (clusterId == null) {
-      assertThatThrownBy(() -> provisioner.provision(claim, storageClass(params)))
+      assertThatThrownBy(() -> UntilMade.provision(provisioner, claim, storageClass(params)))
           .isInstanceOfSatisfying(
               ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
           .hasMessageContaining("ReadWriteMany on Ceph needs the csi form of RBD volumes");
       assertThat(cinder.log())
           .containsExactly(
-              "getSecret cephx", FIND, CREATE, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
+              "getSecret cephx",
+              FIND,
+              CREATE,
+              "getSecret cephx",
+              FIND,
+              LIST,
+              AWAIT,
+              ATTACH,
+              COMPLETE,
+              DETACH,
+              DELETE);
       assertThat(cinder.volumes()).isEmpty();
       assertThat(shared()).isNull();
       return;
     }
-    PersistentVolume pv = provisioner.provision(claim, storageClass(params));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim, storageClass(params));
     assertThat(pv.getSpec().getCsi().getReadOnly()).isFalse();
     assertThat(pv.getSpec().getCsi().getFsType()).isNull();
     assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
@@ -184,7 +205,7 @@ class RbdProvisioningTest {
   @Test
   void anIscsiClaimNeitherReadsNorMindsTheCephxSecret() {
     cinder.export("iscsi", FakeCinderClient.defaultExport());
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     assertThat(pv.getSpec().getIscsi()).isNotNull();
     assertThat(cinder.log())
         .as("no read of the admin's cephx Secret: only an RBD export needs it")
@@ -243,7 +264,9 @@ class RbdProvisioningTest {
       String name, Consumer<RbdProvisioningTest> setup, String message) {
     setup.accept(this);
     assertThatThrownBy(
-            () -> provisioner.provision(claim("1Gi"), storageClass(Map.of("rbdForm", "rbd"))))
+            () ->
+                UntilMade.provision(
+                    provisioner, claim("1Gi"), storageClass(Map.of("rbdForm", "rbd"))))
         .isInstanceOfSatisfying(
             ProvisioningException.class,
             e -> assertThat(e.isFinal()).as("an admin can still fix it").isFalse())
@@ -258,11 +281,12 @@ class RbdProvisioningTest {
   void aClassSilentOnCephLearnsItFromTheExportAndUndoesIt(
       String name, Consumer<RbdProvisioningTest> setup, String message) {
     setup.accept(this);
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
         .hasMessageContaining(message);
     assertThat(cinder.log())
-        .containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, "getSecret cephx", DETACH, DELETE);
+        .containsExactly(
+            FIND, CREATE, FIND, LIST, AWAIT, ATTACH, COMPLETE, "getSecret cephx", DETACH, DELETE);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(cinder.attachments()).isEmpty();
     assertThat(shared()).isNull();
@@ -272,7 +296,9 @@ class RbdProvisioningTest {
   void cephCsiWithoutAClusterIdIsRefusedBeforeAnyCinderCall() {
     adminSecretIs(Map.of("key", KEY));
     assertThatThrownBy(
-            () -> provisioner.provision(claim("1Gi"), storageClass(Map.of("rbdForm", "csi"))))
+            () ->
+                UntilMade.provision(
+                    provisioner, claim("1Gi"), storageClass(Map.of("rbdForm", "csi"))))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
         .hasMessageContaining(
             "names no cephClusterID, and the provisioner has no --ceph-cluster-id");
@@ -282,10 +308,11 @@ class RbdProvisioningTest {
   @Test
   void noCephxSecretConfiguredAtAllIsUndoneAndSaysWhatToConfigure() {
     provisioner = withDefaults(RbdForm.RBD, null, null);
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
         .hasMessageContaining("name it with --cephx-secret (env CEPHX_SECRET)");
-    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, FIND, LIST, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
   }
 
   @Test
@@ -293,13 +320,15 @@ class RbdProvisioningTest {
     adminSecretIs(Map.of("key", KEY));
     secrets.failNextPut(
         () -> new IllegalStateException("Secret standalone-cinder/cephx-rbd-cinder exists and"));
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOf(ProvisioningException.class)
         .hasMessageContaining("exists and");
     assertThat(cinder.log())
         .containsExactly(
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             ATTACH,
             COMPLETE,
@@ -315,7 +344,7 @@ class RbdProvisioningTest {
 
   private PersistentVolume provisionAndCreate(String uid, String name) {
     PersistentVolume pv =
-        provisioner.provision(claimOf(uid, name, "1Gi", null), storageClass(Map.of()));
+        UntilMade.provision(provisioner, claimOf(uid, name, "1Gi", null), storageClass(Map.of()));
     secrets.created(pv);
     provisioner.handOver(pv);
     return pv;
@@ -353,7 +382,7 @@ class RbdProvisioningTest {
     PersistentVolume a = provisionAndCreate(Fixtures.UID, "a");
     // b's Secret is written, its PV not created yet: a's release must not take the Secret.
     PersistentVolume b =
-        provisioner.provision(claimOf(UID_B, "b", "1Gi", null), storageClass(Map.of()));
+        UntilMade.provision(provisioner, claimOf(UID_B, "b", "1Gi", null), storageClass(Map.of()));
     release(a);
     assertThat(shared()).isNotNull();
     secrets.created(b);
@@ -393,7 +422,7 @@ class RbdProvisioningTest {
     provisioner = withDefaults(RbdForm.CSI, "cephx", "ceph-a");
     secrets.secrets.put(NS + "/cephx", adminSecret(Map.of("key", KEY)));
     var sweeping = provisioner;
-    sweeping.provision(claimOf(UID_B, "b", "1Gi", null), storageClass(Map.of()));
+    UntilMade.provision(sweeping, claimOf(UID_B, "b", "1Gi", null), storageClass(Map.of()));
 
     assertThat(sweeping.sweepSharedSecrets()).isEqualTo(1);
     assertThat(secrets.secrets)

@@ -51,6 +51,7 @@ class VolumeProvisionerTest {
   private static final String FIND = "findVolumes " + PV;
   private static final String CREATE = "createVolume " + PV;
   private static final String AWAIT = "awaitVolumeStatus vol-1";
+  private static final String LIST = "listAttachments vol-1";
   private static final String ATTACH = "createAttachment vol-1";
   private static final String COMPLETE = "completeAttachment att-2";
   private static final String DETACH = "deleteAttachment att-2";
@@ -95,6 +96,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             DELETE),
         fails(
@@ -103,6 +106,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             ATTACH,
             DELETE),
@@ -112,6 +117,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             ATTACH,
             COMPLETE,
@@ -127,6 +134,8 @@ class VolumeProvisionerTest {
             true,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             ATTACH,
             COMPLETE,
@@ -138,6 +147,8 @@ class VolumeProvisionerTest {
             true,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             ATTACH,
             COMPLETE,
@@ -149,6 +160,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             ATTACH,
             COMPLETE,
@@ -162,6 +175,8 @@ class VolumeProvisionerTest {
             true,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             DELETE),
         fails(
@@ -170,6 +185,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             RESERVE,
             DELETE),
@@ -179,6 +196,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             RESERVE,
             INIT,
@@ -190,6 +209,8 @@ class VolumeProvisionerTest {
             true,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             RESERVE,
             INIT,
@@ -205,6 +226,8 @@ class VolumeProvisionerTest {
             false,
             FIND,
             CREATE,
+            FIND,
+            LIST,
             AWAIT,
             RESERVE,
             INIT,
@@ -224,7 +247,7 @@ class VolumeProvisionerTest {
         name.startsWith("ReadWriteMany")
             ? claimOf(UID, "data", "1Gi", "Block", "ReadWriteMany")
             : claim("1Gi");
-    assertThatThrownBy(() -> provisioner.provision(claim, storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim, storageClass(Map.of())))
         .isInstanceOfSatisfying(
             ProvisioningException.class, e -> assertThat(e.isFinal()).isEqualTo(isFinal));
     assertThat(cinder.log()).containsExactlyElementsOf(calls);
@@ -238,7 +261,7 @@ class VolumeProvisionerTest {
     cinder.failNext("completeAttachment", OUTAGE);
     cinder.failNext(
         "deleteAttachment", () -> new CinderException.Unavailable("still down", 503, null, null));
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOf(ProvisioningException.class)
         .hasMessageContaining("Cinder down")
         // The detach failed, so Cinder refused to delete the attached volume as well.
@@ -248,7 +271,7 @@ class VolumeProvisionerTest {
 
     // The next attempt finds the volume, detaches it and carries on: nothing is lost or leaked.
     cinder.clearLog();
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     assertThat(cinder.log()).startsWith(FIND, "listAttachments vol-1", DETACH, AWAIT, ATTACH);
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
@@ -261,9 +284,10 @@ class VolumeProvisionerTest {
   @Test
   void theAttachmentsPathMakesAnIscsiPvWithChap() {
     PersistentVolume pv =
-        provisioner.provision(
-            claim("1500Mi"), storageClass(Map.of("fsType", "xfs", "type", "fast")));
-    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, PUT_SECRET);
+        UntilMade.provision(
+            provisioner, claim("1500Mi"), storageClass(Map.of("fsType", "xfs", "type", "fast")));
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, FIND, LIST, AWAIT, ATTACH, COMPLETE, PUT_SECRET);
     assertThat(pv.getMetadata().getName()).isEqualTo(PV);
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1")
@@ -312,9 +336,12 @@ class VolumeProvisionerTest {
   void anOldCinderIsReservedAndInitialized() {
     cinder.microversion(OLD);
     PersistentVolume pv =
-        provisioner.provision(
-            claimOf(UID, "raw", "1Gi", "Block", "ReadOnlyMany"), storageClass(Map.of()));
-    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, RESERVE, INIT, PUT_SECRET);
+        UntilMade.provision(
+            provisioner,
+            claimOf(UID, "raw", "1Gi", "Block", "ReadOnlyMany"),
+            storageClass(Map.of()));
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, FIND, LIST, AWAIT, RESERVE, INIT, PUT_SECRET);
     assertThat(pv.getMetadata().getAnnotations()).containsEntry(Names.ANN_ATTACHMENT, "reserved");
     assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
     assertThat(pv.getSpec().getIscsi().getFsType()).isNull();
@@ -416,12 +443,13 @@ class VolumeProvisionerTest {
     seedOld(status, attachments);
     inject.accept(this);
     if (failure == null) {
-      PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+      PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
       assertThat(pv.getMetadata().getAnnotations())
           .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-old");
       assertThat(cinder.attachments()).containsOnlyKeys("att-1");
     } else {
-      assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+      assertThatThrownBy(
+              () -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
           .isInstanceOfSatisfying(
               ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
           .hasMessageContaining(failure);
@@ -431,72 +459,110 @@ class VolumeProvisionerTest {
     assertThat(cinder.volumes()).containsOnlyKeys("vol-old");
   }
 
-  private static final String OLD_LOOK = "getVolume vol-old";
   private static final String OLD_DELETE = "deleteVolume vol-old";
-  private static final Supplier<RuntimeException> STILL_CREATING =
-      () -> new CinderException.UnexpectedState("volume vol-old is creating", "creating", true);
 
-  static Stream<Arguments> volumesStillCreatingAfterTheGrace() {
+  /**
+   * A row of a volume found while Cinder still makes it.
+   *
+   * @param status its status
+   * @param unscheduled whether no scheduler ever took it (Cinder deletes it at once)
+   * @param grace the scheduling grace: zero when the volume is past it
+   * @param looks how often the claim is looked at
+   * @param failure what the last look fails with, or null when it says Cinder is still at it
+   * @param calls Cinder's calls, of every look
+   */
+  record Making(
+      String status,
+      boolean unscheduled,
+      java.time.Duration grace,
+      int looks,
+      String failure,
+      List<String> calls) {}
+
+  static Stream<Arguments> volumesBeingMade() {
+    java.time.Duration within = Volumes.SCHEDULING_GRACE;
+    java.time.Duration past = java.time.Duration.ZERO;
     return Stream.of(
         Arguments.of(
-            "never scheduled: Cinder deletes it at once, the claim is tried again",
-            (Consumer<VolumeProvisionerTest>) t -> t.cinder.neverScheduled("vol-old"),
-            "Cinder never scheduled volume vol-old: it stayed creating for 60 s",
-            List.of(FIND, OLD_AWAIT, OLD_LOOK, OLD_DELETE, OLD_DELETE)),
+            "being filled, within the grace: left to Cinder, nothing waited for or undone",
+            new Making("creating", false, within, 1, null, List.of(FIND))),
         Arguments.of(
-            "scheduled but slow: Cinder refuses the delete, the wait goes on",
-            (Consumer<VolumeProvisionerTest>)
-                t -> t.cinder.failNext("awaitVolumeStatus", STILL_CREATING),
-            null,
-            List.of(
-                calls(
-                    new String[] {FIND, OLD_AWAIT, OLD_LOOK, OLD_DELETE, OLD_AWAIT},
-                    THEN_ATTACHED))),
+            "restoring a backup: left to Cinder, never asked whether it was scheduled",
+            new Making("restoring-backup", false, past, 2, null, List.of(FIND, FIND))),
         Arguments.of(
-            "available between the last poll and the look: taken as it is, not deleted",
-            (Consumer<VolumeProvisionerTest>)
-                t ->
-                    t.cinder.failNext(
-                        "awaitVolumeStatus",
-                        () -> {
-                          t.cinder.setStatus("vol-old", "available");
-                          return STILL_CREATING.get();
-                        }),
-            null,
-            List.of(
-                calls(
-                    new String[] {FIND, OLD_AWAIT, OLD_LOOK, OLD_FIND, OLD_AWAIT},
-                    THEN_ATTACHED))));
+            "creating past the grace, a backend fills it: asked once (refused), then left",
+            new Making("creating", false, past, 3, null, List.of(FIND, OLD_DELETE, FIND, FIND))),
+        Arguments.of(
+            "creating past the grace, never scheduled: deleted, the next attempt makes a new one",
+            new Making(
+                "creating",
+                true,
+                past,
+                1,
+                "Cinder never scheduled volume vol-old",
+                List.of(FIND, OLD_DELETE))));
   }
 
   /**
-   * A volume still {@code creating} after the scheduling grace is asked, by a delete, whether a
-   * scheduler ever took it: Cinder deletes one with no host at once and refuses one being created.
-   * The first wait is the grace, not the whole deadline.
+   * No attempt waits for Cinder to make a volume (a copy may take hours): each look finds it by the
+   * claim's identity, says how far Cinder has got and when to look again, and undoes nothing. A
+   * volume still {@code creating} past the scheduling grace is asked once, by a delete, whether a
+   * scheduler ever took it: Cinder deletes one with no host at once and refuses one being filled.
    */
   @ParameterizedTest(name = "{0}")
-  @MethodSource("volumesStillCreatingAfterTheGrace")
-  void aVolumeStillCreatingAfterTheGraceIsAskedWhetherItWasScheduled(
-      String name, Consumer<VolumeProvisionerTest> inject, String failure, List<String> calls) {
-    seedOld("creating", List.of());
-    inject.accept(this);
-    if (failure == null) {
-      PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
-      assertThat(pv.getMetadata().getAnnotations())
-          .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-old");
+  @MethodSource("volumesBeingMade")
+  void aVolumeBeingMadeIsLeftToCinderAndLookedAtAgain(String name, Making row) {
+    seedOld(row.status(), List.of());
+    if (row.unscheduled()) {
+      cinder.neverScheduled("vol-old");
     } else {
-      assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+      cinder.stillMaking("vol-old");
+    }
+    VolumeProvisioner graced = provisioner.withSchedulingGrace(row.grace());
+    for (int look = 1; look < row.looks(); look++) {
+      assertThatThrownBy(() -> graced.provision(claim("1Gi"), storageClass(Map.of())))
+          .isInstanceOf(VolumeProvisioner.StillMaking.class);
+    }
+    if (row.failure() == null) {
+      assertThatThrownBy(() -> graced.provision(claim("1Gi"), storageClass(Map.of())))
+          .isInstanceOfSatisfying(
+              VolumeProvisioner.StillMaking.class,
+              e -> {
+                assertThat(e.volumeId()).isEqualTo("vol-old");
+                assertThat(e.progress().after()).isEqualTo(BeingMade.FIRST_LOOK);
+              })
+          .hasMessage(
+              "Cinder is creating volume vol-old (status "
+                  + row.status()
+                  + "); under a minute so far");
+      assertThat(cinder.volumes().get("vol-old").status()).isEqualTo(row.status());
+    } else {
+      assertThatThrownBy(() -> graced.provision(claim("1Gi"), storageClass(Map.of())))
           .isInstanceOfSatisfying(
               ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
-          .hasMessageContaining(failure);
+          .hasMessageContaining(row.failure());
       assertThat(cinder.volumes()).isEmpty();
     }
-    assertThat(cinder.log()).containsExactlyElementsOf(calls);
-    assertThat(cinder.waits().get(0)).isEqualTo(Volumes.SCHEDULING_GRACE);
-    if (failure == null && calls.contains(OLD_DELETE)) {
-      assertThat(cinder.waits().get(1))
-          .isEqualTo(Backoff.DEFAULT.deadline().minus(Volumes.SCHEDULING_GRACE));
-    }
+    assertThat(cinder.log()).containsExactlyElementsOf(row.calls());
+    assertThat(cinder.attachments()).isEmpty();
+    assertThat(secrets.secrets).isEmpty();
+  }
+
+  /** Once Cinder has made it, the next look takes the volume on: exported, and its PV made. */
+  @Test
+  void aVolumeCinderHasMadeMeanwhileIsTakenOnByTheNextLook() {
+    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+        .isInstanceOf(VolumeProvisioner.StillMaking.class)
+        .hasMessage("Cinder is creating volume vol-1 (status creating); under a minute so far");
+    assertThat(cinder.log()).containsExactly(FIND, CREATE);
+
+    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+
+    assertThat(pv.getMetadata().getAnnotations())
+        .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, FIND, LIST, AWAIT, ATTACH, COMPLETE, PUT_SECRET);
+    assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
   }
 
   /**
@@ -506,7 +572,7 @@ class VolumeProvisionerTest {
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({
-    "Cinder has no volume of the claim: the API server is not asked,     , false, 0, vol-1",
+    "Cinder has no volume of the claim: asked only by the look that finds it made, , false, 1, vol-1",
     "Cinder has it and no PV holds it: reused as before,                 available, false, 1, vol-old",
     "Cinder has it and its PV exists (the cache lagged): nothing is done, in-use, true, 1, ",
   })
@@ -518,7 +584,8 @@ class VolumeProvisionerTest {
     List<String> questions = new java.util.ArrayList<>();
     java.util.function.Supplier<PersistentVolume> provision =
         () ->
-            provisioner.provision(
+            UntilMade.provision(
+                provisioner,
                 claim("1Gi"),
                 storageClass(Map.of()),
                 null,
@@ -546,9 +613,10 @@ class VolumeProvisionerTest {
   void aVolumeNeverScheduledIsReplacedByTheNextAttempt() {
     seedOld("creating", List.of());
     cinder.neverScheduled("vol-old");
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    VolumeProvisioner past = provisioner.withSchedulingGrace(java.time.Duration.ZERO);
+    assertThatThrownBy(() -> UntilMade.provision(past, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOf(ProvisioningException.class);
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(past, claim("1Gi"), storageClass(Map.of()));
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
     assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
@@ -592,7 +660,7 @@ class VolumeProvisionerTest {
       List<String> calls) {
     seedOld(status, List.of());
     inject.accept(this);
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
         .hasMessageContaining(failure);
     assertThat(cinder.log()).containsExactlyElementsOf(calls);
@@ -601,7 +669,7 @@ class VolumeProvisionerTest {
       cinder.setStatus(id, "available");
       cinder.deleteVolume(id);
     }
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
     assertThat(cinder.volumes()).containsOnlyKeys("vol-1");
@@ -639,7 +707,7 @@ class VolumeProvisionerTest {
             null,
             false,
             List.of()));
-    provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     assertThat(cinder.log()).contains(CREATE);
     assertThat(cinder.volumes()).containsKey("vol-other").hasSize(2);
   }
@@ -659,7 +727,7 @@ class VolumeProvisionerTest {
             null,
             false,
             List.of()));
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
         .hasMessageContaining("exists with 5 GiB but the claim asks for 1 GiB");
     assertThat(cinder.volumes()).containsKey("vol-old");
@@ -677,8 +745,8 @@ class VolumeProvisionerTest {
   void accessModesThatAreSafeAreProvisioned(String mode, String volumeMode) {
     cinder.multiattachTypes(true);
     PersistentVolume pv =
-        provisioner.provision(
-            claimOf(UID, "data", "1Gi", volumeMode, mode), storageClass(Map.of()));
+        UntilMade.provision(
+            provisioner, claimOf(UID, "data", "1Gi", volumeMode, mode), storageClass(Map.of()));
     assertThat(pv.getSpec().getAccessModes()).containsExactly(mode);
     assertThat(pv.getSpec().getVolumeMode()).isEqualTo(volumeMode);
   }
@@ -687,8 +755,10 @@ class VolumeProvisionerTest {
   void readWriteManyBlockWithAMultiattachType() {
     cinder.multiattachTypes(true);
     PersistentVolume pv =
-        provisioner.provision(
-            claimOf(UID, "data", "1Gi", "Block", "ReadWriteMany"), storageClass(Map.of()));
+        UntilMade.provision(
+            provisioner,
+            claimOf(UID, "data", "1Gi", "Block", "ReadWriteMany"),
+            storageClass(Map.of()));
     assertThat(pv.getSpec().getAccessModes()).containsExactly("ReadWriteMany");
     assertThat(pv.getSpec().getVolumeMode()).isEqualTo("Block");
   }
@@ -759,7 +829,7 @@ class VolumeProvisionerTest {
       Map<String, String> params,
       String message) {
     cinder.multiattachTypes(true);
-    assertThatThrownBy(() -> provisioner.provision(claim, storageClass(params)))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim, storageClass(params)))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
         .hasMessageContaining(message);
     assertThat(cinder.log()).isEmpty();
@@ -769,7 +839,7 @@ class VolumeProvisionerTest {
   void aLimitBelowTheRoundedSizeIsRefused() {
     var claim = claim("1500Mi");
     claim.getSpec().getResources().setLimits(Map.of("storage", new Quantity("1800Mi")));
-    assertThatThrownBy(() -> provisioner.provision(claim, storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim, storageClass(Map.of())))
         .hasMessageContaining("rounds up to 2Gi, above its limit of 1800Mi");
   }
 
@@ -785,11 +855,12 @@ class VolumeProvisionerTest {
   void anExportOfAnotherProtocolIsAFinalRefusalWithNothingLeft(String type, String field) {
     String[] kv = field.split("=", 2);
     cinder.export(type, Map.of(kv[0], kv[1]));
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of())))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isTrue())
         .hasMessageContaining("Cinder exported the volume over '" + type + "'")
         .hasMessageContaining("(supported: [fibre_channel, iscsi, rbd])");
-    assertThat(cinder.log()).containsExactly(FIND, CREATE, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
+    assertThat(cinder.log())
+        .containsExactly(FIND, CREATE, FIND, LIST, AWAIT, ATTACH, COMPLETE, DETACH, DELETE);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(cinder.attachments()).isEmpty();
     assertThat(secrets.secrets).isEmpty();
@@ -888,7 +959,8 @@ class VolumeProvisionerTest {
           .as("the fake does what Cinder does")
           .containsEntry(Names.META_PVC_UID, "uid-source");
     }
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()), source);
+    PersistentVolume pv =
+        UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()), source);
     assertThat(cinder.volumes()).hasSize(1);
     Volume v = cinder.volumes().values().iterator().next();
     assertThat(pv.getMetadata().getAnnotations()).containsEntry(ClaimAnnotations.VOLUME_ID, v.id());
@@ -914,7 +986,8 @@ class VolumeProvisionerTest {
             org.standalonecinder.provisioner.cinder.VolumeSpec.blank("another-claims", 1)
                 .fromBackup(backup));
 
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of()), source))
+    assertThatThrownBy(
+            () -> UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()), source))
         .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
         .hasMessageStartingWith(
             "Cinder backup " + backup + " is busy (another restore from it, or its own")
@@ -922,7 +995,8 @@ class VolumeProvisionerTest {
     assertThat(cinder.volumes()).containsOnlyKeys("vol-src", other.id());
 
     cinder.awaitVolumeStatus(other.id(), java.util.Set.of("available"), Backoff.DEFAULT);
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()), source);
+    PersistentVolume pv =
+        UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()), source);
     assertThat(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
         .isNotIn("vol-src", other.id());
   }
@@ -960,7 +1034,7 @@ class VolumeProvisionerTest {
 
   @Test
   void deleteUndoesAnAttachmentPvInOrder() {
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     cinder.clearLog();
     assertThat(provisioner.delete(pv))
         .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
@@ -979,7 +1053,7 @@ class VolumeProvisionerTest {
   @Test
   void deleteUndoesAReservedPvInOrder() {
     cinder.microversion(OLD);
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     cinder.clearLog();
     provisioner.delete(pv);
     assertThat(cinder.log())
@@ -996,7 +1070,7 @@ class VolumeProvisionerTest {
 
   @Test
   void deleteOfAVolumeThatIsGoneOnlyRemovesTheSecret() {
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     provisioner.delete(pv);
     cinder.clearLog();
     assertThat(provisioner.delete(pv))
@@ -1006,7 +1080,7 @@ class VolumeProvisionerTest {
 
   @Test
   void aVolumeCinderWillNotDeleteYetIsARetryableFailureAndTheSecretStays() {
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     cinder.failNext(
         "deleteVolume",
         () ->
@@ -1045,7 +1119,7 @@ class VolumeProvisionerTest {
   @ParameterizedTest(name = "kept for {0}")
   @MethodSource("keptBy")
   void aVolumeCinderKeepsIsReleasedOnceItCanBe(String name, String by, String says) {
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     String volume = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     Runnable done;
     String kept;
@@ -1081,7 +1155,7 @@ class VolumeProvisionerTest {
 
   @Test
   void aPvOfAnotherIdentityIsNotTouched() {
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
     pv.getMetadata().getAnnotations().put(Names.ANN_IDENTITY, "cluster-b");
     cinder.clearLog();
     assertThat(provisioner.delete(pv))

@@ -50,7 +50,8 @@ final class CinderJson {
         text(v, "snapshot_id"),
         v.path("multiattach").asBoolean(false),
         attachments,
-        hosts);
+        hosts,
+        instant(text(v, "created_at")));
   }
 
   static Snapshot snapshot(JsonNode s) {

@@ -1,0 +1,213 @@
+package org.standalonecinder.provisioner.provision;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.standalonecinder.provisioner.cinder.CinderClient;
+import org.standalonecinder.provisioner.cinder.CinderException;
+import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.ProvisionResult;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
+
+/**
+ * Volumes Cinder is still making, and what the claim's loop is told of them: no worker waits for
+ * Cinder to fill a volume (a clone or a restore may take hours), so each look at the claim finds
+ * the volume by its name, sees how far Cinder has got, and says when to look again.
+ *
+ * <p>What survives a restart is Cinder's own record: the volume, its status and its {@code
+ * created_at}. This process remembers only when it first saw each volume being made (a bound on a
+ * skewed Cinder clock) and which ones a backend has taken (asked once, see {@link #look}).
+ */
+final class BeingMade {
+
+  /** The statuses of a volume that Cinder is still making or filling. */
+  static final Set<String> STATUSES = Set.of("creating", "downloading", "restoring-backup");
+
+  /** The first look again after a volume was found being made. */
+  static final Duration FIRST_LOOK = Duration.ofMillis(500);
+
+  /** The longest time between two looks at a volume being made. */
+  static final Duration LONGEST_LOOK = Duration.ofSeconds(30);
+
+  private static final Logger log = LoggerFactory.getLogger(BeingMade.class);
+
+  private final CinderClient cinder;
+  private final Duration schedulingGrace;
+  private final Clock clock;
+
+  /**
+   * The volumes seen being made: when this process first saw each, and whether a backend has it. An
+   * entry goes when the volume is seen made, or is deleted: it lives as long as a provisioning.
+   */
+  private final Map<String, Seen> seen = new ConcurrentHashMap<>();
+
+  private static final class Seen {
+    final Instant first;
+    volatile boolean scheduled;
+
+    Seen(Instant first) {
+      this.first = first;
+    }
+  }
+
+  BeingMade(CinderClient cinder, Duration schedulingGrace, Clock clock) {
+    this.cinder = cinder;
+    this.schedulingGrace = schedulingGrace;
+    this.clock = clock;
+  }
+
+  /** Whether Cinder is still making {@code v}. */
+  static boolean isBeingMade(Volume v) {
+    return STATUSES.contains(v.status());
+  }
+
+  /** {@code v} is made (or gone): nothing more is remembered of it. */
+  void done(String volumeId) {
+    seen.remove(volumeId);
+  }
+
+  /**
+   * Looks at a volume Cinder is making and says so, with when to look again. A volume still {@code
+   * creating} past the scheduling grace is asked, once, by a delete whether a scheduler ever took
+   * it: Cinder deletes at once a volume that has no backend host yet, and refuses (400) one that a
+   * backend is creating (the host attribute that would answer is admin-only). A scheduler that was
+   * only down finds the volume gone when it comes back and drops its request.
+   *
+   * @param filling what fills it, for the message ({@link #filling})
+   * @return the claim's progress, to be thrown to the loop
+   * @throws ProvisioningException (not final) when no scheduler ever took it: it was deleted, and
+   *     the next attempt makes a new one
+   */
+  VolumeProvisioner.StillMaking look(Volume v, String filling) {
+    Instant now = clock.instant();
+    Seen s = seen.computeIfAbsent(v.id(), id -> new Seen(now));
+    Duration locally = Duration.between(s.first, now);
+    Duration byCinder =
+        v.createdAt() != null && v.createdAt().isBefore(now)
+            ? Duration.between(v.createdAt(), now)
+            : locally;
+    // Seen here for at least the grace too: a Cinder clock ahead of ours must not make a volume
+    // a moment old look unscheduled.
+    Duration age = byCinder.compareTo(locally) < 0 ? byCinder : locally;
+    if (v.status().equals("creating") && !s.scheduled && age.compareTo(schedulingGrace) >= 0) {
+      try {
+        cinder.deleteVolume(v.id());
+      } catch (CinderException.BadRequest beingCreated) {
+        s.scheduled = true;
+        return still(v, filling, byCinder);
+      }
+      seen.remove(v.id());
+      log.warn(
+          "Cinder never scheduled volume {}: creating for {} s with no backend; deleted, a new one"
+              + " is made",
+          v.id(),
+          age.toSeconds());
+      throw new ProvisioningException(
+          "Cinder never scheduled volume "
+              + v.id()
+              + ": it stayed creating for "
+              + age.toSeconds()
+              + " s with no backend (Cinder's API or scheduler stopped before taking it); it was"
+              + " deleted and a new one is made",
+          false,
+          null);
+    }
+    return still(v, filling, byCinder);
+  }
+
+  private static VolumeProvisioner.StillMaking still(Volume v, String filling, Duration soFar) {
+    return new VolumeProvisioner.StillMaking(
+        v.id(),
+        "Cinder is "
+            + filling
+            + " volume "
+            + v.id()
+            + " (status "
+            + v.status()
+            + "); "
+            + soFar(soFar),
+        new ProvisionResult.Progress(soFar, nextLook(soFar)));
+  }
+
+  /**
+   * What Cinder is doing to make a volume filled from {@code source}, as the message says it:
+   * {@code copying snapshot ... into}.
+   */
+  static String filling(CloneSource source) {
+    if (source == null) {
+      return "creating";
+    }
+    if (source.snapshotId() != null) {
+      return "copying snapshot "
+          + source.snapshotId()
+          + " (VolumeSnapshot "
+          + source.claim()
+          + ") into";
+    }
+    if (source.backupId() != null) {
+      return "restoring backup "
+          + source.backupId()
+          + " (VolumeSnapshot "
+          + source.claim()
+          + ") into";
+    }
+    return "copying volume " + source.volumeId() + " (claim " + source.claim() + ") into";
+  }
+
+  /** How long since {@code timestamp} (a Kubernetes one), or zero when it says nothing usable. */
+  static Duration since(String timestamp, Clock clock) {
+    if (timestamp == null) {
+      return Duration.ZERO;
+    }
+    try {
+      Duration d = Duration.between(Instant.parse(timestamp), clock.instant());
+      return d.isNegative() ? Duration.ZERO : d;
+    } catch (java.time.format.DateTimeParseException e) {
+      return Duration.ZERO;
+    }
+  }
+
+  /**
+   * When to look again at a volume made for {@code soFar}: a quarter of that, at least {@link
+   * #FIRST_LOOK} and at most {@link #LONGEST_LOOK}. A blank volume (a second or two) is seen ready
+   * within half a second of it; an hours-long restore costs Cinder a GET every half minute.
+   */
+  static Duration nextLook(Duration soFar) {
+    Duration quarter = soFar.dividedBy(4);
+    if (quarter.compareTo(FIRST_LOOK) < 0) {
+      return FIRST_LOOK;
+    }
+    return quarter.compareTo(LONGEST_LOOK) > 0 ? LONGEST_LOOK : quarter;
+  }
+
+  private static final long[] MINUTES = {1, 2, 5, 10, 15, 20, 30, 45};
+
+  /**
+   * How long so far, in steps that change ever more rarely ({@code under a minute}, 1, 2, 5, 10,
+   * 15, 20, 30, 45 minutes, then each half hour): the claim's event repeats only when its words
+   * change, so an hours-long copy tells its claim about twice an hour.
+   */
+  static String soFar(Duration d) {
+    long minutes = d.toMinutes();
+    if (minutes < 1) {
+      return "under a minute so far";
+    }
+    if (minutes < 60) {
+      long shown = 1;
+      for (long m : MINUTES) {
+        if (m <= minutes) {
+          shown = m;
+        }
+      }
+      return shown + (shown == 1 ? " minute" : " minutes") + " so far";
+    }
+    long halfHours = minutes / 30;
+    long hours = halfHours / 2;
+    return hours + " h" + (halfHours % 2 == 1 ? " 30 min" : "") + " so far";
+  }
+}

@@ -1,0 +1,90 @@
+package org.standalonecinder.provisioner.provision;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.standalonecinder.api.ClaimRef;
+import org.standalonecinder.provisioner.cinder.FakeCinderClient;
+import org.standalonecinder.provisioner.cinder.Volume;
+
+/** What a claim is told while Cinder makes its volume, and when it is looked at again. */
+class BeingMadeTest {
+
+  private static final Instant NOW = Instant.parse("2026-12-06T12:00:00Z");
+  private static final ClaimRef SOURCE = new ClaimRef("apps", "src");
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "just asked for,                     PT0S,     under a minute so far, PT0.5S",
+    "two seconds: still the first look,  PT2S,     under a minute so far, PT0.5S",
+    "twenty seconds,                     PT20S,    under a minute so far, PT5S",
+    "a minute,                           PT1M,     1 minute so far,       PT15S",
+    "four minutes: the step below,       PT4M,     2 minutes so far,      PT30S",
+    "twelve minutes,                     PT12M,    10 minutes so far,     PT30S",
+    "fifty-nine minutes,                 PT59M,    45 minutes so far,     PT30S",
+    "an hour,                            PT1H,     1 h so far,            PT30S",
+    "two and a half hours and a bit,     PT2H40M,  2 h 30 min so far,     PT30S",
+  })
+  void theWordsChangeRarelyAndTheLooksGrowToACap(
+      String name, Duration soFar, String words, Duration after) {
+    assertThat(BeingMade.soFar(soFar)).isEqualTo(words);
+    assertThat(BeingMade.nextLook(soFar)).isEqualTo(after);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "a blank volume,      ,      ,      ,      creating",
+    "a clone,             vol-s, ,      ,      copying volume vol-s (claim apps/src) into",
+    "a snapshot restored, ,      snap-1,,      copying snapshot snap-1 (VolumeSnapshot apps/src) into",
+    "a backup restored,   ,      ,      bak-1, restoring backup bak-1 (VolumeSnapshot apps/src) into",
+  })
+  void theClaimIsToldWhatFillsItsVolume(
+      String name, String volumeId, String snapshotId, String backupId, String words) {
+    CloneSource source =
+        volumeId == null && snapshotId == null && backupId == null
+            ? null
+            : new CloneSource(SOURCE, volumeId, 1, null, null, "available", snapshotId, backupId);
+    assertThat(BeingMade.filling(source)).isEqualTo(words);
+  }
+
+  /**
+   * How long so far is Cinder's record where it has one (a restart forgets nothing), and this
+   * process' first look where Cinder's clock says the volume is not made yet.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "Cinder made it twelve minutes ago,        PT-12M, 10 minutes so far",
+    "Cinder's clock runs ahead: our first look, PT5M,   under a minute so far",
+    "Cinder gave no time: our first look,      ,       under a minute so far",
+  })
+  void howLongSoFarIsCindersRecord(String name, Duration createdAgo, String words) {
+    Volume v =
+        new Volume(
+            "vol-1",
+            "pvc-1",
+            "creating",
+            1,
+            "nova",
+            "__DEFAULT__",
+            Map.of(),
+            null,
+            null,
+            false,
+            List.of(),
+            Map.of(),
+            createdAgo == null ? null : NOW.plus(createdAgo));
+    BeingMade made =
+        new BeingMade(
+            new FakeCinderClient(), Duration.ofMinutes(1), Clock.fixed(NOW, ZoneOffset.UTC));
+
+    assertThat(made.look(v, "creating").getMessage())
+        .isEqualTo("Cinder is creating volume vol-1 (status creating); " + words);
+  }
+}
