@@ -98,34 +98,6 @@ public final class ProvisionerApp implements AutoCloseable {
       Resolver resolver,
       CopyLimits copies) {
 
-    /** With the default copy limits. */
-    public Options(
-        ProvisionerSettings settings,
-        String instance,
-        int workers,
-        Duration resync,
-        RetryPolicy retry,
-        String healthAddress,
-        int healthPort,
-        Election election,
-        Runnable onLostLeadership,
-        Duration poolStats,
-        Resolver resolver) {
-      this(
-          settings,
-          instance,
-          workers,
-          resync,
-          retry,
-          healthAddress,
-          healthPort,
-          election,
-          onLostLeadership,
-          poolStats,
-          resolver,
-          CopyLimits.DEFAULT);
-    }
-
     /** Without an election. */
     public Options(
         ProvisionerSettings settings,
@@ -146,7 +118,8 @@ public final class ProvisionerApp implements AutoCloseable {
           null,
           null,
           DEFAULT_POOL_STATS,
-          null);
+          null,
+          CopyLimits.DEFAULT);
     }
 
     /** How often the pools' capacity is refreshed unless told otherwise. */

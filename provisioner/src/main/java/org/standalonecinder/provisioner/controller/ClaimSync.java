@@ -145,15 +145,7 @@ final class ClaimSync {
           // only after its quiet time.
           notice.cancel();
           if (result.progress().soFar().compareTo(TELL_AFTER) >= 0) {
-            events.normal(
-                claim,
-                EventRecorder.PROVISIONING,
-                "External provisioner is provisioning volume for claim "
-                    + claim.getMetadata().getNamespace()
-                    + "/"
-                    + claim.getMetadata().getName()
-                    + ": "
-                    + result.detail());
+            tellProvisioning(claim, ": " + result.detail());
           }
           LOG.debug("in background: {}", result.detail());
           return Optional.of(result.progress().after());
@@ -212,15 +204,20 @@ final class ClaimSync {
       synchronized (this) {
         d = detail;
       }
-      events.normal(
-          claim,
-          EventRecorder.PROVISIONING,
-          "External provisioner is provisioning volume for claim "
-              + claim.getMetadata().getNamespace()
-              + "/"
-              + claim.getMetadata().getName()
-              + d);
+      tellProvisioning(claim, d);
     }
+  }
+
+  /** The claim's {@code Provisioning} event, in the words of Kubernetes' own provisioners. */
+  private void tellProvisioning(PersistentVolumeClaim claim, String detail) {
+    events.normal(
+        claim,
+        EventRecorder.PROVISIONING,
+        "External provisioner is provisioning volume for claim "
+            + claim.getMetadata().getNamespace()
+            + "/"
+            + claim.getMetadata().getName()
+            + detail);
   }
 
   /** Creates the PV of a finished provisioning; undoes the storage when it cannot be saved. */

@@ -97,7 +97,8 @@ class ClientLoopsTest {
                 null,
                 null,
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
-                new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN)));
+                new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN),
+                org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT));
     await("ready", app::ready, Duration.ofSeconds(30));
     HttpClient http = HttpClient.newHttpClient();
 

@@ -82,7 +82,8 @@ class ProvisionerAppIT {
                 null,
                 null,
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
-                new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN)));
+                new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN),
+                org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT));
     int port = app.healthPort();
     int resolver = app.resolverPort();
     try {

@@ -374,17 +374,7 @@ class CloningTest {
     PersistentVolumeClaim done = boundSource("other", "done");
     List<PersistentVolumeClaim> copies = new java.util.ArrayList<>();
     for (int i = 0; i < 2 * 2; i++) { // Cluster.controller's two workers, twice over
-      copies.add(
-          client
-              .persistentVolumeClaims()
-              .inNamespace("apps")
-              .resource(
-                  cloneClaim(
-                      "apps",
-                      "copy-" + i,
-                      "clones",
-                      Map.of(ClaimAnnotations.CLONE_REQUEST, "apps/src")))
-              .create());
+      copies.add(cloneOfSrc("apps", "copy-" + i));
     }
     await("every copy under way", () -> copies.stream().allMatch(c -> volumeMadeFor(c) != null));
 
