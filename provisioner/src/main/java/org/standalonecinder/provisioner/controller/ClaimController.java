@@ -38,6 +38,10 @@ public final class ClaimController implements Engine.Part {
   private final Provisioner provisioner;
   private final EventRecorder events;
   private final RetryPolicy retry;
+
+  /** How soon what a deleted claim left is tried again while a claim of its name lives. */
+  static final Duration LEFTOVERS_AGAIN = Duration.ofSeconds(30);
+
   private final Duration resync;
   private final ProvisionMetrics metrics;
   private final ClaimSync sync;
@@ -232,22 +236,50 @@ public final class ClaimController implements Engine.Part {
     public Optional<Duration> work(WorkKey key, HasMetadata about) {
       if (key instanceof WorkKey.Claim c) {
         PersistentVolumeClaim claim = (PersistentVolumeClaim) about;
-        Set<String> gone = abandoned.get(c);
-        if (gone != null) {
-          for (String uid : List.copyOf(gone)) {
-            if (claim == null || !uid.equals(claim.getMetadata().getUid())) {
-              provisioner.abandoned(c, uid);
-            }
-            gone.remove(uid);
-          }
-          abandoned.remove(c, Set.of());
+        boolean leftBehind = leftovers(c, claim);
+        Optional<Duration> again = claim == null ? Optional.empty() : sync.claim(claim);
+        if (leftBehind && (again.isEmpty() || again.get().compareTo(LEFTOVERS_AGAIN) > 0)) {
+          again = Optional.of(LEFTOVERS_AGAIN);
         }
-        return claim == null ? Optional.empty() : sync.claim(claim);
+        return again;
       }
       if (about != null) {
         sync.volume((PersistentVolume) about);
       }
       return Optional.empty();
+    }
+
+    /**
+     * Removes what deleted claims of this name left. A failure fails the key when no claim of the
+     * name lives; one that lives (made again under the same name) is not held behind the old one's
+     * leftovers (a volume Cinder is still copying cannot be deleted for hours), which are tried
+     * again later.
+     *
+     * @return whether leftovers remain, to be tried again
+     */
+    private boolean leftovers(WorkKey.Claim c, PersistentVolumeClaim claim) {
+      Set<String> gone = abandoned.get(c);
+      if (gone == null) {
+        return false;
+      }
+      boolean remain = false;
+      for (String uid : List.copyOf(gone)) {
+        if (claim == null || !uid.equals(claim.getMetadata().getUid())) {
+          try {
+            provisioner.abandoned(c, uid);
+          } catch (RuntimeException e) {
+            if (claim == null) {
+              throw e;
+            }
+            LOG.info("{}: what deleted claim {} left stays for now: {}", c, uid, e.getMessage());
+            remain = true;
+            continue;
+          }
+        }
+        gone.remove(uid);
+      }
+      abandoned.remove(c, Set.of());
+      return remain;
     }
 
     @Override

@@ -116,62 +116,88 @@ public final class CinderProvisioner implements Provisioner {
   @Override
   public ProvisionResult provision(ProvisionRequest request) {
     PersistentVolumeClaim claim = request.claim();
-    String uid = claim.getMetadata().getUid();
     CloneRequest asked = CloneResolver.read(claim);
     if (asked.populator() != null) {
       // A volume populator fills it (it makes a claim of its own of this class, which is ours):
       // a blank volume here would take the claim from it.
       return ProvisionResult.ignored("its data source " + asked.populator() + " is a populator's");
     }
+    Optional<ClaimRef> cloneOf =
+        Optional.ofNullable(asked.dataSource() != null ? asked.dataSource() : asked.annotated());
+    if (asked.snapshot() != null || cloneOf.isPresent()) {
+      // Room first: a copy that must wait for it costs Cinder and the API server nothing.
+      try {
+        volumes.reserveCopy(claim);
+      } catch (VolumeProvisioner.StillMaking waiting) {
+        return ProvisionResult.inBackground(waiting.getMessage(), waiting.progress());
+      }
+    }
     if (asked.snapshot() != null) {
       return restore(request, asked.snapshot());
     }
-    Optional<ClaimRef> cloneOf =
-        Optional.ofNullable(asked.dataSource() != null ? asked.dataSource() : asked.annotated());
-    CloneSource source = null;
-    if (cloneOf.isPresent()) {
-      clones.verifyToken(claim, cloneOf.get());
-      source = clones.resolve(cloneOf.get(), claim, request.storageClass());
-      protection.protect(cloneOf.get(), uid);
+    if (cloneOf.isEmpty()) {
+      request.starting("");
+      return made(request, null);
     }
-    boolean protectedSource = cloneOf.isPresent();
+    return clone(request, cloneOf.get());
+  }
+
+  /**
+   * A clone: its source is resolved and checked at every look, and protected (its finalizer) while
+   * Cinder copies it. A failure lets the source go, unless Cinder may still be filling the clone's
+   * volume and the failure may pass (a 503 in the middle of an hours-long copy).
+   */
+  private ProvisionResult clone(ProvisionRequest request, ClaimRef from) {
+    PersistentVolumeClaim claim = request.claim();
+    String uid = claim.getMetadata().getUid();
+    boolean keep = false;
+    boolean mayPass = true;
     try {
+      clones.verifyToken(claim, from);
+      CloneSource source = clones.resolve(from, claim, request.storageClass());
+      protection.protect(from, uid);
       request.starting(
-          source == null
-              ? ""
-              : " as a clone of " + source.claim() + " (Cinder volume " + source.volumeId() + ")");
-      PersistentVolume pv;
-      try {
-        pv =
-            volumes.provision(
-                claim,
-                request.storageClass(),
-                source,
-                request.nodeLabels(),
-                name -> cache.volumeNow(name) != null);
-      } catch (VolumeProvisioner.AlreadyProvisioned made) {
-        // The loop's cache had not seen the PV yet: the binder takes it from here.
-        return ProvisionResult.noChange(made.getMessage());
-      } catch (VolumeProvisioner.StillMaking copying) {
-        // Cinder copies the source: it stays protected until the copy is done.
-        protectedSource = false;
-        return ProvisionResult.inBackground(copying.getMessage(), copying.progress());
-      }
-      // Cinder's clone is complete (the volume is available and exported): the source may go.
-      cloneOf.ifPresent(src -> protection.unprotect(src, uid));
-      protectedSource = false;
-      return ProvisionResult.finished(
-          pv,
-          " (Cinder volume "
-              + pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID)
-              + ")"
-              + (source == null ? "" : ", a clone of " + source.claim()));
+          " as a clone of " + source.claim() + " (Cinder volume " + source.volumeId() + ")");
+      ProvisionResult result = made(request, source);
+      // Cinder copies the source: it stays protected until the copy is done.
+      keep = result.state() == ProvisionResult.State.IN_BACKGROUND;
+      return result;
+    } catch (ProvisioningException e) {
+      mayPass = !e.isFinal();
+      throw e;
     } finally {
-      if (protectedSource) {
-        // The clone failed: a retry protects the source again before it clones.
-        protection.unprotect(cloneOf.get(), uid);
+      if (!keep && !(mayPass && volumes.copyInFlight(uid))) {
+        // Made, or failed: a retry protects the source again before it clones.
+        protection.unprotect(from, uid);
       }
     }
+  }
+
+  /** The claim's volume, made (or found) from {@code source}, or from nothing. */
+  private ProvisionResult made(ProvisionRequest request, CloneSource source) {
+    PersistentVolume pv;
+    try {
+      pv =
+          volumes.provision(
+              request.claim(),
+              request.storageClass(),
+              source,
+              request.nodeLabels(),
+              name -> cache.volumeNow(name) != null);
+    } catch (VolumeProvisioner.AlreadyProvisioned made) {
+      // The loop's cache had not seen the PV yet: the binder takes it from here.
+      return ProvisionResult.noChange(made.getMessage());
+    } catch (VolumeProvisioner.StillMaking copying) {
+      return ProvisionResult.inBackground(copying.getMessage(), copying.progress());
+    }
+    return ProvisionResult.finished(
+        pv,
+        " (Cinder volume "
+            + pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID)
+            + ")"
+            + (source == null
+                ? ""
+                : source.restore() ? ", " + source.describe() : ", a clone of " + source.claim()));
   }
 
   /** A claim made from a VolumeSnapshot: a Cinder volume made from its snapshot. */
@@ -183,26 +209,7 @@ public final class CinderProvisioner implements Provisioner {
     }
     CloneSource source = restores.resolve(snapshot, request.claim());
     request.starting(" " + source.describe());
-    PersistentVolume pv;
-    try {
-      pv =
-          volumes.provision(
-              request.claim(),
-              request.storageClass(),
-              source,
-              request.nodeLabels(),
-              name -> cache.volumeNow(name) != null);
-    } catch (VolumeProvisioner.AlreadyProvisioned made) {
-      return ProvisionResult.noChange(made.getMessage());
-    } catch (VolumeProvisioner.StillMaking copying) {
-      return ProvisionResult.inBackground(copying.getMessage(), copying.progress());
-    }
-    return ProvisionResult.finished(
-        pv,
-        " (Cinder volume "
-            + pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID)
-            + "), "
-            + source.describe());
+    return made(request, source);
   }
 
   @Override

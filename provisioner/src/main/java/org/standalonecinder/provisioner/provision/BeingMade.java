@@ -48,12 +48,20 @@ final class BeingMade {
 
   private static final class Seen {
     final Instant first;
+    volatile Instant last;
     volatile boolean scheduled;
 
     Seen(Instant first) {
       this.first = first;
+      this.last = first;
     }
   }
+
+  /**
+   * How long a volume is remembered without a look: far past {@link #LONGEST_LOOK}, so that a
+   * volume whose claim went some way this process did not see (deleted, given up) is forgotten.
+   */
+  static final Duration FORGOTTEN_AFTER = Duration.ofMinutes(10);
 
   BeingMade(CinderClient cinder, Duration schedulingGrace, Clock clock) {
     this.cinder = cinder;
@@ -85,7 +93,9 @@ final class BeingMade {
    */
   VolumeProvisioner.StillMaking look(Volume v, String filling) {
     Instant now = clock.instant();
+    seen.values().removeIf(old -> old.last.isBefore(now.minus(FORGOTTEN_AFTER)));
     Seen s = seen.computeIfAbsent(v.id(), id -> new Seen(now));
+    s.last = now;
     Duration locally = Duration.between(s.first, now);
     Duration byCinder =
         v.createdAt() != null && v.createdAt().isBefore(now)
@@ -99,7 +109,7 @@ final class BeingMade {
         cinder.deleteVolume(v.id());
       } catch (CinderException.BadRequest beingCreated) {
         s.scheduled = true;
-        return still(v, filling, byCinder);
+        return still(v, filling, byCinder, age);
       }
       seen.remove(v.id());
       log.warn(
@@ -117,10 +127,16 @@ final class BeingMade {
           false,
           null);
     }
-    return still(v, filling, byCinder);
+    return still(v, filling, byCinder, age);
   }
 
-  private static VolumeProvisioner.StillMaking still(Volume v, String filling, Duration soFar) {
+  /**
+   * @param soFar how long Cinder has been at it, by its record (what the claim is told)
+   * @param age the shorter of that and this process' own count (what the next look is timed by: a
+   *     Cinder clock behind ours must not slow the looks at a new volume)
+   */
+  private static VolumeProvisioner.StillMaking still(
+      Volume v, String filling, Duration soFar, Duration age) {
     return new VolumeProvisioner.StillMaking(
         v.id(),
         "Cinder is "
@@ -131,7 +147,7 @@ final class BeingMade {
             + v.status()
             + "); "
             + soFar(soFar),
-        new ProvisionResult.Progress(soFar, nextLook(soFar)));
+        new ProvisionResult.Progress(soFar, nextLook(age)));
   }
 
   /**
@@ -189,8 +205,8 @@ final class BeingMade {
 
   /**
    * How long so far, in steps that change ever more rarely ({@code under a minute}, 1, 2, 5, 10,
-   * 15, 20, 30, 45 minutes, then each half hour): the claim's event repeats only when its words
-   * change, so an hours-long copy tells its claim about twice an hour.
+   * 15, 20, 30, 45 minutes, then each half hour): the claim's event is written anew when its words
+   * change, and the same words again at most once per the event recorder's quiet time (10 min).
    */
   static String soFar(Duration d) {
     long minutes = d.toMinutes();

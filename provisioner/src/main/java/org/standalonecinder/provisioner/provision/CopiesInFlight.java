@@ -1,36 +1,50 @@
 package org.standalonecinder.provisioner.provision;
 
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * The copies Cinder is making for claims (clones and restores), bounded by {@link CopyLimits}.
  *
- * <p>Counted per claim, from the moment its copy is asked for until Cinder has made it, or it is
- * deleted. After a restart a copy is counted again at the first look that finds it being made, so a
- * new process may briefly see more than the limits: it asks for no new copy until enough end.
+ * <p>A claim's copy counts from its first look with room until Cinder has made it, the claim is
+ * deleted, or its looks stop: each look renews it, and one not renewed for {@link #LEASE} no longer
+ * counts (a claim whose looks fail before they reach Cinder, or that was given up, cannot hold room
+ * for good). A new process starts with nothing counted, so right after a restart Cinder may be
+ * copying up to twice the limits.
  */
 final class CopiesInFlight {
 
+  /**
+   * How long a copy counts without a look: longer than the longest time between two looks at a
+   * volume being made ({@link BeingMade#LONGEST_LOOK}), with room for a slow queue.
+   */
+  static final Duration LEASE = Duration.ofMinutes(2);
+
+  private record Held(String namespace, Instant renewed) {}
+
   private final CopyLimits limits;
-  private final Map<String, String> namespaceOf = new HashMap<>();
+  private final Clock clock;
+  private final Map<String, Held> held = new HashMap<>();
   private final Map<String, Integer> perNamespace = new HashMap<>();
 
-  CopiesInFlight(CopyLimits limits) {
+  CopiesInFlight(CopyLimits limits, Clock clock) {
     this.limits = limits;
-  }
-
-  CopyLimits limits() {
-    return limits;
+    this.clock = clock;
   }
 
   /**
-   * Counts the claim's copy if there is room for it.
+   * Counts the claim's copy if there is room for it, or renews it when it counts already.
    *
-   * @return null when counted (or counted already), else why it must wait
+   * @return null when counted, else why it must wait
    */
   synchronized String reserve(String claimUid, String namespace) {
-    if (namespaceOf.containsKey(claimUid)) {
+    Instant now = clock.instant();
+    expire(now);
+    if (held.containsKey(claimUid)) {
+      held.put(claimUid, new Held(held.get(claimUid).namespace(), now));
       return null;
     }
     int inNamespace = perNamespace.getOrDefault(namespace, 0);
@@ -42,38 +56,43 @@ final class CopiesInFlight {
           + limits.perNamespace()
           + " at once, --max-copies-per-namespace)";
     }
-    if (namespaceOf.size() >= limits.total()) {
-      return namespaceOf.size()
+    if (held.size() >= limits.total()) {
+      return held.size()
           + " copies are in flight (at most "
           + limits.total()
           + " at once, --max-copies)";
     }
-    add(claimUid, namespace);
+    held.put(claimUid, new Held(namespace, now));
+    perNamespace.merge(namespace, 1, Integer::sum);
     return null;
   }
 
-  /** Counts a copy found under way (after a restart), whatever the limits say. */
-  synchronized void track(String claimUid, String namespace) {
-    if (!namespaceOf.containsKey(claimUid)) {
-      add(claimUid, namespace);
-    }
+  /** Whether the claim's copy counts: Cinder may be filling its volume. */
+  synchronized boolean counts(String claimUid) {
+    expire(clock.instant());
+    return held.containsKey(claimUid);
   }
 
   /** The claim's copy is made, failed or gone: it no longer counts. */
   synchronized void release(String claimUid) {
-    String ns = namespaceOf.remove(claimUid);
-    if (ns != null) {
-      perNamespace.compute(ns, (k, n) -> n == null || n <= 1 ? null : n - 1);
+    Held h = held.remove(claimUid);
+    if (h != null) {
+      perNamespace.compute(h.namespace(), (k, n) -> n == null || n <= 1 ? null : n - 1);
     }
   }
 
   /** How many copies count now, overall. */
   synchronized int size() {
-    return namespaceOf.size();
+    expire(clock.instant());
+    return held.size();
   }
 
-  private void add(String claimUid, String namespace) {
-    namespaceOf.put(claimUid, namespace);
-    perNamespace.merge(namespace, 1, Integer::sum);
+  private void expire(Instant now) {
+    Instant before = now.minus(LEASE);
+    held.entrySet().stream()
+        .filter(e -> e.getValue().renewed().isBefore(before))
+        .map(Map.Entry::getKey)
+        .toList()
+        .forEach(this::release);
   }
 }

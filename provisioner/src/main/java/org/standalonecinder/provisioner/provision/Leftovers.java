@@ -70,10 +70,13 @@ final class Leftovers {
           continue;
         }
         Volume detached = v;
-        if (!v.attachmentIds().isEmpty() || !v.status().equals("available")) {
+        boolean failed = v.status().startsWith("error") && v.attachmentIds().isEmpty();
+        if (!failed && (!v.attachmentIds().isEmpty() || !v.status().equals("available"))) {
+          // A copy Cinder failed (error) is deleted as it is: it never becomes available.
           detached = volumes.makeAvailable(v);
         }
         cinder.deleteVolume(detached.id());
+        volumes.made(detached.id());
         cinder.awaitVolumeDeleted(detached.id(), backoff);
         n++;
       }

@@ -92,7 +92,7 @@ public final class VolumeProvisioner {
             settings,
             backoff,
             schedulingGrace,
-            new CopiesInFlight(copyLimits),
+            new CopiesInFlight(copyLimits, java.time.Clock.systemUTC()),
             settings::connector);
     this.auth = new AuthSecrets(secrets, settings);
     this.rbd = new RbdChoices(secrets, settings);
@@ -116,6 +116,24 @@ public final class VolumeProvisioner {
   public VolumeProvisioner withCopyLimits(CopyLimits limits) {
     return new VolumeProvisioner(
         cinder, secrets, mappers, settings, backoff, schedulingGrace, limits);
+  }
+
+  /**
+   * Counts the claim's copy (a clone or a restore) among those in flight, or renews it: asked at
+   * each look before anything else is done for the copy.
+   *
+   * @throws StillMaking (with no volume) when the claim must wait for room, told why
+   */
+  public void reserveCopy(PersistentVolumeClaim claim) {
+    volumes.reserveCopy(claim);
+  }
+
+  /**
+   * Whether the claim's copy counts among those in flight: Cinder may be filling its volume, so
+   * what the copy reads (a clone's source) must stay.
+   */
+  public boolean copyInFlight(String claimUid) {
+    return volumes.copyInFlight(claimUid);
   }
 
   /** What grows this provisioner's volumes, on the same Cinder and with the same waits. */

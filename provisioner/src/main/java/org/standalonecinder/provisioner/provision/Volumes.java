@@ -96,25 +96,35 @@ final class Volumes {
       Predicate<String> pvExists) {
     boolean fromBackup = source != null && source.backupId() != null;
     String uid = claim.getMetadata().getUid();
-    if (source != null) {
-      roomForCopy(claim);
-    }
+    Map<String, String> meta = metadata(claim, pvName, source);
+    // A failure of a look keeps the claim's copy counted (Cinder may be filling its volume): made,
+    // never made, or gone ends it, and so do looks that stop (CopiesInFlight.LEASE).
+    Volume found = find(pvName, uid, fromBackup);
     Volume volume;
-    try {
-      Map<String, String> meta = metadata(claim, pvName, source);
-      Volume found = find(pvName, uid, fromBackup);
-      volume =
-          found != null
-              ? reuse(found, req, pvName, placement, rollback, pvExists)
-              : create(spec(req, claim, pvName, source, placement, meta), placement);
-      if (BeingMade.isBeingMade(volume)) {
-        throw beingMade.look(volume, BeingMade.filling(source));
+    if (found != null) {
+      try {
+        volume = reuse(found, req, pvName, placement, rollback, pvExists);
+      } catch (VolumeProvisioner.AlreadyProvisioned made) {
+        copies.release(uid);
+        throw made;
       }
-    } catch (VolumeProvisioner.StillMaking copying) {
-      throw copying; // still counted: Cinder copies
-    } catch (RuntimeException e) {
-      copies.release(uid);
-      throw e;
+    } else {
+      try {
+        volume = create(spec(req, claim, pvName, source, placement, meta), placement);
+      } catch (RuntimeException nothingMade) {
+        copies.release(uid);
+        throw nothingMade;
+      }
+    }
+    if (BeingMade.isBeingMade(volume)) {
+      VolumeProvisioner.StillMaking making;
+      try {
+        making = beingMade.look(volume, BeingMade.filling(source));
+      } catch (RuntimeException neverMade) {
+        copies.release(uid);
+        throw neverMade;
+      }
+      throw making;
     }
     copies.release(uid);
     beingMade.done(volume.id());
@@ -130,16 +140,17 @@ final class Volumes {
           false,
           gone);
     }
-    return fromBackup
-        ? RestoredFromBackup.identityBack(cinder, ready, metadata(claim, pvName, source))
-        : ready;
+    return fromBackup ? RestoredFromBackup.identityBack(cinder, ready, meta) : ready;
   }
 
   /**
-   * Counts the claim's copy among those in flight, or says it waits for room: without asking Cinder
-   * anything, so that a namespace's thousand waiting clones cost Cinder nothing.
+   * Counts the claim's copy among those in flight (or renews it), or says it waits for room: asked
+   * before anything else of a clone or a restore, so that a namespace's thousand waiting claims
+   * cost Cinder and the API server nothing.
+   *
+   * @throws VolumeProvisioner.StillMaking (with no volume) when the claim must wait
    */
-  private void roomForCopy(PersistentVolumeClaim claim) {
+  void reserveCopy(PersistentVolumeClaim claim) {
     String full = copies.reserve(claim.getMetadata().getUid(), claim.getMetadata().getNamespace());
     if (full == null) {
       return;
@@ -151,6 +162,11 @@ final class Volumes {
         "waits to ask Cinder for its copy: " + full + "; asked once one of them is made",
         new ProvisionResult.Progress(
             waited, after.compareTo(WAIT_FOR_ROOM) < 0 ? WAIT_FOR_ROOM : after));
+  }
+
+  /** Whether the claim's copy counts among those in flight: Cinder may be filling its volume. */
+  boolean copyInFlight(String claimUid) {
+    return copies.counts(claimUid);
   }
 
   /**

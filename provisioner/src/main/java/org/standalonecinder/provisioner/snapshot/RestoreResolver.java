@@ -92,7 +92,10 @@ public final class RestoreResolver {
               + c.name()
               + " names it)");
     }
-    if (!cs.ready()) {
+    // A backup Cinder is restoring (into this claim's volume, or another's) is whole: a second
+    // restore from it is refused by Cinder and told busy, and this claim's own looks go on.
+    boolean restoring = cs.kind() == Copy.Kind.BACKUP && "restoring".equals(cs.status());
+    if (!cs.ready() && !restoring) {
       throw new ProvisioningException(
           what + ": " + cs.describe() + " is " + cs.status() + ", not available",
           cs.status().startsWith("error"),

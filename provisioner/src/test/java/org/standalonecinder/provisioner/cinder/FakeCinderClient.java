@@ -128,6 +128,20 @@ public final class FakeCinderClient implements CinderClient {
     held.add(volumeId);
   }
 
+  /**
+   * Cinder failed to make (fill) the volume: it goes to {@code error}, as a failed copy does, and a
+   * backup it was restored from is free again.
+   */
+  public synchronized void failMaking(String volumeId) {
+    held.remove(volumeId);
+    status(volumeId, "error");
+    String backupId = restoring.remove(volumeId);
+    if (backupId != null) {
+      backups.status(backupId, "available", null);
+    }
+    notifyAll();
+  }
+
   /** Cinder has made (filled) the volume: the next look sees it {@code available}. */
   public synchronized void finishMaking(String volumeId) {
     held.remove(volumeId);
@@ -218,7 +232,26 @@ public final class FakeCinderClient implements CinderClient {
         v.snapshotId(),
         v.multiattach(),
         attachmentIds,
-        hosts);
+        hosts,
+        v.createdAt());
+  }
+
+  /** The volume with another size and metadata, the rest as it is. */
+  private static Volume resized(Volume v, int sizeGib, Map<String, String> metadata) {
+    return new Volume(
+        v.id(),
+        v.name(),
+        v.status(),
+        sizeGib,
+        v.availabilityZone(),
+        v.volumeType(),
+        metadata,
+        v.sourceVolumeId(),
+        v.snapshotId(),
+        v.multiattach(),
+        v.attachmentIds(),
+        v.attachedHosts(),
+        v.createdAt());
   }
 
   /** The volume with {@code attachmentId} listed as attached to {@code host}. */
@@ -319,10 +352,14 @@ public final class FakeCinderClient implements CinderClient {
             spec.sourceVolumeId(),
             spec.snapshotId(),
             multiattachTypes,
-            List.of());
+            List.of(),
+            Map.of(),
+            java.time.Instant.now());
     volumes.put(id, v);
     if (spec.backupId() != null) {
+      // Cinder's backup service reads one backup for one restore at a time, and says so.
       restoring.put(id, spec.backupId());
+      backups.status(spec.backupId(), "restoring", null);
     }
     if (holdNew
         && (spec.sourceVolumeId() != null
@@ -390,20 +427,7 @@ public final class FakeCinderClient implements CinderClient {
     Volume v = existing(volumeId);
     Map<String, String> merged = new java.util.LinkedHashMap<>(v.metadata());
     merged.putAll(metadata);
-    volumes.put(
-        volumeId,
-        new Volume(
-            v.id(),
-            v.name(),
-            v.status(),
-            v.sizeGib(),
-            v.availabilityZone(),
-            v.volumeType(),
-            merged,
-            v.sourceVolumeId(),
-            v.snapshotId(),
-            v.multiattach(),
-            v.attachmentIds()));
+    volumes.put(volumeId, resized(v, v.sizeGib(), merged));
   }
 
   @Override
@@ -454,20 +478,7 @@ public final class FakeCinderClient implements CinderClient {
           400,
           "req-fake");
     }
-    volumes.put(
-        volumeId,
-        new Volume(
-            v.id(),
-            v.name(),
-            v.status(),
-            newSizeGib,
-            v.availabilityZone(),
-            v.volumeType(),
-            v.metadata(),
-            v.sourceVolumeId(),
-            v.snapshotId(),
-            v.multiattach(),
-            v.attachmentIds()));
+    volumes.put(volumeId, resized(v, newSizeGib, v.metadata()));
   }
 
   @Override
@@ -751,23 +762,10 @@ public final class FakeCinderClient implements CinderClient {
     if (backupId == null) {
       return;
     }
+    backups.status(backupId, "available", null);
     Volume v = existing(volumeId);
     Map<String, String> meta = backups.restoredMetadata(backupId);
-    volumes.put(
-        volumeId,
-        new Volume(
-            v.id(),
-            v.name(),
-            v.status(),
-            v.sizeGib(),
-            v.availabilityZone(),
-            v.volumeType(),
-            meta,
-            v.sourceVolumeId(),
-            v.snapshotId(),
-            v.multiattach(),
-            v.attachmentIds(),
-            v.attachedHosts()));
+    volumes.put(volumeId, resized(v, v.sizeGib(), meta));
   }
 
   /** The volume of a backup no longer being made goes back to the status it had. */

@@ -410,6 +410,36 @@ class CloningTest {
         .create();
   }
 
+  private boolean holdsFinalizer(String ns, String name, String finalizer) {
+    List<String> f = get(ns, name).getMetadata().getFinalizers();
+    return f != null && f.contains(finalizer);
+  }
+
+  /**
+   * A clone deleted while Cinder copies: its volume is deleted once Cinder lets it (here the copy
+   * fails, as a copy may: an error volume is deleted as it is), and only then is its source let go.
+   */
+  @Test
+  void aCloneDeletedWhileCinderCopiesLeavesNothingAndOnlyThenLetsItsSourceGo() {
+    cinder.slowCopies();
+    start(cinder);
+    classes();
+    boundSource("apps", "src");
+    PersistentVolumeClaim copy = cloneOfSrc("apps", "copy");
+    await("the copy under way", () -> volumeMadeFor(copy) != null);
+    String copying = volumeMadeFor(copy);
+    String finalizer = Names.cloneFinalizer(copy.getMetadata().getUid());
+
+    client.persistentVolumeClaims().inNamespace("apps").withName("copy").delete();
+    await("its volume's deletion asked", () -> cinder.log().contains("deleteVolume " + copying));
+    assertThat(holdsFinalizer("apps", "src", finalizer)).as("held while Cinder copies").isTrue();
+    assertThat(cinder.volumes()).containsKey(copying);
+
+    cinder.failMaking(copying);
+    await("the failed copy deleted", () -> !cinder.volumes().containsKey(copying));
+    await("the source let go", () -> !holdsFinalizer("apps", "src", finalizer));
+  }
+
   /**
    * Clones past the copy limits wait in the queue, told why, and cost Cinder nothing until a copy
    * in flight is made: a namespace's burst is held at its own limit while another namespace's clone
@@ -452,8 +482,11 @@ class CloningTest {
     String pvA2 = Names.pvName(a2.getMetadata().getUid());
     String pvO1 = Names.pvName(o1.getMetadata().getUid());
     assertThat(cinder.log())
-        .as("Cinder asked nothing for the waiting claims")
+        .as("no volume looked up or asked for the waiting claims")
         .noneMatch(l -> l.endsWith(pvA2) || l.endsWith(pvO1));
+    assertThat(get("apps", "src").getMetadata().getFinalizers())
+        .as("a waiting clone does not hold its source")
+        .doesNotContain(Names.cloneFinalizer(a2.getMetadata().getUid()));
 
     cinder.finishMaking(volumeMadeFor(a0));
     cinder.finishMaking(volumeMadeFor(o0));

@@ -2,7 +2,11 @@ package org.standalonecinder.provisioner.provision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.function.Consumer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -11,69 +15,100 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** The bounds on copies in flight, one rule a row (limits: 3 overall, 2 a namespace). */
 class CopiesInFlightTest {
 
+  private static final String APPS_FULL =
+      "2 copies are in flight in namespace apps (at most 2 at once, --max-copies-per-namespace)";
+  private static final String ALL_FULL = "3 copies are in flight (at most 3 at once, --max-copies)";
+
+  /** A clock the rows move. */
+  static final class Moving extends Clock {
+    Instant now = Instant.parse("2026-12-06T12:00:00Z");
+
+    void pass(Duration d) {
+      now = now.plus(d);
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneId.of("UTC");
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+  }
+
   static Arguments row(
-      String name, Consumer<CopiesInFlight> before, String uid, String ns, String said) {
+      String name, BiConsumer<CopiesInFlight, Moving> before, String uid, String ns, String said) {
     return Arguments.of(name, before, uid, ns, said);
   }
 
   static Stream<Arguments> rows() {
-    Consumer<CopiesInFlight> twoInApps =
-        c -> {
+    BiConsumer<CopiesInFlight, Moving> twoInApps =
+        (c, t) -> {
           c.reserve("a1", "apps");
           c.reserve("a2", "apps");
         };
     return Stream.of(
-        row("room: counted", c -> {}, "a1", "apps", null),
-        row(
-            "the namespace's limit reached: waits",
-            twoInApps,
-            "a3",
-            "apps",
-            "2 copies are in flight in namespace apps (at most 2 at once,"
-                + " --max-copies-per-namespace)"),
+        row("room: counted", (c, t) -> {}, "a1", "apps", null),
+        row("the namespace's limit reached: waits", twoInApps, "a3", "apps", APPS_FULL),
         row("another namespace still has room", twoInApps, "o1", "other", null),
         row(
             "the overall limit reached: waits",
-            twoInApps.andThen(c -> c.reserve("o1", "other")),
+            twoInApps.andThen((c, t) -> c.reserve("o1", "other")),
             "b1",
             "b",
-            "3 copies are in flight (at most 3 at once, --max-copies)"),
-        row("a claim counted already is not refused again", twoInApps, "a2", "apps", null),
+            ALL_FULL),
+        row("a claim counted already is renewed, not refused", twoInApps, "a2", "apps", null),
         row(
             "a copy that ended leaves room",
-            twoInApps.andThen(c -> c.release("a1")),
+            twoInApps.andThen((c, t) -> c.release("a1")),
             "a3",
             "apps",
             null),
         row(
             "releasing a claim never counted changes nothing",
-            twoInApps.andThen(c -> c.release("nobody")),
+            twoInApps.andThen((c, t) -> c.release("nobody")),
             "a3",
             "apps",
-            "2 copies are in flight in namespace apps (at most 2 at once,"
-                + " --max-copies-per-namespace)"),
+            APPS_FULL),
         row(
-            "copies found after a restart count past the limit, and hold new ones",
-            twoInApps.andThen(c -> c.track("a9", "apps")),
-            "o1",
-            "other",
-            "3 copies are in flight (at most 3 at once, --max-copies)"));
+            "copies whose looks stopped for the lease no longer count",
+            twoInApps.andThen((c, t) -> t.pass(CopiesInFlight.LEASE.plusSeconds(1))),
+            "a3",
+            "apps",
+            null),
+        row(
+            "a look within the lease renews a copy",
+            twoInApps.andThen(
+                (c, t) -> {
+                  t.pass(CopiesInFlight.LEASE.minusSeconds(10));
+                  c.reserve("a1", "apps");
+                  c.reserve("a2", "apps");
+                  t.pass(Duration.ofSeconds(20));
+                }),
+            "a3",
+            "apps",
+            APPS_FULL));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("rows")
   void aCopyIsCountedOrWaits(
-      String name, Consumer<CopiesInFlight> before, String uid, String ns, String said) {
-    CopiesInFlight copies = new CopiesInFlight(new CopyLimits(3, 2));
-    before.accept(copies);
-    int counted = copies.size();
+      String name, BiConsumer<CopiesInFlight, Moving> before, String uid, String ns, String said) {
+    Moving clock = new Moving();
+    CopiesInFlight copies = new CopiesInFlight(new CopyLimits(3, 2), clock);
+    before.accept(copies, clock);
+    boolean counted = copies.counts(uid);
+    int size = copies.size();
 
     assertThat(copies.reserve(uid, ns)).isEqualTo(said);
-    assertThat(copies.size())
-        .isEqualTo(said == null && !alreadyCounted(name) ? counted + 1 : counted);
-  }
-
-  private static boolean alreadyCounted(String name) {
-    return name.startsWith("a claim counted already");
+    assertThat(copies.counts(uid)).isEqualTo(said == null);
+    assertThat(copies.size()).isEqualTo(said == null && !counted ? size + 1 : size);
   }
 }
