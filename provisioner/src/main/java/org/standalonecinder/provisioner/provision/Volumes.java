@@ -201,7 +201,13 @@ final class Volumes {
       Placement placement,
       Rollback rollback,
       Predicate<String> pvExists) {
-    if (pvExists.test(pvName)) {
+    // A PV is made only after its volume's export: a volume available with no attachment, or still
+    // being made, is no PV's, and costs the API server no question (every claim's volume is found
+    // so once, at the look after Cinder made it).
+    boolean exported =
+        !volume.attachmentIds().isEmpty()
+            || !(volume.status().equals("available") || BeingMade.isBeingMade(volume));
+    if (exported && pvExists.test(pvName)) {
       throw new VolumeProvisioner.AlreadyProvisioned(pvName);
     }
     if (volume.status().equals("deleting")) {

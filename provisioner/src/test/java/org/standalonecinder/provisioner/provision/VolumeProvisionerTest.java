@@ -568,13 +568,15 @@ class VolumeProvisionerTest {
   /**
    * The loop's cache may lag behind a PV made a moment ago (by this replica or the last leader):
    * the API server is asked whether the claim's PV exists only when Cinder has the claim's volume
-   * already, and a volume a PV holds is neither detached, exported again nor rolled back.
+   * exported already (a PV is made only after the export), and a volume a PV holds is neither
+   * detached, exported again nor rolled back.
    */
   @ParameterizedTest(name = "{0}")
   @CsvSource({
-    "Cinder has no volume of the claim: asked only by the look that finds it made, , false, 1, vol-1",
-    "Cinder has it and no PV holds it: reused as before,                 available, false, 1, vol-old",
-    "Cinder has it and its PV exists (the cache lagged): nothing is done, in-use, true, 1, ",
+    "Cinder has no volume of the claim: the looks that make and find it ask nothing, , false, 0, vol-1",
+    "Cinder has it available and never exported: no PV can hold it so none is asked,      available, false, 0, vol-old",
+    "Cinder has it exported and no PV holds it: asked and then reused,                 in-use, false, 1, vol-old",
+    "Cinder has it and its PV exists (the cache lagged): nothing is done,           in-use, true, 1, ",
   })
   void theApiServerIsAskedForThePvOnlyWhenCinderHasTheVolume(
       String name, String status, boolean pvExists, int asked, String provisioned) {
