@@ -12,13 +12,26 @@ import java.util.Map;
  * The host processes of a local installation: started with a command line of their own (no cloud or
  * cluster settings from the caller's environment), each logging to {@code work/logs/<name>.log},
  * stopped, killed or started again by name.
+ *
+ * <p>A process that ends by itself is started again after {@link #RESTART_DELAY}, as its
+ * Deployment's {@code restartPolicy: Always} would: a provisioner that lost its Lease under load
+ * exits by design, and in a cluster its container comes back as a standby. One stopped or killed
+ * here stays down until {@link #restart}. Each such restart is said on the console and in the
+ * process' log.
  */
 public final class LocalProcesses {
+
+  /** How long an ended process stays down before it is started again. */
+  static final java.time.Duration RESTART_DELAY = java.time.Duration.ofSeconds(2);
 
   private final Path logs;
   private final List<Process> processes = new ArrayList<>();
   private final Map<String, Process> byName = new LinkedHashMap<>();
   private final Map<String, List<String>> firstCommands = new LinkedHashMap<>();
+  private final Map<String, List<String>> commands = new LinkedHashMap<>();
+  private final java.util.Set<Process> downOnPurpose =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private volatile boolean closing;
 
   LocalProcesses(Path logs) {
     this.logs = logs;
@@ -42,6 +55,42 @@ public final class LocalProcesses {
     processes.add(p);
     byName.put(name, p);
     firstCommands.putIfAbsent(name, args);
+    commands.put(name, List.copyOf(args));
+    p.onExit().thenRun(() -> ended(name, p));
+  }
+
+  /** Starts an ended process again, unless it was stopped on purpose or replaced meanwhile. */
+  private void ended(String name, Process p) {
+    if (closing || downOnPurpose.remove(p)) {
+      return;
+    }
+    try {
+      Thread.sleep(RESTART_DELAY.toMillis());
+      synchronized (this) {
+        if (closing || byName.get(name) != p) {
+          return;
+        }
+        String line =
+            "LocalProcesses: "
+                + name
+                + " (pid "
+                + p.pid()
+                + ") ended by itself with exit code "
+                + p.exitValue()
+                + "; started again, as its Deployment would";
+        System.out.println(line);
+        java.nio.file.Files.writeString(
+            logs.resolve(name + ".log"),
+            line + System.lineSeparator(),
+            java.nio.file.StandardOpenOption.CREATE,
+            java.nio.file.StandardOpenOption.APPEND);
+        start(name, commands.get(name));
+      }
+    } catch (IOException e) {
+      System.out.println("LocalProcesses: cannot start " + name + " again: " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The arguments {@code name} was first started with. */
@@ -64,12 +113,15 @@ public final class LocalProcesses {
 
   /** Kills a process at once (SIGKILL), as a crashed node would: no clean-up, no Lease release. */
   public void kill(String name) throws InterruptedException {
-    byName.get(name).destroyForcibly().waitFor();
+    Process p = byName.get(name);
+    downOnPurpose.add(p);
+    p.destroyForcibly().waitFor();
   }
 
   /** Stops a process this installation started (its log stays in {@code work/logs}). */
   public void stop(String name) throws InterruptedException {
     Process p = byName.get(name);
+    downOnPurpose.add(p);
     p.destroy();
     if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
       p.destroyForcibly().waitFor();
@@ -97,6 +149,7 @@ public final class LocalProcesses {
 
   /** Stops every process, forcibly after 20 s. */
   synchronized void stopAll() {
+    closing = true;
     for (Process p : processes) {
       p.destroy();
     }

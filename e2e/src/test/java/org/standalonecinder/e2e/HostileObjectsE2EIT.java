@@ -149,6 +149,7 @@ class HostileObjectsE2EIT {
         "-f",
         "-");
     String padding = "x".repeat(200 * 1024);
+    long pidBefore = it.processes.pid("provisioner");
     long t0 = System.nanoTime();
     java.util.concurrent.ExecutorService pool =
         java.util.concurrent.Executors.newFixedThreadPool(8);
@@ -187,6 +188,8 @@ class HostileObjectsE2EIT {
     }
     long createdMillis = (System.nanoTime() - t0) / 1_000_000;
     long pid = it.processes.pid("provisioner");
+    // The same process, alive: one that died would have been started again (LocalProcesses).
+    assertThat(pid).as("the provisioner lived through the claims' arrival").isEqualTo(pidBefore);
     assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
         .as("the provisioner lived through the claims' arrival")
         .isTrue();

@@ -50,6 +50,7 @@ public final class VolumeProvisioner {
   private final RbdChoices rbd;
   private final Leftovers leftovers;
   private final CinderExport exports;
+  private final Release release;
   private final Duration schedulingGrace;
   private final CopyLimits copyLimits;
 
@@ -98,6 +99,7 @@ public final class VolumeProvisioner {
     this.rbd = new RbdChoices(secrets, settings);
     this.leftovers = new Leftovers(cinder, secrets, settings, volumes, backoff);
     this.exports = new CinderExport(cinder, step -> {});
+    this.release = new Release(cinder, settings, backoff, volumes, auth, exports);
   }
 
   /**
@@ -142,49 +144,25 @@ public final class VolumeProvisioner {
   }
 
   /**
-   * Creates (or finds) the claim's volume, exports it and returns the PV to create. The PV is not
-   * created here; the caller creates it and calls {@link #delete} if it cannot.
+   * Creates (or finds) the claim's volume, exports it and returns the PV to create; the one way in.
+   * The PV is not created here: the caller creates it and calls {@link #delete} if it cannot.
    *
-   * @throws ProvisioningException with everything done so far undone
-   */
-  public PersistentVolume provision(PersistentVolumeClaim claim, StorageClass storageClass) {
-    return provision(claim, storageClass, null);
-  }
-
-  /**
-   * As {@link #provision(PersistentVolumeClaim, StorageClass)}, as a Cinder clone of {@code source}
-   * (resolved and checked by the clone resolver) when it is not null: in the source's zone unless
-   * the class names one, with the class's type or else the source's.
-   */
-  public PersistentVolume provision(
-      PersistentVolumeClaim claim, StorageClass storageClass, CloneSource source) {
-    return provision(claim, storageClass, source, Map.of());
-  }
-
-  /**
-   * As {@link #provision(PersistentVolumeClaim, StorageClass, CloneSource)}, for a claim the
-   * scheduler selected a node for ({@code volume.kubernetes.io/selected-node}) whose labels are
-   * {@code nodeLabels}: the volume is made in the node's zone and its PV is for that zone's nodes
-   * (see {@link Placement}).
-   */
-  public PersistentVolume provision(
-      PersistentVolumeClaim claim,
-      StorageClass storageClass,
-      CloneSource source,
-      Map<String, String> nodeLabels) {
-    return provision(claim, storageClass, source, nodeLabels, pvName -> false);
-  }
-
-  /**
-   * As {@link #provision(PersistentVolumeClaim, StorageClass, CloneSource, Map)}, for a caller
-   * whose view of the PVs may lag behind the API server (an informer's cache): when Cinder has the
-   * claim's volume already, {@code pvExists} is asked before anything is done to it, since a volume
-   * a PV holds must not be detached, exported again or rolled back. A claim whose volume does not
-   * exist yet, the common case, costs no such question.
+   * <p>A clone's volume is a Cinder clone of {@code source} (resolved and checked by the clone
+   * resolver) in the source's zone unless the class names one, with the class's type or else the
+   * source's; a restore's is made from its snapshot or backup. For a claim the scheduler selected a
+   * node for ({@code volume.kubernetes.io/selected-node}), whose labels are {@code nodeLabels}, the
+   * volume is made in the node's zone and its PV is for that zone's nodes ({@link Placement}).
    *
+   * <p>The caller's view of the PVs may lag behind the API server (an informer's cache): when
+   * Cinder has the claim's volume exported already, {@code pvExists} is asked before anything is
+   * done to it, since a volume a PV holds must not be detached, exported again or rolled back.
+   *
+   * @param source what fills the volume, or null for a blank one
+   * @param nodeLabels the selected node's labels, empty when none was selected
    * @param pvExists whether the named PV exists in the API server now
    * @throws AlreadyProvisioned when it does: nothing was done
    * @throws StillMaking when Cinder is still making or filling the volume: nothing waits for it
+   * @throws ProvisioningException with everything done so far undone
    */
   public PersistentVolume provision(
       PersistentVolumeClaim claim,
@@ -335,89 +313,7 @@ public final class VolumeProvisioner {
    * @throws ProvisioningException (not final) when Cinder will not delete the volume yet
    */
   public DeleteOutcome delete(PersistentVolume pv) {
-    Map<String, String> ann = pv.getMetadata().getAnnotations();
-    if (ann == null || !settings.owns(ann.get(Names.ANN_IDENTITY))) {
-      return DeleteOutcome.NOT_MINE;
-    }
-    boolean goEra = settings.adopted(ann.get(Names.ANN_IDENTITY));
-    String volumeId = ann.get(ClaimAnnotations.VOLUME_ID);
-    if (volumeId != null) {
-      MDC.put("volume", volumeId);
-    }
-    try {
-      Volume volume = volumeId == null ? null : cinder.getVolume(volumeId).orElse(null);
-      if (volume != null) {
-        if (volume.status().equals("backing-up")) {
-          // Cinder deletes it only once the backup is made: nothing is undone before (its
-          // attachments stay for the retry to take), so a release never races the backup service.
-          throw busy(volumeId, volume.status());
-        }
-        if (Names.RESERVED.equals(ann.get(Names.ANN_ATTACHMENT))) {
-          exports.withdrawReservation(volumeId, settings.connector());
-        } else if (goEra && GoProvisionerPvs.RESERVED_STATUS.equals(volume.status())) {
-          // Still as the Go provisioner left it (a repeat after os-unreserve finds it available).
-          exports.withdrawReservation(volumeId, GoProvisionerPvs.CONNECTOR);
-        }
-        // The PV's attachment, and strays of retried attempts whose answers were lost: any of
-        // them would block the delete.
-        volumes.detachAll(volume);
-        deleteUnlessSnapshotted(volumeId);
-        cinder.awaitVolumeDeleted(volumeId, backoff);
-      }
-    } catch (CinderException.NotFound gone) {
-      // deleted under us: what we wanted
-    } catch (RuntimeException e) {
-      throw Failures.of(e);
-    }
-    if (goEra) {
-      GoProvisionerPvs.chapSecret(pv).ifPresent(ref -> auth.deleteOwn(ref));
-    } else {
-      auth.release(pv);
-    }
-    return DeleteOutcome.DELETED;
-  }
-
-  /**
-   * Deletes the volume, unless Cinder keeps it for its snapshots: then the release waits for them
-   * (retried, told as an event), since deleting them with it ({@code cascade}) would destroy what
-   * the user kept on purpose.
-   */
-  private static ProvisioningException busy(String volumeId, String status) {
-    return new ProvisioningException(
-        "volume "
-            + volumeId
-            + " is "
-            + status
-            + " in Cinder"
-            + (status.equals("backing-up") ? " (a backup of it is being made)" : "")
-            + ", so it cannot be deleted yet; tried again",
-        false,
-        null);
-  }
-
-  private void deleteUnlessSnapshotted(String volumeId) {
-    try {
-      cinder.deleteVolume(volumeId);
-    } catch (CinderException.BadRequest e) {
-      if (!e.getMessage().contains("snapshots")) {
-        throw e;
-      }
-      // Cinder's refusal reads the same for a status it does not delete in and for snapshots:
-      // the status tells them apart (a volume being backed up is the common one).
-      String status = cinder.getVolume(volumeId).map(Volume::status).orElse("available");
-      if (!status.equals("available") && !status.startsWith("error")) {
-        throw busy(volumeId, status);
-      }
-      throw new ProvisioningException(
-          "volume "
-              + volumeId
-              + " has snapshots in Cinder, so it is kept until they are deleted (delete the"
-              + " VolumeSnapshots taken of this claim, or the snapshots in Cinder); tried again"
-              + " until then. Cinder said: "
-              + e.getMessage(),
-          false,
-          e);
-    }
+    return release.delete(pv);
   }
 
   /**

@@ -2,7 +2,6 @@ package org.standalonecinder.provisioner.provision;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -96,7 +95,7 @@ final class Volumes {
       Predicate<String> pvExists) {
     boolean fromBackup = source != null && source.backupId() != null;
     String uid = claim.getMetadata().getUid();
-    Map<String, String> meta = metadata(claim, pvName, source);
+    Map<String, String> meta = NewVolume.metadata(claim, pvName, source, settings.clusterId());
     // A failure of a look keeps the claim's copy counted (Cinder may be filling its volume): made,
     // never made, or gone ends it, and so do looks that stop (CopiesInFlight.LEASE).
     Volume found = find(pvName, uid, fromBackup);
@@ -110,7 +109,7 @@ final class Volumes {
       }
     } else {
       try {
-        volume = create(spec(req, claim, pvName, source, placement, meta), placement);
+        volume = create(NewVolume.spec(req, claim, pvName, source, placement, meta), placement);
       } catch (RuntimeException nothingMade) {
         copies.release(uid);
         throw nothingMade;
@@ -258,37 +257,6 @@ final class Volumes {
     return volume;
   }
 
-  /** The new volume of the claim: blank, or filled from its source. */
-  private static VolumeSpec spec(
-      ClaimRequest req,
-      PersistentVolumeClaim claim,
-      String pvName,
-      CloneSource source,
-      Placement placement,
-      Map<String, String> meta) {
-    VolumeSpec spec =
-        VolumeSpec.blank(pvName, req.sizeGib())
-            .withType(req.params().volumeType())
-            .withDescription(
-                "Kubernetes claim "
-                    + claim.getMetadata().getNamespace()
-                    + "/"
-                    + claim.getMetadata().getName());
-    if (source != null && source.restore()) {
-      spec =
-          (source.snapshotId() != null
-                  ? spec.fromSnapshot(source.snapshotId())
-                  : spec.fromBackup(source.backupId()))
-              .withDescription(
-                  spec.description() + ", restored from VolumeSnapshot " + source.claim());
-    } else if (source != null) {
-      spec =
-          spec.cloneOf(source.volumeId())
-              .withDescription(spec.description() + ", a clone of " + source.claim());
-    }
-    return spec.withAvailabilityZone(placement.cinderZone()).withMetadata(meta);
-  }
-
   /** The volume is made or gone: nothing is remembered of its making any more. */
   void made(String volumeId) {
     beingMade.done(volumeId);
@@ -297,23 +265,6 @@ final class Volumes {
   /** The claim's copy is made or gone: it no longer counts among those in flight. */
   void copyEnded(String claimUid) {
     copies.release(claimUid);
-  }
-
-  /** What a new volume of the claim carries: its identity, its state, and what fills it. */
-  private Map<String, String> metadata(
-      PersistentVolumeClaim claim, String pvName, CloneSource source) {
-    Map<String, String> meta =
-        new LinkedHashMap<>(Names.identifying(claim.getMetadata().getUid(), settings.clusterId()));
-    meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
-    meta.put(Names.META_PVC_NAME, claim.getMetadata().getName());
-    meta.put(Names.META_PV_NAME, pvName);
-    meta.put(Names.META_STATE, Names.STATE_PROVISIONING);
-    if (source != null && source.restore()) {
-      meta.put(Names.META_RESTORED_FROM, source.restoredFrom());
-    } else if (source != null) {
-      meta.put(Names.META_CLONE_OF, source.volumeId());
-    }
-    return meta;
   }
 
   /**

@@ -21,12 +21,12 @@ public final class UntilMade {
 
   public static PersistentVolume provision(
       VolumeProvisioner p, PersistentVolumeClaim claim, StorageClass sc) {
-    return again(() -> p.provision(claim, sc));
+    return again(() -> p.provision(claim, sc, null, Map.of(), pv -> false));
   }
 
   public static PersistentVolume provision(
       VolumeProvisioner p, PersistentVolumeClaim claim, StorageClass sc, CloneSource source) {
-    return again(() -> p.provision(claim, sc, source));
+    return again(() -> p.provision(claim, sc, source, Map.of(), pv -> false));
   }
 
   public static PersistentVolume provision(
@@ -35,7 +35,7 @@ public final class UntilMade {
       StorageClass sc,
       CloneSource source,
       Map<String, String> nodeLabels) {
-    return again(() -> p.provision(claim, sc, source, nodeLabels));
+    return again(() -> p.provision(claim, sc, source, nodeLabels, pv -> false));
   }
 
   public static PersistentVolume provision(

@@ -520,11 +520,17 @@ class VolumeProvisionerTest {
     }
     VolumeProvisioner graced = provisioner.withSchedulingGrace(row.grace());
     for (int look = 1; look < row.looks(); look++) {
-      assertThatThrownBy(() -> graced.provision(claim("1Gi"), storageClass(Map.of())))
+      assertThatThrownBy(
+              () ->
+                  graced.provision(
+                      claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
           .isInstanceOf(VolumeProvisioner.StillMaking.class);
     }
     if (row.failure() == null) {
-      assertThatThrownBy(() -> graced.provision(claim("1Gi"), storageClass(Map.of())))
+      assertThatThrownBy(
+              () ->
+                  graced.provision(
+                      claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
           .isInstanceOfSatisfying(
               VolumeProvisioner.StillMaking.class,
               e -> {
@@ -537,7 +543,10 @@ class VolumeProvisionerTest {
                   + "); under a minute so far");
       assertThat(cinder.volumes().get("vol-old").status()).isEqualTo(row.status());
     } else {
-      assertThatThrownBy(() -> graced.provision(claim("1Gi"), storageClass(Map.of())))
+      assertThatThrownBy(
+              () ->
+                  graced.provision(
+                      claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
           .isInstanceOfSatisfying(
               ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
           .hasMessageContaining(row.failure());
@@ -551,12 +560,17 @@ class VolumeProvisionerTest {
   /** Once Cinder has made it, the next look takes the volume on: exported, and its PV made. */
   @Test
   void aVolumeCinderHasMadeMeanwhileIsTakenOnByTheNextLook() {
-    assertThatThrownBy(() -> provisioner.provision(claim("1Gi"), storageClass(Map.of())))
+    assertThatThrownBy(
+            () ->
+                provisioner.provision(
+                    claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
         .isInstanceOf(VolumeProvisioner.StillMaking.class)
         .hasMessage("Cinder is creating volume vol-1 (status creating); under a minute so far");
     assertThat(cinder.log()).containsExactly(FIND, CREATE);
 
-    PersistentVolume pv = provisioner.provision(claim("1Gi"), storageClass(Map.of()));
+    PersistentVolume pv =
+        provisioner.provision(
+            claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false);
 
     assertThat(pv.getMetadata().getAnnotations())
         .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
