@@ -56,18 +56,18 @@ public final class LocalProcesses {
     byName.put(name, p);
     firstCommands.putIfAbsent(name, args);
     commands.put(name, List.copyOf(args));
-    p.onExit().thenRun(() -> ended(name, p));
+    p.onExit()
+        .thenRunAsync(
+            () -> ended(name, p),
+            java.util.concurrent.CompletableFuture.delayedExecutor(
+                RESTART_DELAY.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS));
   }
 
   /** Starts an ended process again, unless it was stopped on purpose or replaced meanwhile. */
   private void ended(String name, Process p) {
-    if (closing || downOnPurpose.remove(p)) {
-      return;
-    }
     try {
-      Thread.sleep(RESTART_DELAY.toMillis());
       synchronized (this) {
-        if (closing || byName.get(name) != p) {
+        if (closing || downOnPurpose.remove(p) || byName.get(name) != p) {
           return;
         }
         String line =
@@ -88,8 +88,6 @@ public final class LocalProcesses {
       }
     } catch (IOException e) {
       System.out.println("LocalProcesses: cannot start " + name + " again: " + e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
@@ -112,14 +110,14 @@ public final class LocalProcesses {
   }
 
   /** Kills a process at once (SIGKILL), as a crashed node would: no clean-up, no Lease release. */
-  public void kill(String name) throws InterruptedException {
+  public synchronized void kill(String name) throws InterruptedException {
     Process p = byName.get(name);
     downOnPurpose.add(p);
     p.destroyForcibly().waitFor();
   }
 
   /** Stops a process this installation started (its log stays in {@code work/logs}). */
-  public void stop(String name) throws InterruptedException {
+  public synchronized void stop(String name) throws InterruptedException {
     Process p = byName.get(name);
     downOnPurpose.add(p);
     p.destroy();
