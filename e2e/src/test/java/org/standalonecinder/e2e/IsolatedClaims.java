@@ -234,12 +234,14 @@ final class IsolatedClaims {
   }
 
   /**
-   * Deletes every claim with a provisioner that does not die, checks that nothing is left in Cinder
-   * or the cluster, and removes the class and the namespace.
+   * Deletes every claim, then has a provisioner that does not die clean up after them, checks that
+   * nothing is left in Cinder or the cluster, and removes the class and the namespace. The claims
+   * go first: a provisioner started while one still lives may ask Cinder for its volume (no worker
+   * waits for Cinder to make it), and closed at once, leave that volume to the next one.
    */
   void cleanUp(Duration timeout) throws InterruptedException {
+    it.admin.persistentVolumeClaims().inNamespace(ns).delete();
     try (MortalProvisioner healthy = provisioner(0)) {
-      it.admin.persistentVolumeClaims().inNamespace(ns).delete();
       settle(Set.of(), timeout);
     }
     it.admin.storage().v1().storageClasses().withName(className).delete();
