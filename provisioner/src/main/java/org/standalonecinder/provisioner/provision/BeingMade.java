@@ -101,8 +101,8 @@ final class BeingMade {
         v.createdAt() != null && v.createdAt().isBefore(now)
             ? Duration.between(v.createdAt(), now)
             : locally;
-    // Seen here for at least the grace too: a Cinder clock ahead of ours must not make a volume
-    // a moment old look unscheduled.
+    // Old by both counts: a Cinder clock behind ours must not make a volume a moment old look
+    // unscheduled (nor slow its looks), and one ahead of ours counts as no record at all.
     Duration age = byCinder.compareTo(locally) < 0 ? byCinder : locally;
     if (v.status().equals("creating") && !s.scheduled && age.compareTo(schedulingGrace) >= 0) {
       try {
