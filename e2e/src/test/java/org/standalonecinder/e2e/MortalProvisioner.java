@@ -130,13 +130,11 @@ final class MortalProvisioner implements AutoCloseable {
     snapshots.start();
   }
 
-  /** Snapshots polled every 200 ms, deletions waited for up to a minute. */
+  /** Snapshots looked at from 200 ms on, late after a minute. */
   private static final org.standalonecinder.provisioner.snapshot.SnapshotController.Timing
       SNAPSHOT_TIMING =
           new org.standalonecinder.provisioner.snapshot.SnapshotController.Timing(
-              new org.standalonecinder.provisioner.cinder.Backoff(
-                  Duration.ofMillis(100), 2.0, Duration.ofSeconds(2), Duration.ofMinutes(1)),
-              Duration.ofMillis(200));
+              Duration.ofMinutes(1), Duration.ofMillis(200));
 
   private final org.standalonecinder.provisioner.snapshot.SnapshotController snapshots;
 

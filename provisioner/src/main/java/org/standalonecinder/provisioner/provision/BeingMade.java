@@ -11,6 +11,7 @@ import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
@@ -27,12 +28,6 @@ final class BeingMade {
 
   /** The statuses of a volume that Cinder is still making or filling. */
   static final Set<String> STATUSES = Set.of("creating", "downloading", "restoring-backup");
-
-  /** The first look again after a volume was found being made. */
-  static final Duration FIRST_LOOK = Duration.ofMillis(500);
-
-  /** The longest time between two looks at a volume being made. */
-  static final Duration LONGEST_LOOK = Duration.ofSeconds(30);
 
   private static final Logger log = LoggerFactory.getLogger(BeingMade.class);
 
@@ -56,12 +51,6 @@ final class BeingMade {
       this.last = first;
     }
   }
-
-  /**
-   * How long a volume is remembered without a look: far past {@link #LONGEST_LOOK}, so that a
-   * volume whose claim went some way this process did not see (deleted, given up) is forgotten.
-   */
-  static final Duration FORGOTTEN_AFTER = Duration.ofMinutes(10);
 
   BeingMade(CinderClient cinder, Duration schedulingGrace, Clock clock) {
     this.cinder = cinder;
@@ -93,7 +82,7 @@ final class BeingMade {
    */
   VolumeProvisioner.StillMaking look(Volume v, String filling) {
     Instant now = clock.instant();
-    seen.values().removeIf(old -> old.last.isBefore(now.minus(FORGOTTEN_AFTER)));
+    seen.values().removeIf(old -> old.last.isBefore(now.minus(Pace.FORGOTTEN_AFTER)));
     Seen s = seen.computeIfAbsent(v.id(), id -> new Seen(now));
     s.last = now;
     Duration locally = Duration.between(s.first, now);
@@ -103,7 +92,7 @@ final class BeingMade {
             : locally;
     // Old by both counts: a Cinder clock behind ours must not make a volume a moment old look
     // unscheduled (nor slow its looks), and one ahead of ours counts as no record at all.
-    Duration age = byCinder.compareTo(locally) < 0 ? byCinder : locally;
+    Duration age = Pace.shorter(byCinder, locally);
     if (v.status().equals("creating") && !s.scheduled && age.compareTo(schedulingGrace) >= 0) {
       try {
         cinder.deleteVolume(v.id());
@@ -146,8 +135,8 @@ final class BeingMade {
             + " (status "
             + v.status()
             + "); "
-            + soFar(soFar),
-        new ProvisionResult.Progress(soFar, nextLook(age)));
+            + Pace.soFar(soFar),
+        new ProvisionResult.Progress(soFar, Pace.nextLook(age)));
   }
 
   /**
@@ -186,44 +175,5 @@ final class BeingMade {
     } catch (java.time.format.DateTimeParseException e) {
       return Duration.ZERO;
     }
-  }
-
-  /**
-   * When to look again at a volume made for {@code soFar}: a quarter of that, at least {@link
-   * #FIRST_LOOK} and at most {@link #LONGEST_LOOK}. A blank volume (a second or two) is seen ready
-   * within half a second of it; an hours-long restore costs Cinder a GET every half minute.
-   */
-  static Duration nextLook(Duration soFar) {
-    Duration quarter = soFar.dividedBy(4);
-    if (quarter.compareTo(FIRST_LOOK) < 0) {
-      return FIRST_LOOK;
-    }
-    return quarter.compareTo(LONGEST_LOOK) > 0 ? LONGEST_LOOK : quarter;
-  }
-
-  private static final long[] MINUTES = {1, 2, 5, 10, 15, 20, 30, 45};
-
-  /**
-   * How long so far, in steps that change ever more rarely ({@code under a minute}, 1, 2, 5, 10,
-   * 15, 20, 30, 45 minutes, then each half hour): the claim's event is written anew when its words
-   * change, and the same words again at most once per the event recorder's quiet time (10 min).
-   */
-  static String soFar(Duration d) {
-    long minutes = d.toMinutes();
-    if (minutes < 1) {
-      return "under a minute so far";
-    }
-    if (minutes < 60) {
-      long shown = 1;
-      for (long m : MINUTES) {
-        if (m <= minutes) {
-          shown = m;
-        }
-      }
-      return shown + (shown == 1 ? " minute" : " minutes") + " so far";
-    }
-    long halfHours = minutes / 30;
-    long hours = halfHours / 2;
-    return hours + " h" + (halfHours % 2 == 1 ? " 30 min" : "") + " so far";
   }
 }

@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
@@ -155,7 +156,7 @@ final class Volumes {
       return;
     }
     Duration waited = BeingMade.since(claim.getMetadata().getCreationTimestamp(), clock);
-    Duration after = BeingMade.nextLook(waited);
+    Duration after = Pace.nextLook(waited);
     throw new VolumeProvisioner.StillMaking(
         null,
         "waits to ask Cinder for its copy: " + full + "; asked once one of them is made",

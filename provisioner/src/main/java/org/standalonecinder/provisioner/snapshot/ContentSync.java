@@ -10,10 +10,10 @@ import java.util.Optional;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.Names;
 
@@ -33,8 +33,16 @@ final class ContentSync {
 
   private static final Logger LOG = LoggerFactory.getLogger(ContentSync.class);
 
-  /** How soon a snapshot still being taken is looked at again, by default. */
-  static final Duration POLL = Duration.ofSeconds(2);
+  /** What the loop is told of work Cinder carries on a content: its event, when it lasts. */
+  @FunctionalInterface
+  interface Underway {
+    /**
+     * @param what what Cinder is doing
+     * @param soFar for how long
+     * @param late whether it lasts past its deadline ({@link SnapshotController.Timing})
+     */
+    void tell(GenericKubernetesResource content, String what, Duration soFar, boolean late);
+  }
 
   private static final long GIB = 1L << 30;
 
@@ -42,11 +50,13 @@ final class ContentSync {
   private final CinderClient cinder;
   private final Copies copies;
   private final ContentSweep sweep;
+  private final ContentDeletion deletion;
   private final Function<String, SnapshotClass> classes;
   private final String driver;
   private final String clusterId;
-  private final Backoff deletion;
-  private final Duration poll;
+  private final SnapshotController.Timing timing;
+  private final Underway underway;
+  private final Pace pace;
   private final Clock clock;
   private final SnapshotMetrics metrics;
 
@@ -56,8 +66,8 @@ final class ContentSync {
       Function<String, SnapshotClass> classes,
       String driver,
       String clusterId,
-      Backoff deletion,
-      Duration poll,
+      SnapshotController.Timing timing,
+      Underway underway,
       Clock clock,
       SnapshotMetrics metrics) {
     this.metrics = metrics;
@@ -65,11 +75,13 @@ final class ContentSync {
     this.cinder = cinder;
     this.copies = new Copies(cinder);
     this.sweep = new ContentSweep(copies, writes, clusterId, metrics);
+    this.pace = new Pace(clock);
+    this.deletion = new ContentDeletion(copies, writes, clusterId, metrics, pace, timing, underway);
     this.classes = classes;
     this.driver = driver;
     this.clusterId = clusterId;
-    this.deletion = deletion;
-    this.poll = poll;
+    this.timing = timing;
+    this.underway = underway;
     this.clock = clock;
   }
 
@@ -90,14 +102,13 @@ final class ContentSync {
       return Optional.empty();
     }
     if (c.toDelete()) {
-      delete(c);
-      return Optional.empty();
+      return deletion.delete(raw, c, kinds(c), identifying(c.name()));
     }
     if (c.dynamic()) {
-      return take(c);
+      return take(raw, c);
     }
     if (c.snapshotHandle() != null) {
-      return read(c);
+      return read(raw, c);
     }
     return Optional.empty();
   }
@@ -116,7 +127,7 @@ final class ContentSync {
   }
 
   /** Takes the snapshot (or backup) of a dynamic content, or follows the one taken. */
-  private Optional<Duration> take(Content c) {
+  private Optional<Duration> take(GenericKubernetesResource raw, Content c) {
     if (c.status() != null && c.status().readyToUse()) {
       if (c.beingCreated()) {
         writes.annotate(c, SnapshotApi.BEING_CREATED, null);
@@ -159,7 +170,7 @@ final class ContentSync {
       }
       LOG.info("content {}: took {} of volume {}", c.name(), s.describe(), c.volumeHandle());
     }
-    return record(c, s);
+    return record(raw, c, s);
   }
 
   /**
@@ -197,7 +208,7 @@ final class ContentSync {
   }
 
   /** Reads the existing snapshot or backup a pre-provisioned content names. */
-  private Optional<Duration> read(Content c) {
+  private Optional<Duration> read(GenericKubernetesResource raw, Content c) {
     if (c.status() != null && c.status().readyToUse()) {
       return Optional.empty();
     }
@@ -205,11 +216,11 @@ final class ContentSync {
     if (s == null) {
       throw failed(c, "Cinder has no snapshot or backup " + c.snapshotHandle(), false);
     }
-    return record(c, s);
+    return record(raw, c, s);
   }
 
   /** Writes what Cinder says of it; when to look again while it is being made. */
-  private Optional<Duration> record(Content c, Copy s) {
+  private Optional<Duration> record(GenericKubernetesResource raw, Content c, Copy s) {
     String error = s.error();
     boolean ready = s.ready();
     Content after = c;
@@ -237,6 +248,7 @@ final class ContentSync {
       if (after.beingCreated()) {
         writes.annotate(after, SnapshotApi.BEING_CREATED, null);
       }
+      pace.done("take " + s.id());
     }
     if (error != null) {
       throw new ProvisioningException(error, true, null).toldAs(SnapshotController.CREATION_FAILED);
@@ -246,8 +258,36 @@ final class ContentSync {
           !c.dynamic()
               ? SnapshotMetrics.IMPORT
               : s.kind() == Copy.Kind.BACKUP ? SnapshotMetrics.BACKUP : SnapshotMetrics.TAKE);
+      return Optional.empty();
     }
-    return ready ? Optional.empty() : Optional.of(poll);
+    return Optional.of(underway(raw, s));
+  }
+
+  /**
+   * Tells what Cinder is doing to make {@code s}, for how long by its record (bounded by this
+   * process' own count, as for volumes); says when to look again. Only a snapshot has a deadline: a
+   * backup of a large volume takes as long as its data takes to copy.
+   */
+  private Duration underway(GenericKubernetesResource raw, Copy s) {
+    Duration locally = pace.seen("take " + s.id());
+    Duration byCinder =
+        s.createdAt() != null && s.createdAt().isBefore(clock.instant())
+            ? Duration.between(s.createdAt(), clock.instant())
+            : locally;
+    Duration age = Pace.shorter(byCinder, locally);
+    String what =
+        "Cinder is "
+            + (s.kind() == Copy.Kind.BACKUP ? "backing up" : "snapshotting")
+            + " volume "
+            + s.volumeId()
+            + " into "
+            + s.describe()
+            + " (status "
+            + s.status()
+            + ")";
+    boolean late = s.kind() == Copy.Kind.SNAPSHOT && age.compareTo(timing.stuckAfter()) >= 0;
+    underway.tell(raw, what, byCinder, late);
+    return Pace.nextLook(age, timing.firstLook());
   }
 
   /** The snapshot or backup made for the content, when one was (by its name and metadata). */
@@ -304,57 +344,6 @@ final class ContentSync {
     m.put(Names.META_CLUSTER, clusterId);
     m.put(SnapshotApi.META_CONTENT, contentName);
     return m;
-  }
-
-  /**
-   * The content goes: under {@code Delete} its Cinder snapshot or backup goes first (and every one
-   * made for it, found by name, in case one was never recorded); under {@code Retain} it stays,
-   * marked so, so that the restart sweep never takes it for a leftover.
-   */
-  private void delete(Content c) {
-    String handle = c.handle();
-    if (SnapshotApi.RETAIN.equals(c.deletionPolicy())) {
-      if (handle != null) {
-        copies
-            .get(handle)
-            .filter(s -> clusterId.equals(s.metadata().get(Names.META_CLUSTER)))
-            .ifPresent(
-                s -> copies.setMetadata(s, Map.of(SnapshotApi.META_POLICY, SnapshotApi.RETAIN)));
-      }
-    } else {
-      Map<String, Copy> doomed = new LinkedHashMap<>();
-      if (handle != null) {
-        copies.get(handle).ifPresent(s -> doomed.put(s.id(), s));
-      }
-      if (c.dynamic()) {
-        copies
-            .find(kinds(c), c.name(), identifying(c.name()))
-            .forEach(s -> doomed.putIfAbsent(s.id(), s));
-      }
-      doomed.values().forEach(s -> deleteOne(c, s));
-    }
-    writes.release(c);
-    metrics.succeeded(SnapshotMetrics.DELETE);
-  }
-
-  private void deleteOne(Content c, Copy s) {
-    try {
-      // One already being deleted (by a run that died after asking) is waited for: Cinder
-      // refuses a second DELETE until it is gone.
-      Copy now = copies.get(s.kind(), s.id()).orElse(null);
-      if (now == null) {
-        return;
-      }
-      if (!"deleting".equals(now.status())) {
-        copies.delete(now);
-      }
-      copies.awaitDeleted(now, deletion);
-    } catch (CinderException e) {
-      throw new ProvisioningException(
-              "cannot delete " + s.describe() + ": " + e.getMessage(), false, e)
-          .toldAs(SnapshotController.DELETE_FAILED);
-    }
-    LOG.info("content {}: deleted {}", c.name(), s.describe());
   }
 
   /** A failure told on the content's status too, as a CSI sidecar does. */

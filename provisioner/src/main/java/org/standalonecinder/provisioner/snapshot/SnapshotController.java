@@ -12,7 +12,6 @@ import java.util.Optional;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.Engine;
@@ -21,6 +20,7 @@ import org.standalonecinder.provisioner.controller.KeyFailure;
 import org.standalonecinder.provisioner.controller.Loop;
 import org.standalonecinder.provisioner.controller.LoopMetrics;
 import org.standalonecinder.provisioner.controller.LoopWork;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -44,17 +44,23 @@ public final class SnapshotController implements Engine.Part {
   static final String DELETE_FAILED = "SnapshotDeleteError";
   static final String CONTENT_FAILED = "SnapshotContentCreationFailed";
 
+  static final String UNDERWAY = "SnapshotUnderway";
+  static final String DELETING = "SnapshotDeleting";
+  static final String STUCK = "SnapshotStuck";
+
+  /** How long work has to last before the content and its snapshot are told of it. */
+  static final Duration TELL_AFTER = Duration.ofSeconds(2);
+
   /**
-   * How long the loop waits for Cinder.
+   * How the loop follows what Cinder does in the background (no worker waits for it).
    *
-   * @param deletion how long a snapshot's deletion is waited for
-   * @param poll how soon a snapshot still being taken is looked at again
+   * @param stuckAfter how long a snapshot may be taken, or a snapshot or backup deleted, before it
+   *     is told as a warning (looked at still: Cinder may yet finish)
+   * @param firstLook how soon work found under way is looked at again; the looks grow from there
+   *     ({@link Pace})
    */
-  public record Timing(Backoff deletion, Duration poll) {
-    public static final Timing DEFAULT =
-        new Timing(
-            new Backoff(Duration.ofMillis(200), 2.0, Duration.ofSeconds(5), Duration.ofMinutes(2)),
-            ContentSync.POLL);
+  public record Timing(Duration stuckAfter, Duration firstLook) {
+    public static final Timing DEFAULT = new Timing(Duration.ofMinutes(30), Pace.FIRST_LOOK);
   }
 
   private final EventRecorder events;
@@ -100,8 +106,8 @@ public final class SnapshotController implements Engine.Part {
             cache::snapshotClass,
             settings.provisionerName(),
             settings.clusterId(),
-            timing.deletion(),
-            timing.poll(),
+            timing,
+            this::underway,
             clock,
             metrics);
     this.snapshots =
@@ -230,10 +236,45 @@ public final class SnapshotController implements Engine.Part {
     }
   }
 
+  /**
+   * Tells a content and its VolumeSnapshot what Cinder is doing, once it lasts: a snapshot taken in
+   * a second costs no event (an event is a write to the API server); a backup that takes an hour,
+   * or a deletion Cinder does not finish, is seen with its time so far. The event recorder writes
+   * the same words again only after its quiet time, and the words change ever more rarely.
+   */
+  private void underway(
+      GenericKubernetesResource content, String what, Duration soFar, boolean late) {
+    if (soFar.compareTo(TELL_AFTER) < 0) {
+      return;
+    }
+    String note = what + "; " + Pace.soFar(soFar);
+    if (late) {
+      tell(
+          content,
+          true,
+          STUCK,
+          note
+              + ": longer than expected; if it does not end, see the log of cinder-volume (a"
+              + " snapshot) or cinder-backup (a backup)",
+          true);
+    } else {
+      tell(content, true, what.startsWith("Cinder is deleting") ? DELETING : UNDERWAY, note, false);
+    }
+  }
+
   /** Tells the object, and for a content its VolumeSnapshot too (what users describe). */
   private boolean tell(
       GenericKubernetesResource about, boolean content, String reason, String note) {
-    boolean told = events.warning(about, reason, note);
+    return tell(about, content, reason, note, true);
+  }
+
+  private boolean tell(
+      GenericKubernetesResource about,
+      boolean content,
+      String reason,
+      String note,
+      boolean warning) {
+    boolean told = warning ? events.warning(about, reason, note) : told(about, reason, note);
     if (content) {
       Content c = Content.of(about);
       if (c.snapshotNamespace() != null && c.snapshotName() != null) {
@@ -247,10 +288,19 @@ public final class SnapshotController implements Engine.Part {
                 .withName(c.snapshotName())
                 .withUid(uid)
                 .build());
-        events.warning(ref, reason, note);
+        if (warning) {
+          events.warning(ref, reason, note);
+        } else {
+          events.normal(ref, reason, note);
+        }
       }
     }
     return told;
+  }
+
+  private boolean told(GenericKubernetesResource about, String reason, String note) {
+    events.normal(about, reason, note);
+    return true;
   }
 
   /** One sweep now (what the resync does): for tests. */

@@ -122,6 +122,50 @@ public final class FakeCinderClient implements CinderClient {
     return this;
   }
 
+  /**
+   * Snapshots and backups asked to be deleted stay {@code deleting} until {@link #finishDeleting},
+   * as a large backup's chunks keep them, a second delete is refused (400) as Cinder's is, and a
+   * wait for one waits as the real client's does (until it is gone, or its deadline).
+   */
+  public synchronized FakeCinderClient slowDeletes() {
+    slowDeletes = true;
+    return this;
+  }
+
+  /** Cinder has deleted the snapshot or backup it was deleting. */
+  public synchronized void finishDeleting(String id) {
+    snapshots.delete(id);
+    backups.delete(id);
+    notifyAll();
+  }
+
+  private boolean slowDeletes;
+
+  /** Waits as the real client does until {@code gone}, or the deadline (then returns). */
+  private void awaitGone(java.util.function.BooleanSupplier gone, Backoff b) {
+    long end = System.nanoTime() + b.deadline().toNanos();
+    while (slowDeletes && !gone.getAsBoolean()) {
+      long left = (end - System.nanoTime()) / 1_000_000;
+      if (left <= 0) {
+        return;
+      }
+      try {
+        wait(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** A delete of {@code status}: refused while being deleted, as Cinder refuses a second one. */
+  private static void deletable(String what, String id, String status) {
+    if (status.equals("deleting")) {
+      throw new CinderException.BadRequest(
+          "Invalid " + what + ": " + what + " status must be available or error", 400, "req-fake");
+    }
+  }
+
   /** Cinder goes on making the volume (as it is) until {@link #finishMaking}. */
   public synchronized void stillMaking(String volumeId) {
     existing(volumeId);
@@ -691,12 +735,19 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void deleteSnapshot(String snapshotId) {
     call("deleteSnapshot", snapshotId);
+    Snapshot s = snapshots.get(snapshotId).orElse(null);
+    if (slowDeletes && s != null) {
+      deletable("snapshot", snapshotId, s.status());
+      snapshots.status(snapshotId, "deleting");
+      return;
+    }
     snapshots.delete(snapshotId);
   }
 
   @Override
   public synchronized void awaitSnapshotDeleted(String snapshotId, Backoff b) {
     call("awaitSnapshotDeleted", snapshotId);
+    awaitGone(() -> snapshots.get(snapshotId).isEmpty(), b);
   }
 
   @Override
@@ -742,12 +793,19 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void deleteBackup(String backupId) {
     call("deleteBackup", backupId);
+    Backup found = backups.get(backupId).orElse(null);
+    if (slowDeletes && found != null) {
+      deletable("backup", backupId, found.status());
+      backups.status(backupId, "deleting", null);
+      return;
+    }
     backups.delete(backupId);
   }
 
   @Override
   public synchronized void awaitBackupDeleted(String backupId, Backoff b) {
     call("awaitBackupDeleted", backupId);
+    awaitGone(() -> backups.get(backupId).isEmpty(), b);
   }
 
   /** Sets a backup's status (and why), as Cinder's backup service would. */

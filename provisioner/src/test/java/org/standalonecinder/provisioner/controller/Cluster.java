@@ -52,12 +52,10 @@ public final class Cluster {
     return parts(client, cinder, settings, registry).controller();
   }
 
-  /** A snapshot loop's timings for tests: deletions waited for 5 s, a snapshot polled at 50 ms. */
+  /** A snapshot loop's timings for tests: looks from 50 ms on, late after 5 s. */
   public static final org.standalonecinder.provisioner.snapshot.SnapshotController.Timing QUICK =
       new org.standalonecinder.provisioner.snapshot.SnapshotController.Timing(
-          new org.standalonecinder.provisioner.cinder.Backoff(
-              Duration.ofMillis(10), 2.0, Duration.ofMillis(100), Duration.ofSeconds(5)),
-          Duration.ofMillis(50));
+          Duration.ofSeconds(5), Duration.ofMillis(50));
 
   /** As {@link #controller}, with other bounds on the copies in flight. */
   public static ClaimController controller(

@@ -22,24 +22,6 @@ class BeingMadeTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource({
-    "just asked for,                     PT0S,     under a minute so far, PT0.5S",
-    "two seconds: still the first look,  PT2S,     under a minute so far, PT0.5S",
-    "twenty seconds,                     PT20S,    under a minute so far, PT5S",
-    "a minute,                           PT1M,     1 minute so far,       PT15S",
-    "four minutes: the step below,       PT4M,     2 minutes so far,      PT30S",
-    "twelve minutes,                     PT12M,    10 minutes so far,     PT30S",
-    "fifty-nine minutes,                 PT59M,    45 minutes so far,     PT30S",
-    "an hour,                            PT1H,     1 h so far,            PT30S",
-    "two and a half hours and a bit,     PT2H40M,  2 h 30 min so far,     PT30S",
-  })
-  void theWordsChangeRarelyAndTheLooksGrowToACap(
-      String name, Duration soFar, String words, Duration after) {
-    assertThat(BeingMade.soFar(soFar)).isEqualTo(words);
-    assertThat(BeingMade.nextLook(soFar)).isEqualTo(after);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @CsvSource({
     "a blank volume,      ,      ,      ,      creating",
     "a clone,             vol-s, ,      ,      copying volume vol-s (claim apps/src) into",
     "a snapshot restored, ,      snap-1,,      copying snapshot snap-1 (VolumeSnapshot apps/src) into",

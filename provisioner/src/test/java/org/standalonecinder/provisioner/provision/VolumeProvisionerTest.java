@@ -535,7 +535,8 @@ class VolumeProvisionerTest {
               VolumeProvisioner.StillMaking.class,
               e -> {
                 assertThat(e.volumeId()).isEqualTo("vol-old");
-                assertThat(e.progress().after()).isEqualTo(BeingMade.FIRST_LOOK);
+                assertThat(e.progress().after())
+                    .isEqualTo(org.standalonecinder.provisioner.controller.Pace.FIRST_LOOK);
               })
           .hasMessage(
               "Cinder is creating volume vol-old (status "

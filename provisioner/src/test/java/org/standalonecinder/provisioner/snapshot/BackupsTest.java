@@ -18,7 +18,9 @@ import org.standalonecinder.provisioner.cinder.BackupSpec;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.provision.Fixtures;
 import org.standalonecinder.provisioner.provision.Names;
+import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
 /**
  * VolumeSnapshots whose class says {@code type: backup}: Cinder backups taken, followed, deleted,
@@ -113,6 +115,63 @@ class BackupsTest extends SnapshotLoopTest {
     }
     // Counted just after the finalizer goes.
     Cluster.await("counted", () -> counted("delete", "succeeded") == 1, WAIT);
+  }
+
+  /**
+   * Cinder takes minutes to delete a large backup. Twice as many as the loop has workers, deleted
+   * together, hold no worker while it does: another namespace's snapshot is taken and ready
+   * meanwhile. Each content keeps its finalizer until Cinder has deleted its backup, which is asked
+   * once.
+   */
+  @Test
+  void largeBackupsDeletedTogetherHoldNoWorkerWhileCinderDeletesThem() {
+    cinder.slowDeletes();
+    boundClaim("db");
+    snapshotClass("backups", DRIVER, "Delete", Map.of("type", "backup"));
+    List<String> contents = new java.util.ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      String content =
+          SnapshotApi.contentName(
+              volumeSnapshot("big-" + i, "db", "backups").getMetadata().getUid());
+      Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+      controllerBinds(content);
+      Cluster.await("recorded", () -> recorded(content), WAIT);
+      cinder.setBackupStatus(contentNow(content).status().snapshotHandle(), "available", null);
+      Cluster.await("ready", () -> ready(content), WAIT);
+      contents.add(content);
+    }
+    contents.forEach(this::controllerDeletes);
+    Cluster.await(
+        "Cinder deleting every backup",
+        () -> backups().stream().allMatch(b -> b.status().equals("deleting")),
+        WAIT);
+
+    PersistentVolumeClaim web = Fixtures.claimOf(null, "db", "1Gi", "Filesystem");
+    web.getMetadata()
+        .setAnnotations(
+            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    web.getSpec().setStorageClassName("cinder");
+    Cluster.bind(client, client.persistentVolumeClaims().inNamespace("web").resource(web).create());
+    snapshotClass("snapshots", DRIVER, "Delete", Map.of());
+    String other =
+        SnapshotApi.contentName(
+            volumeSnapshot("web", "snap", "db", "snapshots").getMetadata().getUid());
+    Cluster.await("content " + other, () -> contentNow(other) != null, WAIT);
+    controllerBinds(other);
+    Cluster.await("recorded", () -> recorded(other), WAIT);
+    cinder.setSnapshotStatus(contentNow(other).status().snapshotHandle(), "available");
+    Cluster.await("the other namespace's snapshot ready", () -> ready(other), WAIT);
+    assertThat(backups()).hasSize(4).allMatch(b -> b.status().equals("deleting"));
+    assertThat(contents).allMatch(c -> contentNow(c) != null);
+
+    backups().forEach(b -> cinder.finishDeleting(b.id()));
+    Cluster.await(
+        "every content released",
+        () -> contents.stream().allMatch(c -> contentNow(c) == null),
+        WAIT);
+    assertThat(cinder.log().stream().filter(l -> l.startsWith("deleteBackup"))).hasSize(4);
+    assertThat(cinder.log()).noneMatch(l -> l.startsWith("awaitBackupDeleted"));
+    Cluster.await("counted", () -> counted("delete", "succeeded") == 4, WAIT);
   }
 
   @Test

@@ -121,10 +121,16 @@ abstract class SnapshotLoopTest {
 
   /** A VolumeSnapshot of the claim {@code claim}; the snapshot as created. */
   GenericKubernetesResource volumeSnapshot(String name, String claim, String className) {
+    return volumeSnapshot("apps", name, claim, className);
+  }
+
+  /** A VolumeSnapshot in {@code namespace} of its claim {@code claim}. */
+  GenericKubernetesResource volumeSnapshot(
+      String namespace, String name, String claim, String className) {
     GenericKubernetesResource s = new GenericKubernetesResource();
     s.setApiVersion(SnapshotApi.API_VERSION);
     s.setKind("VolumeSnapshot");
-    s.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace("apps").build());
+    s.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace).build());
     Map<String, Object> spec = new LinkedHashMap<>();
     spec.put("source", Map.of("persistentVolumeClaimName", claim));
     if (className != null) {
@@ -133,7 +139,7 @@ abstract class SnapshotLoopTest {
     s.setAdditionalProperty("spec", spec);
     return client
         .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
-        .inNamespace("apps")
+        .inNamespace(namespace)
         .resource(s)
         .create();
   }
