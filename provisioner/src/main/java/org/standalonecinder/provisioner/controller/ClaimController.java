@@ -236,17 +236,15 @@ public final class ClaimController implements Engine.Part {
     public Optional<Duration> work(WorkKey key, HasMetadata about) {
       if (key instanceof WorkKey.Claim c) {
         PersistentVolumeClaim claim = (PersistentVolumeClaim) about;
-        boolean leftBehind = leftovers(c, claim);
+        Optional<Duration> leftovers = leftovers(c, claim);
         Optional<Duration> again = claim == null ? Optional.empty() : sync.claim(claim);
-        if (leftBehind && (again.isEmpty() || again.get().compareTo(LEFTOVERS_AGAIN) > 0)) {
-          again = Optional.of(LEFTOVERS_AGAIN);
+        if (leftovers.isPresent()
+            && (again.isEmpty() || again.get().compareTo(leftovers.get()) > 0)) {
+          again = leftovers;
         }
         return again;
       }
-      if (about != null) {
-        sync.volume((PersistentVolume) about);
-      }
-      return Optional.empty();
+      return about == null ? Optional.empty() : sync.volume((PersistentVolume) about);
     }
 
     /**
@@ -255,31 +253,36 @@ public final class ClaimController implements Engine.Part {
      * leftovers (a volume Cinder is still copying cannot be deleted for hours), which are tried
      * again later.
      *
-     * @return whether leftovers remain, to be tried again
+     * @return when to look again, while leftovers remain (Cinder is deleting them, or they are
+     *     tried again later)
      */
-    private boolean leftovers(WorkKey.Claim c, PersistentVolumeClaim claim) {
+    private Optional<Duration> leftovers(WorkKey.Claim c, PersistentVolumeClaim claim) {
       Set<String> gone = abandoned.get(c);
       if (gone == null) {
-        return false;
+        return Optional.empty();
       }
-      boolean remain = false;
+      Duration soonest = null;
       for (String uid : List.copyOf(gone)) {
         if (claim == null || !uid.equals(claim.getMetadata().getUid())) {
+          Optional<Duration> going;
           try {
-            provisioner.abandoned(c, uid);
+            going = provisioner.abandoned(c, uid);
           } catch (RuntimeException e) {
             if (claim == null) {
               throw e;
             }
             LOG.info("{}: what deleted claim {} left stays for now: {}", c, uid, e.getMessage());
-            remain = true;
+            going = Optional.of(LEFTOVERS_AGAIN);
+          }
+          if (going.isPresent()) {
+            soonest = soonest == null || going.get().compareTo(soonest) < 0 ? going.get() : soonest;
             continue;
           }
         }
         gone.remove(uid);
       }
       abandoned.remove(c, Set.of());
-      return remain;
+      return Optional.ofNullable(soonest);
     }
 
     @Override

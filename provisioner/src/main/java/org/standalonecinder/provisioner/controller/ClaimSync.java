@@ -79,8 +79,7 @@ final class ClaimSync {
     }
     String volumeName = claim.getSpec().getVolumeName();
     if (volumeName != null && !volumeName.isEmpty()) {
-      provisioner.provisioned(claim);
-      return Optional.empty();
+      return provisioner.provisioned(claim);
     }
     if (claim.getMetadata().getDeletionTimestamp() != null) {
       return Optional.empty();
@@ -110,8 +109,7 @@ final class ClaimSync {
     // Cinder has the claim's volume already (the provisioner asks the API server then), so the
     // common claim, whose volume does not exist yet, costs no read here.
     if (cache.volume(pvName) != null) {
-      provisioner.provisioned(claim);
-      return Optional.empty(); // the binder takes it from here
+      return provisioner.provisioned(claim); // the binder takes it from here
     }
     // Before anything is made or told: a node that is gone makes the scheduler choose again.
     Map<String, String> nodeLabels = selectedNodeLabels(claim);
@@ -293,29 +291,63 @@ final class ClaimSync {
         null);
   }
 
-  /** Tears down a released PV of this provisioner whose policy is Delete; tells of a kept one. */
-  void volume(PersistentVolume pv) {
+  /**
+   * Tears down a released PV of this provisioner whose policy is Delete; tells of a kept one.
+   *
+   * @return when to look at the PV again, while its storage is going
+   */
+  Optional<Duration> volume(PersistentVolume pv) {
     Map<String, String> ann = pv.getMetadata().getAnnotations();
     if (ann == null || !provisioner.name().equals(ann.get(ClaimAnnotations.PROVISIONED_BY))) {
-      return;
+      return Optional.empty();
     }
     if (pv.getStatus() == null || !"Released".equals(pv.getStatus().getPhase())) {
-      return;
+      return Optional.empty();
     }
     if (!"Delete".equals(pv.getSpec().getPersistentVolumeReclaimPolicy())) {
       provisioner.retained(pv);
-      return;
+      return Optional.empty();
     }
-    if (provisioner.delete(pv) == Provisioner.DeleteOutcome.DELETED) {
-      client.persistentVolumes().withName(pv.getMetadata().getName()).delete();
-      LOG.info("deleted PersistentVolume {}", pv.getMetadata().getName());
-    } else if (toldNotMine.add(pv.getMetadata().getUid())) {
-      // Once per PV and process: a resync must not add an event for it every few minutes.
-      String why = provisioner.notMine(pv);
-      LOG.warn("PersistentVolume {} {}", pv.getMetadata().getName(), why);
-      events.warning(pv, EventRecorder.VOLUME_NOT_MINE, why);
+    Provisioner.DeleteOutcome outcome = provisioner.delete(pv);
+    switch (outcome.state()) {
+      case DELETED -> {
+        client.persistentVolumes().withName(pv.getMetadata().getName()).delete();
+        LOG.info("deleted PersistentVolume {}", pv.getMetadata().getName());
+      }
+      case IN_PROGRESS -> {
+        tellDeleting(pv, outcome);
+        return Optional.of(outcome.progress().after());
+      }
+      case NOT_MINE -> {
+        if (toldNotMine.add(pv.getMetadata().getUid())) {
+          // Once per PV and process: a resync must not add an event for it every few minutes.
+          String why = provisioner.notMine(pv);
+          LOG.warn("PersistentVolume {} {}", pv.getMetadata().getName(), why);
+          events.warning(pv, EventRecorder.VOLUME_NOT_MINE, why);
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Tells a PV whose storage is going what is under way, once it lasts; past {@link #STUCK_AFTER}
+   * as a warning (looked at still: the storage may yet go).
+   */
+  private void tellDeleting(PersistentVolume pv, Provisioner.DeleteOutcome outcome) {
+    Duration soFar = outcome.progress().soFar();
+    if (soFar.compareTo(STUCK_AFTER) >= 0) {
+      events.warning(
+          pv,
+          EventRecorder.VOLUME_DELETING,
+          outcome.detail() + ": longer than expected; see the storage's log");
+    } else if (soFar.compareTo(TELL_AFTER) >= 0) {
+      events.normal(pv, EventRecorder.VOLUME_DELETING, outcome.detail());
     }
   }
+
+  /** How long a PV's storage may take to go before it is told as a warning. */
+  static final Duration STUCK_AFTER = Duration.ofMinutes(30);
 
   // Released PVs of this provisioner's name that another instance made, told about already.
   private final java.util.Set<String> toldNotMine =

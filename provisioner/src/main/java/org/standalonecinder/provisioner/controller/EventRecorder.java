@@ -32,6 +32,7 @@ public class EventRecorder {
   public static final String PROVISIONING_FAILED = "ProvisioningFailed";
   public static final String VOLUME_FAILED_DELETE = "VolumeFailedDelete";
   public static final String VOLUME_DELETED = "VolumeDeleted";
+  public static final String VOLUME_DELETING = "VolumeDeleting";
 
   /** A released PV of this provisioner's name that another instance made: left alone. */
   public static final String VOLUME_NOT_MINE = "VolumeNotMine";

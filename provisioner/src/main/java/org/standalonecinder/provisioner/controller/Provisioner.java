@@ -40,12 +40,18 @@ public interface Provisioner {
   /**
    * A claim of this provisioner that has its PV already: finishes what a stop may have cut short
    * and acts on changes of the claim (its size).
+   *
+   * @return when to look at the claim again, while the storage is changing (growing); empty when
+   *     only a change of the claim or a resync brings it back
    */
-  default void provisioned(PersistentVolumeClaim claim) {}
+  default java.util.Optional<java.time.Duration> provisioned(PersistentVolumeClaim claim) {
+    return java.util.Optional.empty();
+  }
 
   /**
    * Removes the storage of a released PV whose reclaim policy is Delete (or of a PV the loop could
-   * not create). The loop deletes the PV after {@link DeleteOutcome#DELETED}.
+   * not create). The loop deletes the PV after {@link DeleteOutcome#DELETED}, and looks again after
+   * one {@link DeleteOutcome#inProgress}: no worker waits while the storage goes.
    */
   DeleteOutcome delete(PersistentVolume pv);
 
@@ -65,9 +71,14 @@ public interface Provisioner {
 
   /**
    * A claim of this provisioner went before its PV existed, or {@link #housekeeping} found what one
-   * left: removes whatever provisioning made for it. Repeated until it succeeds.
+   * left: removes whatever provisioning made for it. Repeated until it succeeds and answers empty.
+   *
+   * @return when to call again, while the storage is still going (no worker waits for it); empty
+   *     once nothing is left
    */
-  default void abandoned(WorkKey.Claim claim, String claimUid) {}
+  default java.util.Optional<java.time.Duration> abandoned(WorkKey.Claim claim, String claimUid) {
+    return java.util.Optional.empty();
+  }
 
   /**
    * Runs once the caches are synced, at every resync and when this replica starts to lead: looks
@@ -77,12 +88,39 @@ public interface Provisioner {
     return List.of();
   }
 
-  /** What {@link #delete} did. */
-  enum DeleteOutcome {
+  /**
+   * What {@link #delete} did.
+   *
+   * @param state what the loop does next
+   * @param detail what is under way, for {@link State#IN_PROGRESS}: the PV's event says it
+   * @param progress how long it has run and when to look again, for {@link State#IN_PROGRESS}
+   */
+  record DeleteOutcome(State state, String detail, ProvisionResult.Progress progress) {
+
     /** The storage is gone; the PV may be deleted. */
-    DELETED,
+    public static final DeleteOutcome DELETED = new DeleteOutcome(State.DELETED, "", null);
+
     /** The PV is not this instance's: nothing was touched. */
-    NOT_MINE
+    public static final DeleteOutcome NOT_MINE = new DeleteOutcome(State.NOT_MINE, "", null);
+
+    public DeleteOutcome {
+      java.util.Objects.requireNonNull(state, "state");
+      if ((state == State.IN_PROGRESS) != (progress != null)) {
+        throw new IllegalArgumentException("progress comes with IN_PROGRESS and only with it");
+      }
+    }
+
+    /** The storage is going ({@code what}, as the PV is told); the PV stays until it is gone. */
+    public static DeleteOutcome inProgress(String what, ProvisionResult.Progress progress) {
+      return new DeleteOutcome(State.IN_PROGRESS, what, progress);
+    }
+
+    /** What {@link #delete} did. */
+    public enum State {
+      DELETED,
+      NOT_MINE,
+      IN_PROGRESS
+    }
   }
 
   /**

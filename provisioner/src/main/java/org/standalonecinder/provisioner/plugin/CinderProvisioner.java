@@ -19,6 +19,7 @@ import org.standalonecinder.provisioner.clone.CloneMarking;
 import org.standalonecinder.provisioner.clone.CloneResolver;
 import org.standalonecinder.provisioner.clone.SourceProtection;
 import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionRequest;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.Provisioner;
@@ -53,6 +54,9 @@ public final class CinderProvisioner implements Provisioner {
 
   /** PVs whose volume this process has marked handed over (so a retained PV asks Cinder once). */
   private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
+
+  /** Deleted claims whose volumes Cinder is deleting: when each was first seen so. */
+  private final Pace orphans = new Pace(java.time.Clock.systemUTC());
 
   public CinderProvisioner(
       KubernetesClient client,
@@ -224,7 +228,7 @@ public final class CinderProvisioner implements Provisioner {
    * its source loses the protection. Then a bound claim whose request grew is expanded.
    */
   @Override
-  public void provisioned(PersistentVolumeClaim claim) {
+  public Optional<java.time.Duration> provisioned(PersistentVolumeClaim claim) {
     Optional<ClaimRef> src;
     try {
       src = CloneResolver.requested(claim);
@@ -235,13 +239,13 @@ public final class CinderProvisioner implements Provisioner {
       marking.repair(claim);
       protection.unprotectIfCached(src.get(), claim.getMetadata().getUid());
     }
-    expansion.ifAsked(claim);
+    return expansion.ifAsked(claim);
   }
 
   @Override
   public DeleteOutcome delete(PersistentVolume pv) {
     DeleteOutcome outcome = volumes.delete(pv);
-    if (outcome == DeleteOutcome.DELETED) {
+    if (outcome.state() == DeleteOutcome.State.DELETED) {
       LOG.info(
           "deleted the volume of {} (Cinder volume {})",
           pv.getMetadata().getName(),
@@ -310,7 +314,7 @@ public final class CinderProvisioner implements Provisioner {
    * the cache may lag behind the API server, and a delete cannot be taken back.
    */
   @Override
-  public void abandoned(WorkKey.Claim claim, String claimUid) {
+  public Optional<java.time.Duration> abandoned(WorkKey.Claim claim, String claimUid) {
     // Never asked Cinder for (refused before, or another process's, whose volume the
     // housekeeping's sweep finds): nothing to look up, however many such claims go at once.
     if (volumes.mayHaveLeft(claimUid)) {
@@ -325,16 +329,23 @@ public final class CinderProvisioner implements Provisioner {
                 .withName(claim.name())
                 .get();
         if (live != null && claimUid.equals(live.getMetadata().getUid())) {
-          return;
+          return Optional.empty();
         }
-        // Fails (retried) while Cinder still copies into a volume: its source stays protected.
-        int n = volumes.deleteOrphans(claimUid);
-        if (n > 0) {
-          LOG.info("deleted {} volume(s) left by deleted claim {}", n, claimUid);
+        // Fails (retried) while Cinder still copies into a volume; while Cinder deletes one, it
+        // is looked at again. Either way its source stays protected until nothing is left.
+        int going = volumes.deleteOrphans(claimUid);
+        if (going > 0) {
+          java.time.Duration soFar = orphans.seen(claimUid);
+          if (soFar.isZero()) {
+            LOG.info("deleting {} volume(s) left by deleted claim {}", going, claimUid);
+          }
+          return Optional.of(Pace.nextLook(soFar));
         }
+        orphans.done(claimUid);
       }
     }
     protection.release(claimUid);
+    return Optional.empty();
   }
 
   /**

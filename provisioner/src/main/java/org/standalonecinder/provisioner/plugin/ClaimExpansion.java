@@ -11,18 +11,21 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.ClaimRequest;
 import org.standalonecinder.provisioner.provision.Names;
@@ -54,6 +57,7 @@ public final class ClaimExpansion {
   private final VolumeExpander expander;
   private final EventRecorder events;
   private final Clock clock;
+  private final Pace pace;
 
   /** Claims whose expansion was refused, with what was tried (see {@link #ifAsked}). */
   private final Map<String, String> refused = new ConcurrentHashMap<>();
@@ -74,6 +78,7 @@ public final class ClaimExpansion {
     this.expander = expander;
     this.events = events;
     this.clock = clock;
+    this.pace = new Pace(clock);
   }
 
   /**
@@ -81,15 +86,16 @@ public final class ClaimExpansion {
    * the request or the class changes, or the provisioner restarts (a new max-microversion, say):
    * this provisioner's own status edits change the claim too.
    *
+   * @return when to look at the claim again, while Cinder extends its volume
    * @throws ProvisioningException told as {@value #RESIZE_FAILED}
    */
-  public void ifAsked(PersistentVolumeClaim claim) {
+  public Optional<Duration> ifAsked(PersistentVolumeClaim claim) {
     String pvName = claim.getSpec().getVolumeName();
     if (pvName == null
         || claim.getMetadata().getDeletionTimestamp() != null
         || claim.getStatus() == null
         || !"Bound".equals(claim.getStatus().getPhase())) {
-      return;
+      return Optional.empty();
     }
     PersistentVolume pv = cache.volume(pvName);
     if (pv == null
@@ -98,7 +104,7 @@ public final class ClaimExpansion {
         || pv.getSpec().getClaimRef() == null
         || !claim.getMetadata().getUid().equals(pv.getSpec().getClaimRef().getUid())
         || !wanted(claim, pv)) {
-      return;
+      return Optional.empty();
     }
     String className = claim.getSpec().getStorageClassName();
     StorageClass sc = className == null ? null : cache.storageClass(className);
@@ -110,11 +116,12 @@ public final class ClaimExpansion {
             + (sc == null ? "" : sc.getMetadata().getResourceVersion());
     String key = claim.getMetadata().getNamespace() + "/" + claim.getMetadata().getName();
     if (attempt.equals(refused.get(key))) {
-      return;
+      return Optional.empty();
     }
     try {
-      sync(claim, pv, sc);
+      Optional<Duration> again = sync(claim, pv, sc);
       refused.remove(key);
+      return again;
     } catch (ProvisioningException e) {
       if (e.isFinal()) {
         refused.put(key, attempt);
@@ -146,9 +153,10 @@ public final class ClaimExpansion {
   /**
    * Brings the volume, the PV and the claim's status to the claim's request.
    *
+   * @return when to look again, while Cinder extends the volume
    * @throws ProvisioningException when something cannot be done (now or at all)
    */
-  void sync(PersistentVolumeClaim claim, PersistentVolume pv, StorageClass sc) {
+  Optional<Duration> sync(PersistentVolumeClaim claim, PersistentVolume pv, StorageClass sc) {
     int pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
     Quantity request = storage(claim.getSpec().getResources().getRequests());
     if (exceeds(request, pvGib)) {
@@ -203,17 +211,22 @@ public final class ClaimExpansion {
           claim,
           RESIZING,
           "growing Cinder volume " + volumeId + " from " + pvGib + " to " + asked + " GiB");
-      VolumeExpander.Grown grown;
+      VolumeExpander.Outcome outcome;
       try {
-        grown = expander.expand(volumeId, asked);
+        outcome = expander.expand(volumeId, asked);
       } catch (ProvisioningException e) {
+        pace.done(volumeId);
         if (e.isFinal()) {
           // Not growing until the claim or the admin changes something: not "Resizing" either.
           clearResizing(claim);
         }
         throw e;
       }
-      pvGib = grown.toGib();
+      if (outcome instanceof VolumeExpander.Growing growing) {
+        return Optional.of(growing(claim, growing));
+      }
+      pace.done(volumeId);
+      pvGib = ((VolumeExpander.Grown) outcome).toGib();
       int size = pvGib;
       client
           .persistentVolumes()
@@ -221,7 +234,33 @@ public final class ClaimExpansion {
           .edit(p -> withCapacity(p, size));
     }
     finish(claim, pv, pvGib);
+    return Optional.empty();
   }
+
+  /**
+   * Cinder is extending the volume: no worker waits for it. The claim keeps its {@code Resizing}
+   * condition and is looked at again; one that lasts past {@link #STUCK_AFTER} is told as a warning
+   * (looked at still: Cinder may yet finish).
+   */
+  private Duration growing(PersistentVolumeClaim claim, VolumeExpander.Growing g) {
+    Duration soFar = pace.seen(g.volumeId());
+    if (soFar.compareTo(STUCK_AFTER) >= 0) {
+      events.warning(
+          claim,
+          RESIZING,
+          "Cinder is still growing volume "
+              + g.volumeId()
+              + " (status "
+              + g.status()
+              + "); "
+              + Pace.soFar(soFar)
+              + ": longer than expected; see cinder-volume's log");
+    }
+    return Pace.nextLook(soFar);
+  }
+
+  /** How long Cinder may take to grow a volume before the claim is told as a warning. */
+  static final Duration STUCK_AFTER = Duration.ofMinutes(30);
 
   /** The claim's status once its PV has {@code pvGib}. */
   private void finish(PersistentVolumeClaim claim, PersistentVolume pv, int pvGib) {

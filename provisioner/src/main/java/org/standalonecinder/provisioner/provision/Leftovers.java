@@ -3,7 +3,6 @@ package org.standalonecinder.provisioner.provision;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Volume;
@@ -20,33 +19,31 @@ final class Leftovers {
   private final SecretStore secrets;
   private final ProvisionerSettings settings;
   private final Volumes volumes;
-  private final Backoff backoff;
 
   Leftovers(
-      CinderClient cinder,
-      SecretStore secrets,
-      ProvisionerSettings settings,
-      Volumes volumes,
-      Backoff backoff) {
+      CinderClient cinder, SecretStore secrets, ProvisionerSettings settings, Volumes volumes) {
     this.cinder = cinder;
     this.secrets = secrets;
     this.settings = settings;
     this.volumes = volumes;
-    this.backoff = backoff;
   }
 
   /**
    * Deletes what provisioning left for a claim that is gone without a PV: volumes carrying the
-   * claim's UID and this cluster's id that were never handed to a PV (detached first), and the
-   * claim's CHAP Secret. This is what keeps a claim deleted while its provisioning was failing from
-   * leaking a volume. A volume that was handed to its PV is left alone, with its Secret: its PV is
-   * gone only if an admin deleted a retained one, and its data is the admin's.
+   * claim's UID and this cluster's id that were never handed to a PV (detached first), and, once
+   * Cinder has deleted them, the claim's CHAP Secret. This is what keeps a claim deleted while its
+   * provisioning was failing from leaking a volume. A volume that was handed to its PV is left
+   * alone, with its Secret: its PV is gone only if an admin deleted a retained one, and its data is
+   * the admin's.
    *
-   * @return how many volumes were deleted
+   * <p>No worker waits while Cinder deletes: each call asks for what is not being deleted yet and
+   * answers how many are still going; the caller calls again until none is.
+   *
+   * @return how many of the claim's volumes Cinder is still deleting (0: nothing is left)
    */
   int deleteOrphans(String claimUid) {
     String pvName = Names.pvName(claimUid);
-    int n = 0;
+    int going = 0;
     boolean kept = false;
     try {
       // One listing by the claim's name, then its identity checked here (two listings once):
@@ -64,9 +61,12 @@ final class Leftovers {
           kept = true;
           continue;
         }
+        going++;
+        if (v.status().equals("deleting")) {
+          continue; // asked before: Cinder refuses a second delete
+        }
         if (BeingMade.isBeingMade(v)) {
           deleteWhileMade(v);
-          n++;
           continue;
         }
         Volume detached = v;
@@ -77,18 +77,16 @@ final class Leftovers {
         }
         cinder.deleteVolume(detached.id());
         volumes.made(detached.id());
-        cinder.awaitVolumeDeleted(detached.id(), backoff);
-        n++;
       }
     } catch (CinderException.NotFound gone) {
       // deleted under us
     } catch (RuntimeException e) {
       throw Failures.of(e);
     }
-    if (!kept) {
+    if (!kept && going == 0) {
       secrets.delete(settings.secretNamespace(), IscsiMapper.secretName(pvName));
     }
-    return n;
+    return going;
   }
 
   /**
@@ -110,7 +108,6 @@ final class Leftovers {
           beingFilled);
     }
     volumes.made(v.id());
-    cinder.awaitVolumeDeleted(v.id(), backoff);
   }
 
   /**

@@ -1,14 +1,16 @@
 package org.standalonecinder.provisioner.provision;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
+import java.time.Duration;
 import java.util.Map;
 import org.slf4j.MDC;
 import org.standalonecinder.api.ClaimAnnotations;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.CinderExport;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.Pace;
+import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
@@ -16,26 +18,29 @@ import org.standalonecinder.provisioner.controller.ProvisioningException;
  * A released PV's storage going, in the reverse order of its making: the export, the volume, the
  * auth Secret. Each step treats "already gone" as done, so a release that failed half-way runs
  * again.
+ *
+ * <p>No worker waits while Cinder deletes the volume (zeroing a large one on LVM takes minutes):
+ * the release asks for the delete and says when to look again; a look that finds the volume {@code
+ * deleting} says so again, and the one that finds it gone deletes the auth Secret and lets the PV
+ * go. What survives a restart is the PV (kept until then) and Cinder's {@code deleting}.
  */
 final class Release {
 
   private final CinderClient cinder;
   private final ProvisionerSettings settings;
-  private final Backoff backoff;
   private final Volumes volumes;
   private final AuthSecrets auth;
   private final CinderExport exports;
+  private final Pace pace = new Pace(java.time.Clock.systemUTC());
 
   Release(
       CinderClient cinder,
       ProvisionerSettings settings,
-      Backoff backoff,
       Volumes volumes,
       AuthSecrets auth,
       CinderExport exports) {
     this.cinder = cinder;
     this.settings = settings;
-    this.backoff = backoff;
     this.volumes = volumes;
     this.auth = auth;
     this.exports = exports;
@@ -55,6 +60,19 @@ final class Release {
     try {
       Volume volume = volumeId == null ? null : cinder.getVolume(volumeId).orElse(null);
       if (volume != null) {
+        if (volume.status().equals("deleting")) {
+          return deleting(volumeId);
+        }
+        if (volume.status().equals("error_deleting")) {
+          throw new ProvisioningException(
+              "Cinder failed to delete volume "
+                  + volumeId
+                  + " (status error_deleting; see cinder-volume's log); it is asked again once an"
+                  + " admin resets it: cinder reset-state --state available "
+                  + volumeId,
+              false,
+              null);
+        }
         if (volume.status().equals("backing-up")) {
           // Cinder deletes it only once the backup is made: nothing is undone before (its
           // attachments stay for the retry to take), so a release never races the backup service.
@@ -70,12 +88,15 @@ final class Release {
         // them would block the delete.
         volumes.detachAll(volume);
         deleteUnlessSnapshotted(volumeId);
-        cinder.awaitVolumeDeleted(volumeId, backoff);
+        return deleting(volumeId);
       }
     } catch (CinderException.NotFound gone) {
       // deleted under us: what we wanted
     } catch (RuntimeException e) {
       throw Failures.of(e);
+    }
+    if (volumeId != null) {
+      pace.done(volumeId);
     }
     if (goEra) {
       GoProvisionerPvs.chapSecret(pv).ifPresent(ref -> auth.deleteOwn(ref));
@@ -83,6 +104,14 @@ final class Release {
       auth.release(pv);
     }
     return DeleteOutcome.DELETED;
+  }
+
+  /** Cinder is deleting the volume: the PV stays, and is looked at again. */
+  private DeleteOutcome deleting(String volumeId) {
+    Duration soFar = pace.seen(volumeId);
+    return DeleteOutcome.inProgress(
+        "Cinder is deleting volume " + volumeId + "; " + Pace.soFar(soFar),
+        new ProvisionResult.Progress(soFar, Pace.nextLook(soFar)));
   }
 
   /**

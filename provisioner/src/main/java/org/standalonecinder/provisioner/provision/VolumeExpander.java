@@ -1,7 +1,6 @@
 package org.standalonecinder.provisioner.provision;
 
 import java.util.Set;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.Microversion;
@@ -18,46 +17,50 @@ import org.standalonecinder.provisioner.controller.ProvisioningException;
  */
 public final class VolumeExpander {
 
-  /** What a volume may be in while it is extended and once it is done. */
+  /** What a volume may be in before it is extended and once it is done. */
   private static final Set<String> SETTLED = Set.of("available", "in-use");
 
   private final CinderClient cinder;
-  private final Backoff backoff;
 
-  public VolumeExpander(CinderClient cinder, Backoff backoff) {
+  public VolumeExpander(CinderClient cinder) {
     this.cinder = cinder;
-    this.backoff = backoff;
   }
 
+  /** What one look at an expansion found: {@link Grown}, or {@link Growing} still. */
+  public sealed interface Outcome permits Grown, Growing {}
+
   /**
-   * The volume's size before and after.
+   * The volume is as big as asked.
    *
    * @param fromGib the size Cinder had when asked
    * @param toGib the size it has now, at least what was asked for
    */
-  public record Grown(int fromGib, int toGib) {
-    /** Whether this call extended the volume (false when an earlier attempt already had). */
+  public record Grown(int fromGib, int toGib) implements Outcome {
+    /** Whether this look extended the volume (false when an earlier one already had). */
     public boolean extended() {
       return toGib > fromGib;
     }
   }
 
   /**
-   * Extends the volume to {@code wantGib} unless it is that big already.
+   * Cinder is at it (or at something else the extend waits for): look again.
+   *
+   * @param volumeId the volume
+   * @param status its status now, e.g. {@code extending}
+   */
+  public record Growing(String volumeId, String status) implements Outcome {}
+
+  /**
+   * One look at the volume's growth to {@code wantGib}: asks Cinder to extend it unless it is that
+   * big already or Cinder is busy with it. No worker waits for Cinder: the caller looks again while
+   * the answer is {@link Growing}.
    *
    * @throws ProvisioningException final when Cinder cannot do it without a change by the admin
    *     (microversion, backend, a volume in {@code error_extending}); retryable otherwise
    */
-  public Grown expand(String volumeId, int wantGib) {
-    Volume v;
+  public Outcome expand(String volumeId, int wantGib) {
     try {
-      v =
-          cinder
-              .getVolume(volumeId)
-              .orElseThrow(
-                  () ->
-                      ProvisioningException.invalid(
-                          "Cinder no longer knows volume " + volumeId + "; it cannot grow"));
+      Volume v = volume(volumeId);
       if (v.sizeGib() >= wantGib) {
         return new Grown(v.sizeGib(), v.sizeGib());
       }
@@ -65,11 +68,8 @@ public final class VolumeExpander {
         throw stuck(v);
       }
       if (!SETTLED.contains(v.status())) {
-        // extending (an earlier attempt's), attaching, detaching, backing-up: wait for it
-        v = cinder.awaitVolumeStatus(volumeId, SETTLED, backoff);
-        if (v.sizeGib() >= wantGib) {
-          return new Grown(v.sizeGib(), v.sizeGib());
-        }
+        // extending (an earlier look's), attaching, detaching, backing-up: looked at again
+        return new Growing(volumeId, v.status());
       }
       Microversion used = cinder.apiVersions().used();
       if (v.status().equals("in-use") && !used.atLeast(Microversion.EXTEND_IN_USE)) {
@@ -86,25 +86,15 @@ public final class VolumeExpander {
       }
       int from = v.sizeGib();
       cinder.extendVolume(volumeId, wantGib);
-      Volume done = cinder.awaitVolumeStatus(volumeId, SETTLED, backoff);
-      if (done.sizeGib() < wantGib) {
-        throw new ProvisioningException(
-            "Cinder reports volume "
-                + volumeId
-                + " at "
-                + done.sizeGib()
-                + " GiB after extending it to "
-                + wantGib
-                + " GiB",
-            false,
-            null);
+      // One look at once: a backend that grows a volume in a moment costs no second look.
+      Volume now = volume(volumeId);
+      if (now.status().equals("error_extending")) {
+        throw stuck(now);
       }
-      return new Grown(from, done.sizeGib());
-    } catch (CinderException.UnexpectedState e) {
-      if ("error_extending".equals(e.status())) {
-        throw stuck(cinder.getVolume(volumeId).orElseThrow(() -> e));
+      if (SETTLED.contains(now.status()) && now.sizeGib() >= wantGib) {
+        return new Grown(from, now.sizeGib());
       }
-      throw new ProvisioningException(e.getMessage(), false, e);
+      return new Growing(volumeId, now.status());
     } catch (CinderException.BadRequest e) {
       // a backend that cannot grow an exported volume, or a size over the type's limit
       throw new ProvisioningException(
@@ -119,6 +109,15 @@ public final class VolumeExpander {
     } catch (CinderException e) {
       throw new ProvisioningException(e.getMessage(), !e.retryable(), e);
     }
+  }
+
+  private Volume volume(String volumeId) {
+    return cinder
+        .getVolume(volumeId)
+        .orElseThrow(
+            () ->
+                ProvisioningException.invalid(
+                    "Cinder no longer knows volume " + volumeId + "; it cannot grow"));
   }
 
   private static ProvisioningException stuck(Volume v) {

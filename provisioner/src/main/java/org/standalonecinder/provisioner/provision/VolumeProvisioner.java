@@ -97,9 +97,9 @@ public final class VolumeProvisioner {
             settings::connector);
     this.auth = new AuthSecrets(secrets, settings);
     this.rbd = new RbdChoices(secrets, settings);
-    this.leftovers = new Leftovers(cinder, secrets, settings, volumes, backoff);
+    this.leftovers = new Leftovers(cinder, secrets, settings, volumes);
     this.exports = new CinderExport(cinder, step -> {});
-    this.release = new Release(cinder, settings, backoff, volumes, auth, exports);
+    this.release = new Release(cinder, settings, volumes, auth, exports);
   }
 
   /**
@@ -140,7 +140,7 @@ public final class VolumeProvisioner {
 
   /** What grows this provisioner's volumes, on the same Cinder and with the same waits. */
   public VolumeExpander expander() {
-    return new VolumeExpander(cinder, backoff);
+    return new VolumeExpander(cinder);
   }
 
   /**
@@ -320,15 +320,18 @@ public final class VolumeProvisioner {
    * Deletes what provisioning left for a claim that is gone without a PV: volumes carrying the
    * claim's UID and this cluster's id that were never handed to a PV (detached first), and the
    * claim's CHAP Secret. A volume that was handed to its PV is left alone, with its Secret: its PV
-   * is gone only if an admin deleted a retained one, and its data is the admin's.
+   * is gone only if an admin deleted a retained one, and its data is the admin's. Nothing waits for
+   * Cinder: call again while the answer is not 0.
    *
-   * @return how many volumes were deleted
+   * @return how many of the claim's volumes Cinder is still deleting
    */
   public int deleteOrphans(String claimUid) {
-    int n = leftovers.deleteOrphans(claimUid);
+    int going = leftovers.deleteOrphans(claimUid);
     volumes.copyEnded(claimUid);
-    asked.remove(claimUid);
-    return n;
+    if (going == 0) {
+      asked.remove(claimUid);
+    }
+    return going;
   }
 
   /**

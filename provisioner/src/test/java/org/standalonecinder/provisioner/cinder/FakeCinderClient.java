@@ -123,23 +123,50 @@ public final class FakeCinderClient implements CinderClient {
   }
 
   /**
-   * Snapshots and backups asked to be deleted stay {@code deleting} until {@link #finishDeleting},
-   * as a large backup's chunks keep them, a second delete is refused (400) as Cinder's is, and a
-   * wait for one waits as the real client's does (until it is gone, or its deadline).
+   * Volumes, snapshots and backups asked to be deleted stay {@code deleting} until {@link
+   * #finishDeleting}, as a large backup's chunks keep them, a second delete is refused (400) as
+   * Cinder's is, and a wait for one waits as the real client's does (until it is gone, or its
+   * deadline).
    */
   public synchronized FakeCinderClient slowDeletes() {
     slowDeletes = true;
     return this;
   }
 
-  /** Cinder has deleted the snapshot or backup it was deleting. */
+  /** Cinder has deleted the volume, snapshot or backup it was deleting. */
   public synchronized void finishDeleting(String id) {
     snapshots.delete(id);
     backups.delete(id);
+    volumes.remove(id);
     notifyAll();
   }
 
   private boolean slowDeletes;
+
+  /** Volumes being extended, slowly, to these sizes. */
+  private final Map<String, Integer> extending = new HashMap<>();
+
+  private final Map<String, String> extendedFrom = new HashMap<>();
+
+  private boolean slowExtends;
+
+  /**
+   * Volumes asked to grow stay {@code extending} at their old size until {@link #finishExtending}.
+   */
+  public synchronized FakeCinderClient slowExtends() {
+    slowExtends = true;
+    return this;
+  }
+
+  /** Cinder's backend has grown the volume: it is back to what it was, at its new size. */
+  public synchronized void finishExtending(String volumeId) {
+    Integer size = extending.remove(volumeId);
+    if (size != null) {
+      Volume v = existing(volumeId);
+      volumes.put(volumeId, resized(v, size, v.metadata()));
+      status(volumeId, extendedFrom.remove(volumeId));
+    }
+  }
 
   /** Waits as the real client does until {@code gone}, or the deadline (then returns). */
   private void awaitGone(java.util.function.BooleanSupplier gone, Backoff b) {
@@ -463,6 +490,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void awaitVolumeDeleted(String volumeId, Backoff b) {
     call("awaitVolumeDeleted", volumeId);
+    awaitGone(() -> !volumes.containsKey(volumeId), b);
   }
 
   @Override
@@ -496,6 +524,10 @@ public final class FakeCinderClient implements CinderClient {
           400,
           "req-fake");
     }
+    if (slowDeletes) {
+      status(volumeId, "deleting");
+      return;
+    }
     volumes.remove(volumeId);
   }
 
@@ -521,6 +553,12 @@ public final class FakeCinderClient implements CinderClient {
           "Invalid input received: New size for extend must be greater than current size.",
           400,
           "req-fake");
+    }
+    if (slowExtends) {
+      extending.put(volumeId, newSizeGib);
+      extendedFrom.put(volumeId, v.status());
+      status(volumeId, "extending");
+      return;
     }
     volumes.put(volumeId, resized(v, newSizeGib, v.metadata()));
   }

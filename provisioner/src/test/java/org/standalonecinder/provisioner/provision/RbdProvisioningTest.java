@@ -351,7 +351,7 @@ class RbdProvisioningTest {
   }
 
   private void release(PersistentVolume pv) {
-    assertThat(provisioner.delete(pv))
+    assertThat(UntilMade.release(provisioner, pv))
         .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     secrets.pvs.remove(pv.getMetadata().getName());
   }

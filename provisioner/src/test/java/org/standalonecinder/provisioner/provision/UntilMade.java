@@ -60,4 +60,21 @@ public final class UntilMade {
       }
     }
   }
+
+  /**
+   * Releases as the claim loop does: looks again while Cinder is deleting the volume, without the
+   * loop's delay, since the fake Cinder deletes between two looks.
+   */
+  public static org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome release(
+      VolumeProvisioner p, PersistentVolume pv) {
+    for (int look = 0; look < LOOKS; look++) {
+      var outcome = p.delete(pv);
+      if (outcome.state()
+          != org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.State
+              .IN_PROGRESS) {
+        return outcome;
+      }
+    }
+    throw new AssertionError("still deleting after " + LOOKS + " looks");
+  }
 }
