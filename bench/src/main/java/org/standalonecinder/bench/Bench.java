@@ -88,6 +88,18 @@ public final class Bench implements Callable<Integer> {
       description = "claims (and baseline volumes) against the real Cinder")
   int realClaims;
 
+  @Option(
+      names = "--cinder-burst",
+      defaultValue = "100",
+      description = "claims at once on the real Cinder (0: no such row)")
+  int cinderBurst;
+
+  @Option(
+      names = "--cinder-rounds",
+      defaultValue = "1",
+      description = "rounds of the real-Cinder burst; medians are reported")
+  int cinderRounds;
+
   // The mock server logs every request through java.util.logging: kept quiet, and referenced so
   // that the setting is not collected with the logger.
   private static final java.util.logging.Logger MOCK_LOG =
@@ -200,10 +212,59 @@ public final class Bench implements Callable<Integer> {
             base,
             "≤ 1.05×",
             90);
+        if (cinderBurst > 0) {
+          cinderBurstRows(table, cinder);
+        }
       }
     }
     table.render().forEach(System.out::println);
     return 0;
+  }
+
+  /**
+   * The burst on the real Cinder: {@code --cinder-burst} claims at once through the provisioner
+   * (the mock API server: the figure is Cinder's and the provisioner's), against Cinder's own rate
+   * for the same calls made all at once, in the same round; and the time its workers held a key.
+   */
+  private void cinderBurstRows(Table table, CinderClient cinder) throws Exception {
+    List<Double> ratios = new ArrayList<>();
+    List<Double> ours = new ArrayList<>();
+    List<Double> own = new ArrayList<>();
+    List<Double> p99 = new ArrayList<>();
+    List<Double> within = new ArrayList<>();
+    for (int r = 0; r < cinderRounds; r++) {
+      CinderBurst.Round round = CinderBurst.round(cinder, cinderBurst, workers);
+      ours.add(round.claimsPerSecond());
+      own.add(round.cinderPerSecond());
+      ratios.add(round.claimsPerSecond() / round.cinderPerSecond());
+      p99.add(round.keyP99Ms());
+      within.add(round.keysWithin50Ms());
+      System.err.printf(
+          Locale.ROOT,
+          "real Cinder burst, round %d: %.2f claims/s, Cinder alone %.2f/s, key p99 ≤ %.0f ms,"
+              + " %.1f %% of keys ≤ 50 ms%n",
+          r + 1,
+          round.claimsPerSecond(),
+          round.cinderPerSecond(),
+          round.keyP99Ms(),
+          100 * round.keysWithin50Ms());
+    }
+    table.add(
+        "provisioner, "
+            + cinderBurst
+            + " claims at once, real local Cinder, "
+            + workers
+            + " workers: claims/s",
+        Table.perSecond(Stats.median(ours)),
+        "Cinder's own, all at once: " + Table.perSecond(Stats.median(own)),
+        Stats.median(ratios),
+        "≥ 0.8×");
+    table.add(
+        "  a worker's hold on a key, p99 (histogram bucket)",
+        Table.ms(Stats.median(p99)),
+        String.format(Locale.ROOT, "%.1f %% of keys ≤ 50 ms", 100 * Stats.median(within)),
+        Double.NaN,
+        "≤ 50 ms");
   }
 
   /**

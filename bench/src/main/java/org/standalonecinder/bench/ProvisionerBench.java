@@ -224,6 +224,15 @@ final class ProvisionerBench {
 
   static ClaimController controller(
       KubernetesClient client, CinderClient cinder, ProvisionerSettings s, int workers) {
+    return controller(client, cinder, s, workers, new SimpleMeterRegistry());
+  }
+
+  static ClaimController controller(
+      KubernetesClient client,
+      CinderClient cinder,
+      ProvisionerSettings s,
+      int workers,
+      io.micrometer.core.instrument.MeterRegistry registry) {
     return org.standalonecinder.provisioner.app.Wiring.build(
             client,
             cinder,
@@ -238,7 +247,7 @@ final class ProvisionerBench {
             new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(5), 20),
             workers,
             Duration.ofMinutes(30),
-            new SimpleMeterRegistry())
+            registry)
         .controller();
   }
 
@@ -379,6 +388,18 @@ final class ProvisionerBench {
   }
 
   static Run burst(Target target, CinderClient cinder, int n, int workers) {
+    return burst(
+        target, cinder, n, workers, "bench-" + System.nanoTime(), new SimpleMeterRegistry());
+  }
+
+  /** As above, as cluster {@code cluster}, its metrics in {@code registry}. */
+  static Run burst(
+      Target target,
+      CinderClient cinder,
+      int n,
+      int workers,
+      String cluster,
+      io.micrometer.core.instrument.MeterRegistry registry) {
     Map<String, Long> asked = new ConcurrentHashMap<>();
     Map<String, Long> arrived = new ConcurrentHashMap<>();
     try (KubernetesClient client = target.client();
@@ -387,9 +408,9 @@ final class ProvisionerBench {
           controller(
               client,
               cinder,
-              settings(
-                  target.provisionerName(), "bench-" + System.nanoTime(), target.secretNamespace()),
-              workers);
+              settings(target.provisionerName(), cluster, target.secretNamespace()),
+              workers,
+              registry);
       c.start();
       await("caches synced", c::synced, Duration.ofSeconds(30));
       createClass(client, target.className(), target.provisionerName());

@@ -197,6 +197,11 @@ abstract class SnapshotCrashCases {
             .withName("snap")
             .delete();
         Waits.await("no Cinder snapshot of the run", () -> cinderSnapshots().isEmpty(), SETTLE);
+        // Its content's finalizer goes at the look after Cinder's delete: by this provisioner.
+        Waits.await(
+            "the snapshot gone",
+            () -> SnapshotObjects.get(it(), claims.ns, "snap") == null,
+            SETTLE);
       }
       claims.cleanUp(SETTLE);
       it().admin

@@ -192,24 +192,7 @@ public final class ProvisionerApp implements AutoCloseable {
     }
     CinderClient metered = CinderMetrics.wrap(cinder, registry);
     PoolMetrics pools = new PoolMetrics(metered, registry);
-    Wiring.Parts parts =
-        Wiring.build(
-            client,
-            metered,
-            new VolumeProvisioner(
-                    metered,
-                    new KubernetesSecretStore(client),
-                    VolumeMappers.standard(),
-                    settings,
-                    VolumeProvisioner.defaultBackoff())
-                .withCopyLimits(o.copies()),
-            settings,
-            new EventRecorder(client, settings.provisionerName(), o.instance(), Clock.systemUTC()),
-            o.retry(),
-            o.workers(),
-            o.resync(),
-            registry,
-            SnapshotController.Timing.DEFAULT);
+    Wiring.Parts parts = parts(client, metered, settings, o, registry);
     ClaimController controller = parts.controller();
     // The snapshot loop reads the claim loop's caches: it starts after it, and stops before.
     Engine engine = new Engine(List.of(controller, parts.snapshots()));
@@ -228,60 +211,103 @@ public final class ProvisionerApp implements AutoCloseable {
     LOG.info(
         "health on http://{}:{}/healthz, /readyz and /metrics", o.healthAddress(), health.port());
     pools.start(o.poolStats());
-    ResolverServer resolver = null;
-    if (o.resolver() != null) {
-      resolver = new ResolverServer(vertx, parts.clones(), parts.cluster(), o.resolver().token());
-      try {
-        resolver
-            .listen(o.resolver().host(), o.resolver().port())
-            .toCompletionStage()
-            .toCompletableFuture()
-            .get();
-      } catch (ExecutionException | RuntimeException e) {
-        health.close();
-        pools.close();
-        client.close();
-        vertx.close();
-        throw e;
-      }
-      LOG.info(
-          "clone check on http://{}:{}{}",
-          o.resolver().host(),
-          resolver.port(),
-          ResolverServer.PATH);
+    ResolverServer resolver;
+    try {
+      resolver = resolver(vertx, parts, o);
+    } catch (ExecutionException | RuntimeException e) {
+      health.close();
+      pools.close();
+      client.close();
+      vertx.close();
+      throw e;
     }
-    LeaderElection election = null;
     java.util.concurrent.atomic.AtomicBoolean closing =
         new java.util.concurrent.atomic.AtomicBoolean();
-    if (o.election() != null) {
-      engine.pause();
-      engine.start();
-      Runnable lost = o.onLostLeadership() == null ? () -> {} : o.onLostLeadership();
-      election =
-          LeaderElection.start(
-              client,
-              new LeaderElection.Settings(
-                  settings.secretNamespace(),
-                  o.election().leaseName(),
-                  o.instance(),
-                  o.election().leaseDuration(),
-                  o.election().renewDeadline(),
-                  o.election().retryPeriod()),
-              // One loop's trouble resuming never costs another, nor the Lease.
-              engine::resume,
-              () -> {
-                engine.pause();
-                // Releasing the Lease at close() ends leading too; that is no loss.
-                if (!closing.get()) {
-                  LOG.error("lost the Lease: this replica stopped acting");
-                  lost.run();
-                }
-              });
-    } else {
-      engine.start();
-    }
+    LeaderElection election = elect(client, engine, settings, o, closing);
     return new ProvisionerApp(
         vertx, client, cinder, controller, engine, health, election, closing, pools, resolver);
+  }
+
+  /** The loops and what they need, on the metered Cinder. */
+  private static Wiring.Parts parts(
+      KubernetesClient client,
+      CinderClient metered,
+      ProvisionerSettings settings,
+      Options o,
+      PrometheusMeterRegistry registry) {
+    return Wiring.build(
+        client,
+        metered,
+        new VolumeProvisioner(
+                metered,
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                settings,
+                VolumeProvisioner.defaultBackoff())
+            .withCopyLimits(o.copies()),
+        settings,
+        new EventRecorder(client, settings.provisionerName(), o.instance(), Clock.systemUTC()),
+        o.retry(),
+        o.workers(),
+        o.resync(),
+        registry,
+        SnapshotController.Timing.DEFAULT);
+  }
+
+  /** The webhook's clone check, listening; null when it is not asked for. */
+  private static ResolverServer resolver(Vertx vertx, Wiring.Parts parts, Options o)
+      throws InterruptedException, ExecutionException {
+    if (o.resolver() == null) {
+      return null;
+    }
+    ResolverServer resolver =
+        new ResolverServer(vertx, parts.clones(), parts.cluster(), o.resolver().token());
+    resolver
+        .listen(o.resolver().host(), o.resolver().port())
+        .toCompletionStage()
+        .toCompletableFuture()
+        .get();
+    LOG.info(
+        "clone check on http://{}:{}{}", o.resolver().host(), resolver.port(), ResolverServer.PATH);
+    return resolver;
+  }
+
+  /**
+   * Starts the loops: at once without an election, else paused until this replica leads (and paused
+   * again when it stops leading). Returns the election, or null.
+   */
+  private static LeaderElection elect(
+      KubernetesClient client,
+      Engine engine,
+      ProvisionerSettings settings,
+      Options o,
+      java.util.concurrent.atomic.AtomicBoolean closing) {
+    if (o.election() == null) {
+      engine.start();
+      return null;
+    }
+    engine.pause();
+    engine.start();
+    Runnable lost = o.onLostLeadership() == null ? () -> {} : o.onLostLeadership();
+    return LeaderElection.start(
+        client,
+        new LeaderElection.Settings(
+            settings.secretNamespace(),
+            o.election().leaseName(),
+            o.instance(),
+            o.election().leaseDuration(),
+            o.election().renewDeadline(),
+            o.election().retryPeriod()),
+        // One loop's trouble resuming never costs another, nor the Lease.
+        engine::resume,
+        () -> {
+          engine.pause();
+          // Releasing the Lease at close() ends leading too; that is no loss.
+          if (!closing.get()) {
+            LOG.error("lost the Lease: this replica stopped acting");
+            lost.run();
+          }
+        });
   }
 
   /**

@@ -77,60 +77,68 @@ final class CheckCommand implements Callable<Integer> {
               + ")");
       int n = step(out, "project", () -> cinder.findVolumes(null, Map.of()).size());
       out.println("project         ok    " + n + " volume(s) visible");
-      try {
-        int snapshots = cinder.findSnapshots(null, Map.of()).size();
-        out.println(
-            "snapshots       ok    "
-                + snapshots
-                + " snapshot(s) visible; a volume in use is snapshotted "
-                + (v.used().atLeast(Microversion.SNAPSHOT_IN_USE)
-                    ? "as it is (3.66 and later)"
-                    : "with force (below 3.66)")
-                + ", crash-consistent");
-      } catch (CinderException.Forbidden e) {
-        out.println(
-            "snapshots       WARN  "
-                + e.getMessage()
-                + " (this project may not list snapshots: snapshots of its claims would fail;"
-                + " provisioning works without them)");
-      }
-      try {
-        int backups = cinder.findBackups(null, Map.of()).size();
-        out.println(
-            "backups         ok    "
-                + backups
-                + " backup(s) visible; "
-                + (v.used().atLeast(Microversion.VOLUME_FROM_BACKUP)
-                    ? "a volume is made from a backup (3.47 and later)"
-                    : "a volume cannot be made from a backup below 3.47: restores from backups"
-                        + " would fail"));
-      } catch (CinderException.Forbidden e) {
-        out.println(
-            "backups         WARN  "
-                + e.getMessage()
-                + " (this project may not list backups: backups of its claims would fail;"
-                + " provisioning works without them)");
-      }
-      try {
-        List<Pool> pools = cinder.pools();
-        out.println("pools           ok    " + pools.size() + " pool(s)");
-        for (Pool p : pools) {
-          out.printf(
-              "                      %s  protocol %s  total %s  free %s%n",
-              p.name(), p.storageProtocol(), p.total(), p.free());
-        }
-      } catch (CinderException.Forbidden e) {
-        out.println(
-            "pools           WARN  "
-                + e.getMessage()
-                + " (get_pools is admin-only; provisioning works without it)");
-      }
+      optional(out, cinder, v);
       return OK;
     } catch (StepFailed f) {
       return f.code;
     } catch (CinderException e) {
       out.println("cinder          FAIL  " + e.getMessage());
       return exitCode(e);
+    }
+  }
+
+  /**
+   * What provisioning works without, each a warning when this project may not see it: snapshots,
+   * backups and the pools (admin-only).
+   */
+  private static void optional(PrintWriter out, OpenStackCinderClient cinder, ApiVersions v) {
+    try {
+      int snapshots = cinder.findSnapshots(null, Map.of()).size();
+      out.println(
+          "snapshots       ok    "
+              + snapshots
+              + " snapshot(s) visible; a volume in use is snapshotted "
+              + (v.used().atLeast(Microversion.SNAPSHOT_IN_USE)
+                  ? "as it is (3.66 and later)"
+                  : "with force (below 3.66)")
+              + ", crash-consistent");
+    } catch (CinderException.Forbidden e) {
+      out.println(
+          "snapshots       WARN  "
+              + e.getMessage()
+              + " (this project may not list snapshots: snapshots of its claims would fail;"
+              + " provisioning works without them)");
+    }
+    try {
+      int backups = cinder.findBackups(null, Map.of()).size();
+      out.println(
+          "backups         ok    "
+              + backups
+              + " backup(s) visible; "
+              + (v.used().atLeast(Microversion.VOLUME_FROM_BACKUP)
+                  ? "a volume is made from a backup (3.47 and later)"
+                  : "a volume cannot be made from a backup below 3.47: restores from backups"
+                      + " would fail"));
+    } catch (CinderException.Forbidden e) {
+      out.println(
+          "backups         WARN  "
+              + e.getMessage()
+              + " (this project may not list backups: backups of its claims would fail;"
+              + " provisioning works without them)");
+    }
+    try {
+      List<Pool> pools = cinder.pools();
+      out.println("pools           ok    " + pools.size() + " pool(s)");
+      for (Pool p : pools) {
+        out.printf(
+            "                      %s  protocol %s  total %s  free %s%n",
+            p.name(), p.storageProtocol(), p.total(), p.free());
+      }
+    } catch (CinderException.Forbidden e) {
+      out.println(
+          "pools           WARN  "
+              + e.getMessage()
+              + " (get_pools is admin-only; provisioning works without it)");
     }
   }
 

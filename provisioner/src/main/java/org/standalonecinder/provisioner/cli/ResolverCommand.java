@@ -76,14 +76,7 @@ final class ResolverCommand implements Callable<Integer>, SettingOptions.Configu
     CloudConfig cloud = SharedSettings.cloud(v, env);
     Placement.Topology topology = SharedSettings.topology(v, cloud);
     Path tokenFile = v.get(TOKEN_FILE);
-    String token = null;
-    if (tokenFile != null) {
-      try {
-        token = token(tokenFile);
-      } catch (IOException e) {
-        v.problem(TOKEN_FILE.flag() + " " + tokenFile + ": " + e.getMessage());
-      }
-    }
+    String token = tokenOf(v, tokenFile);
     if (!v.problems().isEmpty()) {
       v.problems()
           .forEach(p -> spec.commandLine().getErr().println("standalone-cinder resolver: " + p));
@@ -119,6 +112,27 @@ final class ResolverCommand implements Callable<Integer>, SettingOptions.Configu
         server.port(),
         ResolverServer.PATH,
         tokenFile);
+    untilStopped(server, cinder, client, vertx);
+    return 0;
+  }
+
+  /** The token in the file (or a new one), null without a file; a problem when unreadable. */
+  private static String tokenOf(Values v, Path tokenFile) {
+    if (tokenFile == null) {
+      return null;
+    }
+    try {
+      return token(tokenFile);
+    } catch (IOException e) {
+      v.problem(TOKEN_FILE.flag() + " " + tokenFile + ": " + e.getMessage());
+      return null;
+    }
+  }
+
+  /** Serves until the process is told to stop, then closes everything. */
+  private static void untilStopped(
+      ResolverServer server, CinderClient cinder, KubernetesClient client, Vertx vertx)
+      throws InterruptedException {
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -132,7 +146,6 @@ final class ResolverCommand implements Callable<Integer>, SettingOptions.Configu
                 },
                 "shutdown"));
     stopped.await();
-    return 0;
   }
 
   /** The token in the file, or a new one written there (readable by this user only). */

@@ -299,63 +299,75 @@ final class RunSettings {
       Path kubeconfig,
       String instance) {}
 
-  /** What the values make, or null when {@link Values#problems()} says why not. */
-  static Run run(Values v, Map<String, String> env) {
-    CloudConfig cloud = SharedSettings.cloud(v, env);
-    String clusterId = v.get(CLUSTER_ID);
-    ProvisionerSettings settings =
-        v.problems().isEmpty()
-            ? v.attempt(
-                null,
-                () ->
-                    new ProvisionerSettings(
-                        v.get(SharedSettings.PROVISIONER_NAME),
-                        v.given(IDENTITY) ? v.get(IDENTITY) : clusterId,
-                        clusterId,
-                        v.get(INITIATOR_NAME),
-                        "standalone-cinder-" + clusterId,
-                        v.get(CONNECTOR_IP),
-                        v.get(NAMESPACE),
-                        v.get(MULTIPATH),
-                        v.get(WWPNS) == null ? List.of() : v.get(WWPNS),
-                        v.get(WWNNS) == null ? List.of() : v.get(WWNNS),
-                        new RbdDefaults(
-                            v.get(RBD_FORM).orElse(null),
-                            v.get(CEPHX_SECRET),
-                            v.get(CEPH_CLUSTER_ID),
-                            v.get(CEPH_CSI_DRIVER),
-                            v.get(RBD_IMAGE_FEATURES)),
-                        SharedSettings.topology(v, cloud),
-                        v.get(ISCSI_CHAP_OPTIONAL),
-                        v.get(ADOPT_IDENTITIES) == null
-                            ? java.util.Set.of()
-                            : java.util.Set.copyOf(v.get(ADOPT_IDENTITIES))))
-            : null;
-    ProvisionerApp.Election election =
-        Boolean.TRUE.equals(v.get(LEADER_ELECT))
-                && v.get(LEASE_DURATION_SECONDS) != null
-                && v.get(RENEW_DEADLINE_SECONDS) != null
-                && v.get(RETRY_PERIOD_SECONDS) != null
-            ? v.attempt(
-                null,
-                () ->
-                    new ProvisionerApp.Election(
-                        v.get(LEASE_NAME),
-                        Duration.ofSeconds(v.get(LEASE_DURATION_SECONDS)),
-                        Duration.ofSeconds(v.get(RENEW_DEADLINE_SECONDS)),
-                        Duration.ofSeconds(v.get(RETRY_PERIOD_SECONDS))))
-            : null;
-    ProvisionerApp.Resolver resolver = null;
+  /** Who this provisioner is and how it exports, or null when a value is wrong. */
+  private static ProvisionerSettings settings(Values v, CloudConfig cloud, String clusterId) {
+    return v.problems().isEmpty()
+        ? v.attempt(
+            null,
+            () ->
+                new ProvisionerSettings(
+                    v.get(SharedSettings.PROVISIONER_NAME),
+                    v.given(IDENTITY) ? v.get(IDENTITY) : clusterId,
+                    clusterId,
+                    v.get(INITIATOR_NAME),
+                    "standalone-cinder-" + clusterId,
+                    v.get(CONNECTOR_IP),
+                    v.get(NAMESPACE),
+                    v.get(MULTIPATH),
+                    v.get(WWPNS) == null ? List.of() : v.get(WWPNS),
+                    v.get(WWNNS) == null ? List.of() : v.get(WWNNS),
+                    new RbdDefaults(
+                        v.get(RBD_FORM).orElse(null),
+                        v.get(CEPHX_SECRET),
+                        v.get(CEPH_CLUSTER_ID),
+                        v.get(CEPH_CSI_DRIVER),
+                        v.get(RBD_IMAGE_FEATURES)),
+                    SharedSettings.topology(v, cloud),
+                    v.get(ISCSI_CHAP_OPTIONAL),
+                    v.get(ADOPT_IDENTITIES) == null
+                        ? java.util.Set.of()
+                        : java.util.Set.copyOf(v.get(ADOPT_IDENTITIES))))
+        : null;
+  }
+
+  /** The leader election asked for, or null. */
+  private static ProvisionerApp.Election election(Values v) {
+    return Boolean.TRUE.equals(v.get(LEADER_ELECT))
+            && v.get(LEASE_DURATION_SECONDS) != null
+            && v.get(RENEW_DEADLINE_SECONDS) != null
+            && v.get(RETRY_PERIOD_SECONDS) != null
+        ? v.attempt(
+            null,
+            () ->
+                new ProvisionerApp.Election(
+                    v.get(LEASE_NAME),
+                    Duration.ofSeconds(v.get(LEASE_DURATION_SECONDS)),
+                    Duration.ofSeconds(v.get(RENEW_DEADLINE_SECONDS)),
+                    Duration.ofSeconds(v.get(RETRY_PERIOD_SECONDS))))
+        : null;
+  }
+
+  /** The clone check the webhook asks, or null when not asked for. */
+  private static ProvisionerApp.Resolver resolver(Values v) {
     Path tokenFile = v.get(RESOLVER_TOKEN_FILE);
     if (tokenFile != null) {
       try {
-        resolver =
-            new ProvisionerApp.Resolver(
-                v.get(RESOLVER_LISTEN), v.get(RESOLVER_PORT), ResolverCommand.token(tokenFile));
+        return new ProvisionerApp.Resolver(
+            v.get(RESOLVER_LISTEN), v.get(RESOLVER_PORT), ResolverCommand.token(tokenFile));
       } catch (IOException e) {
         v.problem(RESOLVER_TOKEN_FILE.flag() + " " + tokenFile + ": " + e.getMessage());
       }
     }
+    return null;
+  }
+
+  /** What the values make, or null when {@link Values#problems()} says why not. */
+  static Run run(Values v, Map<String, String> env) {
+    CloudConfig cloud = SharedSettings.cloud(v, env);
+    String clusterId = v.get(CLUSTER_ID);
+    ProvisionerSettings settings = settings(v, cloud, clusterId);
+    ProvisionerApp.Election election = election(v);
+    ProvisionerApp.Resolver resolver = resolver(v);
     if (!v.problems().isEmpty()) {
       return null;
     }

@@ -3,22 +3,18 @@ package org.standalonecinder.provisioner.clone;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
-import java.time.Instant;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.api.CloneRequest;
-import org.standalonecinder.api.CloneToken;
-import org.standalonecinder.api.ReferenceGrants;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.ClaimRequest;
-import org.standalonecinder.provisioner.provision.CloneSource;
 import org.standalonecinder.provisioner.provision.Placement;
+import org.standalonecinder.provisioner.provision.VolumeSource;
 
 /**
  * Finds out whether and from what a claim is to be cloned, and resolves the source claim to a
@@ -39,6 +35,7 @@ public final class CloneResolver {
   private final CinderClient cinder;
   private final String provisionerName;
   private final Placement.Topology topology;
+  private final CloneConsent consent;
 
   /**
    * @param provisionerName our provisioner's name: a source's PV must have been provisioned by it
@@ -57,6 +54,7 @@ public final class CloneResolver {
     this.cinder = cinder;
     this.provisionerName = provisionerName;
     this.topology = topology;
+    this.consent = new CloneConsent(cluster);
   }
 
   /**
@@ -115,124 +113,13 @@ public final class CloneResolver {
   }
 
   /**
-   * Checks, when the clone is about to be made (for a WaitForFirstConsumer claim that may be days
-   * after its admission), that a clone across namespaces may be made, on what the provisioner can
-   * check itself or on a decision that came from the API server:
-   *
-   * <ol>
-   *   <li>the source, as it is now, grants the clone to this namespace ({@code
-   *       standalone-cinder.io/clone-grant}, or a ReferenceGrant in its namespace): its owner's
-   *       consent needs no token, and so holds with the webhook bypassed, removed or let through
-   *       ({@code failurePolicy: Ignore});
-   *   <li>else the claim carries the webhook's token for this source and claim, the source is still
-   *       the claim the webhook judged (its uid), and its basis still holds: the admin's policy
-   *       allowed every clone, or the requester may still create pods in the source's namespace,
-   *       and then only when the webhook authenticated the API server as the review's sender. Any
-   *       pod that reaches the webhook can send it a review naming any requester, and a token given
-   *       for that review can reach a claim through an update the webhook did not see.
-   * </ol>
+   * Checks, when the clone is about to be made, that a clone across namespaces may be made: see
+   * {@link CloneConsent#verify}.
    *
    * @throws ProvisioningException (final) when it may not
    */
   public void verifyToken(PersistentVolumeClaim target, ClaimRef source) {
-    ClaimRef self =
-        new ClaimRef(target.getMetadata().getNamespace(), target.getMetadata().getName());
-    if (source.namespace().equals(self.namespace())) {
-      return;
-    }
-    String refused = "cloning " + source + " across namespaces is refused: ";
-    PersistentVolumeClaim now = cluster.claim(source.namespace(), source.name()).orElse(null);
-    if (now != null && consents(now, self.namespace())) {
-      return;
-    }
-    Map<String, String> ann = target.getMetadata().getAnnotations();
-    String token = ann == null ? null : ann.get(ClaimAnnotations.CLONE_TOKEN);
-    String noGrant =
-        "the source does not grant the clone to "
-            + self.namespace()
-            + " (annotation "
-            + ClaimAnnotations.CLONE_GRANT
-            + ", or a ReferenceGrant in "
-            + source.namespace()
-            + ")";
-    if (token == null) {
-      throw ProvisioningException.invalid(
-          refused + noGrant + "; and the claim carries no " + ClaimAnnotations.CLONE_TOKEN);
-    }
-    Optional<CloneToken.Keys> keys = cluster.cloneTokenKeys();
-    if (keys.isEmpty()) {
-      throw ProvisioningException.invalid(
-          refused
-              + noGrant
-              + ", and no webhook has created the key of its tokens (Secret "
-              + CloneToken.KEY_SECRET
-              + "): install the webhook");
-    }
-    String created = target.getMetadata().getCreationTimestamp();
-    CloneToken.Claims claims;
-    try {
-      claims =
-          CloneToken.verify(
-              token, keys.get(), source, self, created == null ? null : Instant.parse(created));
-    } catch (CloneToken.InvalidTokenException e) {
-      throw ProvisioningException.invalid(refused + noGrant + "; and " + e.getMessage());
-    }
-    if (now == null || !Objects.equals(now.getMetadata().getUid(), claims.sourceUid())) {
-      // Said the same whether it is gone or another claim now: either way not what was judged.
-      throw ProvisioningException.invalid(
-          refused
-              + "the source claim is not the one admitted (deleted, or deleted and created again"
-              + " under its name, since); create this claim again to have the present one judged");
-    }
-    switch (claims.basis()) {
-      case GRANT ->
-          throw ProvisioningException.invalid(
-              refused
-                  + "the source no longer grants the clone to "
-                  + self.namespace()
-                  + " (annotation "
-                  + ClaimAnnotations.CLONE_GRANT
-                  + ", or a ReferenceGrant in "
-                  + source.namespace()
-                  + ")");
-      case REQUESTER -> {
-        if (!claims.callerAuthenticated()) {
-          throw ProvisioningException.invalid(
-              refused
-                  + noGrant
-                  + ", and its token allows it on the requester's rights from a review whose"
-                  + " sender the webhook did not authenticate (no --client-ca): anyone who"
-                  + " reaches the webhook can name any requester");
-        }
-        if (!cluster.canCreatePods(claims.requester(), source.namespace())) {
-          throw ProvisioningException.invalid(
-              refused
-                  + claims.requester().user()
-                  + ", who asked for it, may no longer create pods in "
-                  + source.namespace());
-        }
-      }
-      case POLICY -> {
-        // The admin's policy allowed every clone across namespaces: nothing to ask again.
-      }
-    }
-  }
-
-  /**
-   * The source owner's consent as it is now: the source's grant annotation, or a ReferenceGrant in
-   * its namespace (read only when the annotation does not say so already).
-   */
-  private boolean consents(PersistentVolumeClaim source, String namespace) {
-    return grants(source, namespace)
-        || ReferenceGrants.allowClaim(
-            next -> cluster.referenceGrants(source.getMetadata().getNamespace(), next),
-            namespace,
-            source.getMetadata().getName());
-  }
-
-  private static boolean grants(PersistentVolumeClaim source, String namespace) {
-    Map<String, String> ann = source.getMetadata().getAnnotations();
-    return ClaimRef.grants(ann == null ? null : ann.get(ClaimAnnotations.CLONE_GRANT), namespace);
+    consent.verify(target, source);
   }
 
   /**
@@ -240,7 +127,7 @@ public final class CloneResolver {
    *
    * @throws ProvisioningException saying why the clone cannot be made (now or at all)
    */
-  public CloneSource resolve(ClaimRef source, PersistentVolumeClaim target, StorageClass sc) {
+  public VolumeSource resolve(ClaimRef source, PersistentVolumeClaim target, StorageClass sc) {
     ClaimRequest req = ClaimRequest.of(target, sc);
     if (!req.params().smartclone()) {
       throw ProvisioningException.invalid(
@@ -279,6 +166,14 @@ public final class CloneResolver {
               + targetMode
               + "; they must match");
     }
+    Volume v = sourceVolume(source, volumeId);
+    fits(v, source, req, sc);
+    return new VolumeSource.Clone(
+        source, v.id(), v.sizeGib(), v.availabilityZone(), v.volumeType(), v.status());
+  }
+
+  /** The source's Cinder volume, in a status Cinder clones. */
+  private Volume sourceVolume(ClaimRef source, String volumeId) {
     Volume v =
         cinder
             .getVolume(volumeId)
@@ -300,6 +195,16 @@ public final class CloneResolver {
               + v.status()
               + "; Cinder clones available or in-use volumes");
     }
+    return v;
+  }
+
+  /**
+   * Whether the source's volume can be cloned into a claim of {@code req} in class {@code sc}: no
+   * larger than asked, in a zone the class allows, of the class's type.
+   *
+   * @throws ProvisioningException (final) saying what to change
+   */
+  private void fits(Volume v, ClaimRef source, ClaimRequest req, StorageClass sc) {
     if (v.sizeGib() > req.sizeGib()) {
       throw ProvisioningException.invalid(
           "source claim "
@@ -358,8 +263,6 @@ public final class CloneResolver {
               + "; a clone keeps its source's type: use a class without type or with "
               + v.volumeType());
     }
-    return new CloneSource(
-        source, v.id(), v.sizeGib(), v.availabilityZone(), v.volumeType(), v.status());
   }
 
   /**

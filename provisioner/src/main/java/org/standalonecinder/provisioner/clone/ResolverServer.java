@@ -19,7 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
-import org.standalonecinder.provisioner.provision.CloneSource;
+import org.standalonecinder.provisioner.provision.VolumeSource;
 
 /**
  * The clone check the admission webhook asks before it admits a clone: {@code POST /v1/clone-check}
@@ -122,7 +122,7 @@ public final class ResolverServer {
       return a.put("allowed", false).put("reason", "StorageClass " + className + " does not exist");
     }
     try {
-      CloneSource s = resolver.resolve(ref, claim, sc);
+      VolumeSource s = resolver.resolve(ref, claim, sc);
       a.put("allowed", true);
       ObjectNode src = a.putObject("source");
       src.put("claim", s.claim().toString());

@@ -49,6 +49,11 @@ public final class Pace {
     return Duration.between(s.first(), now);
   }
 
+  /** Whether this process has seen {@code what} under way (and not forgotten it since). */
+  public boolean knows(String what) {
+    return seen.containsKey(what);
+  }
+
   /** {@code what} is finished or gone: nothing more is remembered of it. */
   public void done(String what) {
     seen.remove(what);

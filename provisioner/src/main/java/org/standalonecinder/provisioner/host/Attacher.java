@@ -47,16 +47,11 @@ public final class Attacher {
    */
   public record Detached(String volumeId, String attachmentId, List<String> skipped) {}
 
-  private static final Duration POLL = Duration.ofMillis(200);
-
-  /** Runs of a command whose exit code says to run it again: about 2 s in all. */
-  static final int ATTEMPTS = 5;
-
   private final CinderClient cinder;
   private final Host host;
   private final Connector connector;
-  private final Duration deviceTimeout;
   private final Consumer<String> say;
+  private final HostSteps steps;
 
   /**
    * @param connector this host as Cinder is told of it (its {@code multipath} also chooses whether
@@ -73,8 +68,8 @@ public final class Attacher {
     this.cinder = cinder;
     this.host = host;
     this.connector = connector;
-    this.deviceTimeout = deviceTimeout;
     this.say = say;
+    this.steps = new HostSteps(host, deviceTimeout, say);
   }
 
   /**
@@ -89,7 +84,59 @@ public final class Attacher {
    */
   public Attached attach(String volumeId, boolean readOnly) {
     requirePrivileged("attaching");
-    Volume v = volume(volumeId);
+    requireAttachable(volume(volumeId));
+    Rollback rollback = new Rollback();
+    try {
+      CinderExport.Exported exported =
+          new CinderExport(cinder, say).export(volumeId, connector, readOnly, rollback);
+      boolean legacy = exported.path() == ExportPath.RESERVE;
+      String attachmentId = exported.attachmentId();
+      ConnectionInfo info = exported.info();
+      if (info == null) {
+        throw new HostException(
+            "Cinder's attachment " + attachmentId + " carries no connection info to log in with");
+      }
+      HostExport export = HostExport.of(info, connector, connector.multipath());
+      say.accept("export: " + export.describe());
+      // Pushed before the login: a login that stopped half way is undone too.
+      rollback.push(
+          "log out",
+          () ->
+              undo(
+                  "log out",
+                  () -> {
+                    export.kept(host).ifPresent(say);
+                    steps.runAll(export.disconnect(host));
+                  }));
+      steps.runAll(export.connect(host));
+      String device = steps.awaitDevice(export);
+      say.accept("device: " + device);
+      if (readOnly) {
+        steps.runAll(List.of(Command.of("blockdev", "--setro", device)));
+      }
+      if (legacy) {
+        say.accept("cinder: mark volume " + volumeId + " attached to " + connector.host());
+        cinder.markAttached(volumeId, connector.host(), device, readOnly);
+        attachmentId = legacyAttachmentId(volumeId);
+      } else {
+        say.accept("cinder: complete attachment " + attachmentId);
+        cinder.completeAttachment(attachmentId);
+      }
+      return new Attached(volumeId, attachmentId, device, export.describe(), legacy);
+    } catch (RuntimeException e) {
+      // Undo even after an interrupt (Ctrl-C): the undo's own calls must not be cut short by it.
+      boolean interrupted = Thread.interrupted();
+      rollback.run(e);
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      throw e;
+    }
+  }
+
+  /** Whether the volume can be attached here: not here already, and free or multiattach. */
+  private void requireAttachable(Volume v) {
+    String volumeId = v.id();
     String mine = attachmentOf(v).orElse(null);
     if (mine != null) {
       throw new AttachException(
@@ -114,53 +161,6 @@ public final class Attacher {
               + ": only an available volume, or an in-use one of a multiattach type, can be"
               + " attached");
     }
-    Rollback rollback = new Rollback();
-    try {
-      CinderExport.Exported exported =
-          new CinderExport(cinder, say).export(volumeId, connector, readOnly, rollback);
-      boolean legacy = exported.path() == ExportPath.RESERVE;
-      String attachmentId = exported.attachmentId();
-      ConnectionInfo info = exported.info();
-      if (info == null) {
-        throw new HostException(
-            "Cinder's attachment " + attachmentId + " carries no connection info to log in with");
-      }
-      HostExport export = HostExport.of(info, connector, connector.multipath());
-      say.accept("export: " + export.describe());
-      // Pushed before the login: a login that stopped half way is undone too.
-      rollback.push(
-          "log out",
-          () ->
-              undo(
-                  "log out",
-                  () -> {
-                    export.kept(host).ifPresent(say);
-                    runAll(export.disconnect(host));
-                  }));
-      runAll(export.connect(host));
-      String device = awaitDevice(export);
-      say.accept("device: " + device);
-      if (readOnly) {
-        runAll(List.of(Command.of("blockdev", "--setro", device)));
-      }
-      if (legacy) {
-        say.accept("cinder: mark volume " + volumeId + " attached to " + connector.host());
-        cinder.markAttached(volumeId, connector.host(), device, readOnly);
-        attachmentId = legacyAttachmentId(volumeId);
-      } else {
-        say.accept("cinder: complete attachment " + attachmentId);
-        cinder.completeAttachment(attachmentId);
-      }
-      return new Attached(volumeId, attachmentId, device, export.describe(), legacy);
-    } catch (RuntimeException e) {
-      // Undo even after an interrupt (Ctrl-C): the undo's own calls must not be cut short by it.
-      boolean interrupted = Thread.interrupted();
-      rollback.run(e);
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-      throw e;
-    }
   }
 
   /**
@@ -175,8 +175,34 @@ public final class Attacher {
   public Detached detach(String volumeId, String attachmentId, boolean force) {
     requirePrivileged("detaching");
     Volume v = volume(volumeId);
+    String id = attachmentToEnd(v, attachmentId);
+    if (id == null) {
+      say.accept("volume " + volumeId + " is not attached: nothing to do");
+      return new Detached(volumeId, null, List.of());
+    }
+    boolean legacy = !cinder.apiVersions().used().atLeast(Microversion.ATTACHMENTS);
+    ConnectionInfo info =
+        legacy
+            ? cinder.initializeConnection(volumeId, connector)
+            : cinder.getAttachment(id).map(Attachment::connectionInfo).orElse(null);
+    List<String> skipped = info == null ? new ArrayList<>() : logOut(info, force);
+    if (legacy) {
+      say.accept("cinder: terminate the export of volume " + volumeId);
+      cinder.terminateConnection(volumeId, connector);
+      say.accept("cinder: mark volume " + volumeId + " detached (" + id + ")");
+      cinder.markDetached(volumeId, id);
+    } else {
+      say.accept("cinder: delete attachment " + id);
+      cinder.deleteAttachment(id);
+    }
+    return new Detached(volumeId, id, List.copyOf(skipped));
+  }
+
+  /** The attachment a detach ends: the one named, or this host's only one; null for none. */
+  private String attachmentToEnd(Volume v, String attachmentId) {
     List<String> all = allAttachments(v);
     String id;
+    String volumeId = v.id();
     if (attachmentId != null) {
       if (!all.contains(attachmentId)) {
         throw new AttachException(
@@ -203,8 +229,7 @@ public final class Attacher {
       }
       if (mine.isEmpty()) {
         if (all.isEmpty()) {
-          say.accept("volume " + volumeId + " is not attached: nothing to do");
-          return new Detached(volumeId, null, List.of());
+          return null;
         }
         throw new AttachException(
             "none of the attachments of volume "
@@ -217,46 +242,38 @@ public final class Attacher {
       }
       id = mine.get(0);
     }
-    boolean legacy = !cinder.apiVersions().used().atLeast(Microversion.ATTACHMENTS);
-    ConnectionInfo info =
-        legacy
-            ? cinder.initializeConnection(volumeId, connector)
-            : cinder.getAttachment(id).map(Attachment::connectionInfo).orElse(null);
+    return id;
+  }
+
+  /**
+   * The host logs out of the export. Returns what {@code force} let pass (a device in use, a failed
+   * logout).
+   */
+  private List<String> logOut(ConnectionInfo info, boolean force) {
     List<String> skipped = new ArrayList<>();
-    if (info != null) {
-      HostExport export = HostExport.of(info, connector, connector.multipath());
-      say.accept("export: " + export.describe());
-      for (String device : export.devices()) {
-        Optional<String> user = host.exists(device) ? host.usedBy(device) : Optional.empty();
-        if (user.isPresent()) {
-          String why = "device " + device + " is in use (" + user.get() + ")";
-          if (!force) {
-            throw new AttachException(why + ": stop using it first, or detach with --force");
-          }
-          skipped.add(why);
-        }
-      }
-      try {
-        export.kept(host).ifPresent(say);
-        runAll(export.disconnect(host));
-      } catch (HostException e) {
+    HostExport export = HostExport.of(info, connector, connector.multipath());
+    say.accept("export: " + export.describe());
+    for (String device : export.devices()) {
+      Optional<String> user = host.exists(device) ? host.usedBy(device) : Optional.empty();
+      if (user.isPresent()) {
+        String why = "device " + device + " is in use (" + user.get() + ")";
         if (!force) {
-          throw e;
+          throw new AttachException(why + ": stop using it first, or detach with --force");
         }
-        skipped.add(e.getMessage());
-        say.accept("forced past: " + e.getMessage());
+        skipped.add(why);
       }
     }
-    if (legacy) {
-      say.accept("cinder: terminate the export of volume " + volumeId);
-      cinder.terminateConnection(volumeId, connector);
-      say.accept("cinder: mark volume " + volumeId + " detached (" + id + ")");
-      cinder.markDetached(volumeId, id);
-    } else {
-      say.accept("cinder: delete attachment " + id);
-      cinder.deleteAttachment(id);
+    try {
+      export.kept(host).ifPresent(say);
+      steps.runAll(export.disconnect(host));
+    } catch (HostException e) {
+      if (!force) {
+        throw e;
+      }
+      skipped.add(e.getMessage());
+      say.accept("forced past: " + e.getMessage());
     }
-    return new Detached(volumeId, id, List.copyOf(skipped));
+    return skipped;
   }
 
   /**
@@ -327,55 +344,6 @@ public final class Attacher {
       out.add(id + (h == null ? " (not complete)" : " (" + h + ")"));
     }
     return String.join(", ", out);
-  }
-
-  private void runAll(List<Command> commands) {
-    for (Command c : commands) {
-      say.accept("run: " + c.shown());
-      Host.Result r = host.run(c);
-      for (int attempt = 1; attempt < ATTEMPTS && c.tryAgain(r.exit()); attempt++) {
-        say.accept("again (exit code " + r.exit() + "): " + c.shown());
-        pause(Duration.ofMillis(200L * attempt));
-        r = host.run(c);
-      }
-      if (!c.done(r.exit())) {
-        throw new HostException(
-            "'"
-                + c.shown()
-                + "' failed with exit code "
-                + r.exit()
-                + (r.output().isBlank() ? "" : ": " + r.output()));
-      }
-    }
-  }
-
-  private String awaitDevice(HostExport export) {
-    long deadline = System.nanoTime() + deviceTimeout.toNanos();
-    while (true) {
-      for (String d : export.devices()) {
-        if (host.exists(d)) {
-          return d;
-        }
-      }
-      if (System.nanoTime() - deadline > 0) {
-        throw new HostException(
-            "the device did not appear within "
-                + deviceTimeout.toSeconds()
-                + " s after the login (looked for "
-                + String.join(", ", export.devices())
-                + "; is udev running?)");
-      }
-      pause(POLL);
-    }
-  }
-
-  private static void pause(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HostException("interrupted while waiting on the host", e);
-    }
   }
 
   private void undo(String what, Runnable step) {

@@ -62,18 +62,7 @@ public final class RbdMapper implements VolumeMapper {
     String pool = img.pool();
     String image = img.image();
     List<String> monitors = img.monitors();
-    if (o.form() == null) {
-      throw UnmappableExportException.awaitingConfiguration(
-          "Cinder exported the volume over RBD, and the provisioner could not tell which PV form"
-              + " this cluster needs (its Kubernetes version was unknown): set --rbd-form (env"
-              + " RBD_FORM) or the class parameter rbdForm to rbd or csi");
-    }
-    if (ctx.multiNode() && o.form() == RbdForm.RBD) {
-      throw new UnmappableExportException(
-          "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi, with ceph-csi on"
-              + " the nodes): Kubernetes' in-tree rbd plugin maps an image for writing on one node"
-              + " at a time and would keep every other node's pod waiting for the first to let go");
-    }
+    checkForm(o.form(), ctx.multiNode());
     boolean auth = img.auth();
     Cephx cephx = o.cephx();
     boolean needsKey = auth || o.form() == RbdForm.CSI;
@@ -114,37 +103,74 @@ public final class RbdMapper implements VolumeMapper {
       ref = new SecretReference(secretName, cephx.secretNamespace());
       secret = Optional.of(secret(o.form(), ref, user, cephx.key(), ctx.sharedSecretLabels()));
     }
-    Consumer<PersistentVolumeSpec> source;
-    if (o.form() == RbdForm.RBD) {
-      RBDPersistentVolumeSource rbd =
-          new RBDPersistentVolumeSourceBuilder()
-              .withMonitors(monitors)
-              .withPool(pool)
-              .withImage(image)
-              .withUser(blank(user) ? null : user)
-              .withSecretRef(ref)
-              .withFsType(fsType)
-              .withReadOnly(readOnly)
-              .build();
-      source = spec -> spec.setRbd(rbd);
-    } else {
-      Map<String, String> attributes = new LinkedHashMap<>();
-      attributes.put("clusterID", o.clusterId());
-      attributes.put("pool", pool);
-      attributes.put("staticVolume", "true");
-      attributes.put("imageFeatures", o.imageFeatures());
-      CSIPersistentVolumeSource csi =
-          new CSIPersistentVolumeSourceBuilder()
-              .withDriver(o.csiDriver())
-              .withVolumeHandle(image)
-              .withFsType(fsType)
-              .withReadOnly(readOnly)
-              .withVolumeAttributes(attributes)
-              .withNodeStageSecretRef(ref)
-              .build();
-      source = spec -> spec.setCsi(csi);
-    }
+    Consumer<PersistentVolumeSpec> source =
+        o.form() == RbdForm.RBD
+            ? inTree(monitors, pool, image, user, ref, fsType, readOnly)
+            : csi(o, pool, image, ref, fsType, readOnly);
     return new MappedVolume(source, secret, true);
+  }
+
+  /** Whether the PV form is known, and fit for the claim's access. */
+  private static void checkForm(RbdForm form, boolean multiNode) {
+    if (form == null) {
+      throw UnmappableExportException.awaitingConfiguration(
+          "Cinder exported the volume over RBD, and the provisioner could not tell which PV form"
+              + " this cluster needs (its Kubernetes version was unknown): set --rbd-form (env"
+              + " RBD_FORM) or the class parameter rbdForm to rbd or csi");
+    }
+    if (multiNode && form == RbdForm.RBD) {
+      throw new UnmappableExportException(
+          "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi, with ceph-csi on"
+              + " the nodes): Kubernetes' in-tree rbd plugin maps an image for writing on one node"
+              + " at a time and would keep every other node's pod waiting for the first to let go");
+    }
+  }
+
+  /** Kubernetes' in-tree {@code rbd} source. */
+  private static Consumer<PersistentVolumeSpec> inTree(
+      List<String> monitors,
+      String pool,
+      String image,
+      String user,
+      SecretReference ref,
+      String fsType,
+      boolean readOnly) {
+    RBDPersistentVolumeSource rbd =
+        new RBDPersistentVolumeSourceBuilder()
+            .withMonitors(monitors)
+            .withPool(pool)
+            .withImage(image)
+            .withUser(blank(user) ? null : user)
+            .withSecretRef(ref)
+            .withFsType(fsType)
+            .withReadOnly(readOnly)
+            .build();
+    return spec -> spec.setRbd(rbd);
+  }
+
+  /** A ceph-csi static volume's source. */
+  private static Consumer<PersistentVolumeSpec> csi(
+      RbdOptions o,
+      String pool,
+      String image,
+      SecretReference ref,
+      String fsType,
+      boolean readOnly) {
+    Map<String, String> attributes = new LinkedHashMap<>();
+    attributes.put("clusterID", o.clusterId());
+    attributes.put("pool", pool);
+    attributes.put("staticVolume", "true");
+    attributes.put("imageFeatures", o.imageFeatures());
+    CSIPersistentVolumeSource csi =
+        new CSIPersistentVolumeSourceBuilder()
+            .withDriver(o.csiDriver())
+            .withVolumeHandle(image)
+            .withFsType(fsType)
+            .withReadOnly(readOnly)
+            .withVolumeAttributes(attributes)
+            .withNodeStageSecretRef(ref)
+            .build();
+    return spec -> spec.setCsi(csi);
   }
 
   /**

@@ -14,7 +14,7 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimAnnotations;
-import org.standalonecinder.provisioner.plugin.ClaimExpansion;
+import org.standalonecinder.provisioner.expansion.Resize;
 
 /**
  * Finishes a claim's expansion once its node grew the filesystem, as the kubelet does for volume
@@ -101,7 +101,7 @@ public final class ClaimResizeCompletion {
     Quantity capacity = storage(pv.getSpec().getCapacity());
     BigDecimal pvBytes = capacity == null ? BigDecimal.ZERO : Quantity.getAmountInBytes(capacity);
     Quantity status = claim.getStatus() == null ? null : storage(claim.getStatus().getCapacity());
-    boolean pending = ClaimExpansion.hasCondition(claim, ClaimExpansion.FS_RESIZE_PENDING);
+    boolean pending = Resize.hasCondition(claim, Resize.FS_PENDING);
     if (!pending) {
       // Done only if the PV has caught up with the device too: Cinder grows the volume before the
       // provisioner grows the PV and marks the claim, and a pass may fall in between.
@@ -122,7 +122,7 @@ public final class ClaimResizeCompletion {
         .persistentVolumeClaims()
         .inNamespace(ref.getNamespace())
         .withName(ref.getName())
-        .editStatus(c -> ClaimExpansion.finished(c, capacity));
+        .editStatus(c -> Resize.finished(c, capacity));
     tell(
         claim,
         "the node grew the filesystem of " + pvName + " to fill its " + capacity + " volume");

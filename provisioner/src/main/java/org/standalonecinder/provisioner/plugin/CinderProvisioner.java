@@ -4,12 +4,9 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.api.ClaimAnnotations;
@@ -19,16 +16,16 @@ import org.standalonecinder.provisioner.clone.CloneMarking;
 import org.standalonecinder.provisioner.clone.CloneResolver;
 import org.standalonecinder.provisioner.clone.SourceProtection;
 import org.standalonecinder.provisioner.controller.ClusterCache;
-import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionRequest;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.Provisioner;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.controller.WorkKey;
-import org.standalonecinder.provisioner.provision.CloneSource;
+import org.standalonecinder.provisioner.expansion.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.provisioner.provision.VolumeSource;
 import org.standalonecinder.provisioner.snapshot.RestoreResolver;
 
 /**
@@ -52,11 +49,7 @@ public final class CinderProvisioner implements Provisioner {
   private final ClaimExpansion expansion;
   private final RestoreResolver restores;
 
-  /** PVs whose volume this process has marked handed over (so a retained PV asks Cinder once). */
-  private final Set<String> handedOver = ConcurrentHashMap.newKeySet();
-
-  /** Deleted claims whose volumes Cinder is deleting: when each was first seen so. */
-  private final Pace orphans = new Pace(java.time.Clock.systemUTC());
+  private final Housekeeping housekeeping;
 
   public CinderProvisioner(
       KubernetesClient client,
@@ -89,6 +82,7 @@ public final class CinderProvisioner implements Provisioner {
     this.protection = new SourceProtection(client, cache);
     this.marking = new CloneMarking(client, cache);
     this.expansion = expansion;
+    this.housekeeping = new Housekeeping(client, cache, volumes, settings, protection);
   }
 
   @Override
@@ -158,7 +152,7 @@ public final class CinderProvisioner implements Provisioner {
     boolean mayPass = true;
     try {
       clones.verifyToken(claim, from);
-      CloneSource source = clones.resolve(from, claim, request.storageClass());
+      VolumeSource source = clones.resolve(from, claim, request.storageClass());
       protection.protect(from, uid);
       request.starting(
           " as a clone of " + source.claim() + " (Cinder volume " + source.volumeId() + ")");
@@ -178,7 +172,7 @@ public final class CinderProvisioner implements Provisioner {
   }
 
   /** The claim's volume, made (or found) from {@code source}, or from nothing. */
-  private ProvisionResult made(ProvisionRequest request, CloneSource source) {
+  private ProvisionResult made(ProvisionRequest request, VolumeSource source) {
     PersistentVolume pv;
     try {
       pv =
@@ -211,7 +205,7 @@ public final class CinderProvisioner implements Provisioner {
           "this provisioner does not serve snapshots, so it cannot restore VolumeSnapshot "
               + snapshot);
     }
-    CloneSource source = restores.resolve(snapshot, request.claim());
+    VolumeSource source = restores.resolve(snapshot, request.claim());
     request.starting(" " + source.describe());
     return made(request, source);
   }
@@ -219,7 +213,7 @@ public final class CinderProvisioner implements Provisioner {
   @Override
   public void created(ProvisionRequest request, PersistentVolume pv) {
     volumes.settled(request.claim().getMetadata().getUid());
-    handOver(pv);
+    housekeeping.handOver(pv);
     marking.mark(request.claim(), pv);
   }
 
@@ -283,16 +277,13 @@ public final class CinderProvisioner implements Provisioner {
    */
   @Override
   public void retained(PersistentVolume pv) {
-    if (mine(pv) && !handedOver.contains(pv.getMetadata().getName())) {
-      handOver(pv);
-    }
+    housekeeping.retained(pv);
   }
 
   @Override
   public void forget(HasMetadata gone) {
     if (gone instanceof PersistentVolume pv) {
-      // The memo holds only PVs that exist, so it stays as small as the cluster.
-      handedOver.remove(pv.getMetadata().getName());
+      housekeeping.forget(pv);
     } else if (gone instanceof PersistentVolumeClaim claim) {
       expansion.forget(claim);
       Map<String, String> ann = claim.getMetadata().getAnnotations();
@@ -308,110 +299,17 @@ public final class CinderProvisioner implements Provisioner {
   }
 
   /**
-   * Deletes what provisioning left for a claim gone without a PV: the volumes and the CHAP Secret
-   * ({@link VolumeProvisioner#deleteOrphans}), then a clone's protection on its source, which a
-   * copy Cinder is still making reads. Nothing is deleted while the PV or the claim still exists:
-   * the cache may lag behind the API server, and a delete cannot be taken back.
+   * Deletes what provisioning left for a claim gone without a PV: see {@link
+   * Housekeeping#abandoned}.
    */
   @Override
   public Optional<java.time.Duration> abandoned(WorkKey.Claim claim, String claimUid) {
-    // Never asked Cinder for (refused before, or another process's, whose volume the
-    // housekeeping's sweep finds): nothing to look up, however many such claims go at once.
-    if (volumes.mayHaveLeft(claimUid)) {
-      String pvName = Names.pvName(claimUid);
-      if (cache.volumeNow(pvName) != null) {
-        volumes.settled(claimUid); // the PV exists: its release deletes the volume
-      } else {
-        PersistentVolumeClaim live =
-            client
-                .persistentVolumeClaims()
-                .inNamespace(claim.namespace())
-                .withName(claim.name())
-                .get();
-        if (live != null && claimUid.equals(live.getMetadata().getUid())) {
-          return Optional.empty();
-        }
-        // Fails (retried) while Cinder still copies into a volume; while Cinder deletes one, it
-        // is looked at again. Either way its source stays protected until nothing is left.
-        int going = volumes.deleteOrphans(claimUid);
-        if (going > 0) {
-          java.time.Duration soFar = orphans.seen(claimUid);
-          if (soFar.isZero()) {
-            LOG.info("deleting {} volume(s) left by deleted claim {}", going, claimUid);
-          }
-          return Optional.of(Pace.nextLook(soFar));
-        }
-        orphans.done(claimUid);
-      }
-    }
-    protection.release(claimUid);
-    return Optional.empty();
+    return housekeeping.abandoned(claim, claimUid);
   }
 
-  /**
-   * Asks Cinder for this cluster's volumes that were never handed to a PV: memory alone would
-   * forget them at a restart, Cinder does not. One whose PV exists only misses its hand-over; one
-   * whose claim still exists is left to the claim's own sync, which reuses it; the others are
-   * abandoned. Then shared auth Secrets that no PV refers to go.
-   */
+  /** See {@link Housekeeping#run}. */
   @Override
   public List<Abandoned> housekeeping() {
-    List<Abandoned> abandoned = new ArrayList<>();
-    List<VolumeProvisioner.Unfinished> unfinished;
-    try {
-      unfinished = volumes.unfinished();
-    } catch (RuntimeException e) {
-      // Cinder is down: the next resync asks again.
-      LOG.info("cannot look for unfinished volumes in Cinder: {}", e.getMessage());
-      unfinished = List.of();
-    }
-    for (VolumeProvisioner.Unfinished u : unfinished) {
-      // Its PV exists: a provisioner stopped between creating the PV and handing the volume
-      // over (a crash, a lost Lease).
-      PersistentVolume pv = cache.volume(Names.pvName(u.claimUid()));
-      if (pv != null
-          && pv.getMetadata().getAnnotations() != null
-          && u.volumeId().equals(pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID))
-          && mine(pv)) {
-        handOver(pv);
-        continue;
-      }
-      PersistentVolumeClaim c = cache.claim(u.namespace(), u.name());
-      if (c == null || !u.claimUid().equals(c.getMetadata().getUid())) {
-        volumes.lookFor(u.claimUid());
-        abandoned.add(new Abandoned(new WorkKey.Claim(u.namespace(), u.name()), u.claimUid()));
-      }
-    }
-    try {
-      int n = volumes.sweepSharedSecrets();
-      if (n > 0) {
-        LOG.info("deleted {} shared auth Secret(s) that no PV refers to", n);
-      }
-    } catch (RuntimeException e) {
-      LOG.info("cannot sweep shared auth Secrets: {}", e.getMessage());
-    }
-    return abandoned;
-  }
-
-  private boolean mine(PersistentVolume pv) {
-    Map<String, String> ann = pv.getMetadata().getAnnotations();
-    return ann != null && settings.owns(ann.get(Names.ANN_IDENTITY));
-  }
-
-  /**
-   * Marks the PV's volume as the PV's (see {@link VolumeProvisioner#handOver}). A failure is only
-   * logged: while the PV exists no sweep touches its volume, and a retained PV repairs it when it
-   * is released.
-   */
-  private void handOver(PersistentVolume pv) {
-    try {
-      volumes.handOver(pv);
-      handedOver.add(pv.getMetadata().getName());
-    } catch (ProvisioningException e) {
-      LOG.warn(
-          "cannot mark the volume of {} as handed over (retried when it is released): {}",
-          pv.getMetadata().getName(),
-          e.getMessage());
-    }
+    return housekeeping.run();
   }
 }

@@ -143,23 +143,15 @@ final class BeingMade {
    * What Cinder is doing to make a volume filled from {@code source}, as the message says it:
    * {@code copying snapshot ... into}.
    */
-  static String filling(CloneSource source) {
+  static String filling(VolumeSource source) {
     if (source == null) {
       return "creating";
     }
-    if (source.snapshotId() != null) {
-      return "copying snapshot "
-          + source.snapshotId()
-          + " (VolumeSnapshot "
-          + source.claim()
-          + ") into";
+    if (source instanceof VolumeSource.FromSnapshot s) {
+      return "copying snapshot " + s.snapshotId() + " (VolumeSnapshot " + s.claim() + ") into";
     }
-    if (source.backupId() != null) {
-      return "restoring backup "
-          + source.backupId()
-          + " (VolumeSnapshot "
-          + source.claim()
-          + ") into";
+    if (source instanceof VolumeSource.FromBackup b) {
+      return "restoring backup " + b.backupId() + " (VolumeSnapshot " + b.claim() + ") into";
     }
     return "copying volume " + source.volumeId() + " (claim " + source.claim() + ") into";
   }

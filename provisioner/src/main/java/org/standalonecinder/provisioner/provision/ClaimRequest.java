@@ -39,16 +39,7 @@ public record ClaimRequest(
       throw ProvisioningException.invalid(e.getMessage());
     }
     var spec = claim.getSpec();
-    List<String> modes = spec.getAccessModes() == null ? List.of() : spec.getAccessModes();
-    if (modes.isEmpty()) {
-      throw ProvisioningException.invalid("the claim names no access mode");
-    }
-    for (String m : modes) {
-      if (!List.of("ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod", "ReadWriteMany")
-          .contains(m)) {
-        throw ProvisioningException.invalid("unknown access mode " + m);
-      }
-    }
+    List<String> modes = accessModes(spec.getAccessModes());
     boolean block = "Block".equals(spec.getVolumeMode());
     if (!block && spec.getVolumeMode() != null && !"Filesystem".equals(spec.getVolumeMode())) {
       throw ProvisioningException.invalid("unknown volumeMode " + spec.getVolumeMode());
@@ -96,6 +87,21 @@ public record ClaimRequest(
     return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
   }
 
+  /** The claim's access modes, each one Kubernetes knows, at least one. */
+  private static List<String> accessModes(List<String> asked) {
+    List<String> modes = asked == null ? List.of() : asked;
+    if (modes.isEmpty()) {
+      throw ProvisioningException.invalid("the claim names no access mode");
+    }
+    for (String m : modes) {
+      if (!List.of("ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod", "ReadWriteMany")
+          .contains(m)) {
+        throw ProvisioningException.invalid("unknown access mode " + m);
+      }
+    }
+    return modes;
+  }
+
   /** The whole GiB a size takes, rounded up, however large (Cinder allocates whole GiB). */
   public static BigDecimal wholeGib(Quantity size) {
     return Quantity.getAmountInBytes(size).divide(GIB, 0, RoundingMode.CEILING);
@@ -117,7 +123,7 @@ public record ClaimRequest(
    *
    * @throws ProvisioningException (final) when the source holds more than the claim asks for
    */
-  void requireRoomFor(CloneSource source) {
+  void requireRoomFor(VolumeSource source) {
     if (source != null && source.sizeGib() > sizeGib) {
       throw ProvisioningException.invalid(
           (source.restore() ? "VolumeSnapshot " : "source claim ")

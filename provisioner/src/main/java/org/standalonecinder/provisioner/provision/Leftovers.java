@@ -65,6 +65,16 @@ final class Leftovers {
         if (v.status().equals("deleting")) {
           continue; // asked before: Cinder refuses a second delete
         }
+        if (v.status().equals("error_deleting")) {
+          throw new ProvisioningException(
+              "Cinder failed to delete volume "
+                  + v.id()
+                  + " of a deleted claim (status error_deleting; see cinder-volume's log); it is"
+                  + " asked again once an admin resets it: cinder reset-state --state available "
+                  + v.id(),
+              false,
+              null);
+        }
         if (BeingMade.isBeingMade(v)) {
           deleteWhileMade(v);
           continue;

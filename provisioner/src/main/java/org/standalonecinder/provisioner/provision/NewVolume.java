@@ -12,7 +12,7 @@ final class NewVolume {
 
   /** What a new volume of the claim carries: its identity, its state, and what fills it. */
   static Map<String, String> metadata(
-      PersistentVolumeClaim claim, String pvName, CloneSource source, String clusterId) {
+      PersistentVolumeClaim claim, String pvName, VolumeSource source, String clusterId) {
     Map<String, String> meta =
         new LinkedHashMap<>(Names.identifying(claim.getMetadata().getUid(), clusterId));
     meta.put(Names.META_PVC_NAMESPACE, claim.getMetadata().getNamespace());
@@ -32,7 +32,7 @@ final class NewVolume {
       ClaimRequest req,
       PersistentVolumeClaim claim,
       String pvName,
-      CloneSource source,
+      VolumeSource source,
       Placement placement,
       Map<String, String> meta) {
     VolumeSpec spec =
@@ -43,13 +43,14 @@ final class NewVolume {
                     + claim.getMetadata().getNamespace()
                     + "/"
                     + claim.getMetadata().getName());
-    if (source != null && source.restore()) {
+    if (source instanceof VolumeSource.FromSnapshot s) {
       spec =
-          (source.snapshotId() != null
-                  ? spec.fromSnapshot(source.snapshotId())
-                  : spec.fromBackup(source.backupId()))
-              .withDescription(
-                  spec.description() + ", restored from VolumeSnapshot " + source.claim());
+          spec.fromSnapshot(s.snapshotId())
+              .withDescription(spec.description() + ", restored from VolumeSnapshot " + s.claim());
+    } else if (source instanceof VolumeSource.FromBackup b) {
+      spec =
+          spec.fromBackup(b.backupId())
+              .withDescription(spec.description() + ", restored from VolumeSnapshot " + b.claim());
     } else if (source != null) {
       spec =
           spec.cloneOf(source.volumeId())

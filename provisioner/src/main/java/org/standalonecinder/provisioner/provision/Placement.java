@@ -47,46 +47,10 @@ public record Placement(String cinderZone, String nodeZone, String from) {
       Topology topology) {
     String key = topology.zoneLabel();
     String className = sc.getMetadata().getName();
-    TreeSet<String> allowed = allowedZones(sc, key);
-    String nodeZone;
-    String from;
-    String unlabelled = "";
-    if (node != null && nodeLabels.get(key) == null) {
-      // The node says nothing of its zone: the class or the source places the volume.
-      nodeZone = null;
-      from = availability != null ? "StorageClass " + className + " availability" : null;
-      unlabelled = " (the selected node " + node + " has no " + key + " label)";
-    } else if (node != null) {
-      nodeZone = nodeLabels.get(key);
-      from = "selected node " + node + " (" + key + "=" + nodeZone + ")";
-      if (nodeZone != null && !allowed.isEmpty() && !allowed.contains(nodeZone)) {
-        // the scheduler keeps to allowedTopologies; a node relabelled since may not
-        throw ProvisioningException.invalid(
-            "the selected node "
-                + node
-                + " is in zone "
-                + nodeZone
-                + ", which StorageClass "
-                + className
-                + " does not allow ("
-                + key
-                + " in "
-                + allowed
-                + ")");
-      }
-    } else if (!allowed.isEmpty()) {
-      if (availability != null && allowed.contains(availability)) {
-        nodeZone = availability;
-      } else if (sourceZone != null && allowed.contains(sourceZone)) {
-        nodeZone = sourceZone;
-      } else {
-        nodeZone = List.copyOf(allowed).get(Math.floorMod(claimUid.hashCode(), allowed.size()));
-      }
-      from = "StorageClass " + className + " allowedTopologies (" + key + " in " + allowed + ")";
-    } else {
-      nodeZone = null;
-      from = availability != null ? "StorageClass " + className + " availability" : null;
-    }
+    NodeZone chosen = nodeZone(sc, availability, node, nodeLabels, claimUid, sourceZone, key);
+    String nodeZone = chosen.zone();
+    String from = chosen.from();
+    String unlabelled = chosen.unlabelled();
     if (nodeZone == null) {
       // No node zone: the class alone places the volume in Cinder, the PV fits any node.
       String zone = availability != null ? availability : sourceZone;
@@ -127,6 +91,66 @@ public record Placement(String cinderZone, String nodeZone, String from) {
               + sourceZone);
     }
     return new Placement(nodeZone, nodeZone, from);
+  }
+
+  /**
+   * The zone of nodes the PV is for (null for any), and where it came from.
+   *
+   * @param unlabelled said after {@code from} when the selected node has no zone label
+   */
+  private record NodeZone(String zone, String from, String unlabelled) {}
+
+  /** The node zone: the selected node's, else one the class allows, else none. */
+  private static NodeZone nodeZone(
+      StorageClass sc,
+      String availability,
+      String node,
+      Map<String, String> nodeLabels,
+      String claimUid,
+      String sourceZone,
+      String key) {
+    String className = sc.getMetadata().getName();
+    TreeSet<String> allowed = allowedZones(sc, key);
+    String nodeZone;
+    String from;
+    String unlabelled = "";
+    if (node != null && nodeLabels.get(key) == null) {
+      // The node says nothing of its zone: the class or the source places the volume.
+      nodeZone = null;
+      from = availability != null ? "StorageClass " + className + " availability" : null;
+      unlabelled = " (the selected node " + node + " has no " + key + " label)";
+    } else if (node != null) {
+      nodeZone = nodeLabels.get(key);
+      from = "selected node " + node + " (" + key + "=" + nodeZone + ")";
+      if (nodeZone != null && !allowed.isEmpty() && !allowed.contains(nodeZone)) {
+        // the scheduler keeps to allowedTopologies; a node relabelled since may not
+        throw ProvisioningException.invalid(
+            "the selected node "
+                + node
+                + " is in zone "
+                + nodeZone
+                + ", which StorageClass "
+                + className
+                + " does not allow ("
+                + key
+                + " in "
+                + allowed
+                + ")");
+      }
+    } else if (!allowed.isEmpty()) {
+      if (availability != null && allowed.contains(availability)) {
+        nodeZone = availability;
+      } else if (sourceZone != null && allowed.contains(sourceZone)) {
+        nodeZone = sourceZone;
+      } else {
+        nodeZone = List.copyOf(allowed).get(Math.floorMod(claimUid.hashCode(), allowed.size()));
+      }
+      from = "StorageClass " + className + " allowedTopologies (" + key + " in " + allowed + ")";
+    } else {
+      nodeZone = null;
+      from = availability != null ? "StorageClass " + className + " availability" : null;
+    }
+    return new NodeZone(nodeZone, from, unlabelled);
   }
 
   /**

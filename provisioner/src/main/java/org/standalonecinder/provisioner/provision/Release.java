@@ -63,16 +63,7 @@ final class Release {
         if (volume.status().equals("deleting")) {
           return deleting(volumeId);
         }
-        if (volume.status().equals("error_deleting")) {
-          throw new ProvisioningException(
-              "Cinder failed to delete volume "
-                  + volumeId
-                  + " (status error_deleting; see cinder-volume's log); it is asked again once an"
-                  + " admin resets it: cinder reset-state --state available "
-                  + volumeId,
-              false,
-              null);
-        }
+        notPutBack(volume);
         if (volume.status().equals("backing-up")) {
           // Cinder deletes it only once the backup is made: nothing is undone before (its
           // attachments stay for the retry to take), so a release never races the backup service.
@@ -104,6 +95,47 @@ final class Release {
       auth.release(pv);
     }
     return DeleteOutcome.DELETED;
+  }
+
+  /**
+   * Fails when Cinder did not do a delete it was asked for: {@code error_deleting} (which only an
+   * admin undoes), or the volume back from {@code deleting} (see {@link #notDeleted}).
+   */
+  private void notPutBack(Volume volume) {
+    String volumeId = volume.id();
+    if (volume.status().equals("error_deleting")) {
+      pace.done(volumeId);
+      throw new ProvisioningException(
+          "Cinder failed to delete volume "
+              + volumeId
+              + " (status error_deleting; see cinder-volume's log); it is asked again once an"
+              + " admin resets it: cinder reset-state --state available "
+              + volumeId,
+          false,
+          null);
+    }
+    if (pace.knows(volumeId)) {
+      // asked before, and neither deleting nor gone: Cinder put it back
+      pace.done(volumeId);
+      throw notDeleted(volumeId, volume.status());
+    }
+  }
+
+  /**
+   * A delete Cinder accepted and then did not do: the volume is back (its backend refused, e.g. an
+   * RBD image that a clone still depends on). A failure, so that the loop backs off before asking
+   * again.
+   */
+  private static ProvisioningException notDeleted(String volumeId, String status) {
+    return new ProvisioningException(
+        "Cinder did not delete volume "
+            + volumeId
+            + ": it is "
+            + status
+            + " again after its deletion was asked (its backend keeps it: on RBD, a volume made"
+            + " from it may still depend on it; see cinder-volume's log); asked again later",
+        false,
+        null);
   }
 
   /** Cinder is deleting the volume: the PV stays, and is looked at again. */

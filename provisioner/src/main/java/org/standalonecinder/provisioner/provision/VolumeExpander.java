@@ -20,7 +20,23 @@ public final class VolumeExpander {
   /** What a volume may be in before it is extended and once it is done. */
   private static final Set<String> SETTLED = Set.of("available", "in-use");
 
+  /**
+   * What a volume passes through that an extend waits for: its own extend, or another operation
+   * that ends by itself. Any other status (an {@code error}, {@code maintenance}) is a failure.
+   */
+  private static final Set<String> PASSING =
+      Set.of("extending", "attaching", "detaching", "backing-up", "reserved", "uploading");
+
   private final CinderClient cinder;
+
+  /**
+   * The volumes this process asked Cinder to extend, and to what size, until a look finds them
+   * grown: a look that finds one settled and still smaller was dropped by Cinder (no backend had
+   * room, told only in Cinder's user messages), which is a failure, not a reason to ask again at
+   * once. An entry goes with its answer, so the map is as large as the extends in flight.
+   */
+  private final java.util.Map<String, Integer> asked =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   public VolumeExpander(CinderClient cinder) {
     this.cinder = cinder;
@@ -62,14 +78,19 @@ public final class VolumeExpander {
     try {
       Volume v = volume(volumeId);
       if (v.sizeGib() >= wantGib) {
+        asked.remove(volumeId);
         return new Grown(v.sizeGib(), v.sizeGib());
       }
-      if (v.status().equals("error_extending")) {
-        throw stuck(v);
-      }
-      if (!SETTLED.contains(v.status())) {
-        // extending (an earlier look's), attaching, detaching, backing-up: looked at again
+      if (PASSING.contains(v.status())) {
+        // its extend (an earlier look's), or an operation that ends by itself: looked at again
         return new Growing(volumeId, v.status());
+      }
+      Integer before = asked.remove(volumeId);
+      if (!SETTLED.contains(v.status())) {
+        throw v.status().equals("error_extending") ? stuck(v) : unsettled(v);
+      }
+      if (before != null) {
+        throw dropped(v, before);
       }
       Microversion used = cinder.apiVersions().used();
       if (v.status().equals("in-use") && !used.atLeast(Microversion.EXTEND_IN_USE)) {
@@ -86,12 +107,15 @@ public final class VolumeExpander {
       }
       int from = v.sizeGib();
       cinder.extendVolume(volumeId, wantGib);
+      asked.put(volumeId, wantGib);
       // One look at once: a backend that grows a volume in a moment costs no second look.
       Volume now = volume(volumeId);
       if (now.status().equals("error_extending")) {
+        asked.remove(volumeId);
         throw stuck(now);
       }
       if (SETTLED.contains(now.status()) && now.sizeGib() >= wantGib) {
+        asked.remove(volumeId);
         return new Grown(from, now.sizeGib());
       }
       return new Growing(volumeId, now.status());
@@ -118,6 +142,42 @@ public final class VolumeExpander {
             () ->
                 ProvisioningException.invalid(
                     "Cinder no longer knows volume " + volumeId + "; it cannot grow"));
+  }
+
+  /** A volume in a status no extend comes out of by itself. */
+  private static ProvisioningException unsettled(Volume v) {
+    return new ProvisioningException(
+        "Cinder's volume "
+            + v.id()
+            + " is "
+            + v.status()
+            + ", where it cannot grow (still "
+            + v.sizeGib()
+            + " GiB); see cinder-volume's log",
+        false,
+        null);
+  }
+
+  /**
+   * An extend Cinder accepted and then did not do: the volume is back to what it was, at its old
+   * size (a scheduler that found no backend with room says so only in Cinder's user messages).
+   */
+  private static ProvisioningException dropped(Volume v, int askedGib) {
+    return new ProvisioningException(
+        "Cinder did not grow volume "
+            + v.id()
+            + " to "
+            + askedGib
+            + " GiB: it is "
+            + v.status()
+            + " at "
+            + v.sizeGib()
+            + " GiB again (a backend without room, most often; Cinder says why in: cinder"
+            + " message-list --resource_uuid "
+            + v.id()
+            + "); asked again later",
+        false,
+        null);
   }
 
   private static ProvisioningException stuck(Volume v) {

@@ -13,14 +13,12 @@ import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.CinderExport;
-import org.standalonecinder.provisioner.cinder.ExportPath;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
-import org.standalonecinder.provisioner.mapping.MappingContext;
 import org.standalonecinder.provisioner.mapping.RbdOptions;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 
@@ -50,6 +48,7 @@ public final class VolumeProvisioner {
   private final RbdChoices rbd;
   private final Leftovers leftovers;
   private final CinderExport exports;
+  private final ClaimExport exported;
   private final Release release;
   private final Duration schedulingGrace;
   private final CopyLimits copyLimits;
@@ -99,6 +98,7 @@ public final class VolumeProvisioner {
     this.rbd = new RbdChoices(secrets, settings);
     this.leftovers = new Leftovers(cinder, secrets, settings, volumes);
     this.exports = new CinderExport(cinder, step -> {});
+    this.exported = new ClaimExport(cinder, exports, mappers, settings);
     this.release = new Release(cinder, settings, volumes, auth, exports);
   }
 
@@ -167,20 +167,11 @@ public final class VolumeProvisioner {
   public PersistentVolume provision(
       PersistentVolumeClaim claim,
       StorageClass storageClass,
-      CloneSource source,
+      VolumeSource source,
       Map<String, String> nodeLabels,
       Predicate<String> pvExists) {
     ClaimRequest req = ClaimRequest.of(claim, storageClass);
-    Map<String, String> claimAnnotations = claim.getMetadata().getAnnotations();
-    Placement placement =
-        Placement.decide(
-            storageClass,
-            req.params().availabilityZone(),
-            claimAnnotations == null ? null : claimAnnotations.get(ClaimAnnotations.SELECTED_NODE),
-            nodeLabels,
-            claim.getMetadata().getUid(),
-            source == null ? null : source.availabilityZone(),
-            settings.topology());
+    Placement placement = placement(claim, storageClass, req, source, nodeLabels);
     req.requireRoomFor(source);
     String uid = claim.getMetadata().getUid();
     String pvName = Names.pvName(uid);
@@ -198,34 +189,8 @@ public final class VolumeProvisioner {
                 + volume.volumeType()
                 + "' is not one: set parameter type to a type with multiattach=\"<is> True\"");
       }
-      CinderExport.Exported export =
-          exports.export(volume.id(), settings.connector(), false, rollback);
-      if (export.path() == ExportPath.ATTACHMENTS) {
-        if (export.info() == null) {
-          throw new ProvisioningException(
-              "Cinder created attachment " + export.attachmentId() + " without connection info",
-              false,
-              null);
-        }
-        cinder.completeAttachment(export.attachmentId());
-      }
-      MappedVolume mapped =
-          mappers.map(
-              export.info(),
-              new MappingContext(
-                  pvName,
-                  settings.initiatorName(),
-                  req.params().fsType(),
-                  req.block(),
-                  req.readOnly(),
-                  settings.secretNamespace(),
-                  Names.secretLabels(pvName),
-                  Names.sharedSecretLabels(),
-                  rbdOptions,
-                  req.multiNode(),
-                  req.params().iscsiChap() != null
-                      ? "optional".equals(req.params().iscsiChap())
-                      : settings.iscsiChapOptional()));
+      CinderExport.Exported export = exported.export(volume, rollback);
+      MappedVolume mapped = exported.map(export, req, pvName, rbdOptions);
       auth.put(mapped, pvName, rollback);
       PersistentVolume pv =
           PvTemplate.of(
@@ -239,20 +204,35 @@ public final class VolumeProvisioner {
               mapped,
               placement);
       if (source != null) {
-        pv.getMetadata()
-            .getAnnotations()
-            .put(
-                source.restore() ? Names.ANN_RESTORED_FROM : Names.ANN_CLONE_OF,
-                source.claim().toString());
+        String said = source.restore() ? Names.ANN_RESTORED_FROM : Names.ANN_CLONE_OF;
+        pv.getMetadata().getAnnotations().put(said, source.claim().toString());
       }
       return pv;
     } catch (AlreadyProvisioned | StillMaking e) {
-      throw e; // nothing to undo: nothing was done, or the volume is the claim's while Cinder fills
-      // it
+      // nothing to undo: nothing was done, or the volume is the claim's while Cinder fills it
+      throw e;
     } catch (RuntimeException e) {
       rollback.run(e);
       throw Failures.of(e);
     }
+  }
+
+  /** Where the claim's volume is made and which nodes its PV is for. */
+  private Placement placement(
+      PersistentVolumeClaim claim,
+      StorageClass storageClass,
+      ClaimRequest req,
+      VolumeSource source,
+      Map<String, String> nodeLabels) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    return Placement.decide(
+        storageClass,
+        req.params().availabilityZone(),
+        ann == null ? null : ann.get(ClaimAnnotations.SELECTED_NODE),
+        nodeLabels,
+        claim.getMetadata().getUid(),
+        source == null ? null : source.availabilityZone(),
+        settings.topology());
   }
 
   /** The claim's PV exists already: its volume is the PV's, and nothing was done to it. */

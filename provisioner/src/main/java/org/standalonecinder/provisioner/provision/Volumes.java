@@ -90,11 +90,11 @@ final class Volumes {
       ClaimRequest req,
       PersistentVolumeClaim claim,
       String pvName,
-      CloneSource source,
+      VolumeSource source,
       Placement placement,
       Rollback rollback,
       Predicate<String> pvExists) {
-    boolean fromBackup = source != null && source.backupId() != null;
+    boolean fromBackup = source instanceof VolumeSource.FromBackup;
     String uid = claim.getMetadata().getUid();
     Map<String, String> meta = NewVolume.metadata(claim, pvName, source, settings.clusterId());
     // A failure of a look keeps the claim's copy counted (Cinder may be filling its volume): made,
@@ -231,6 +231,15 @@ final class Volumes {
               + req.sizeGib()
               + " GiB");
     }
+    inItsZone(volume, placement, rollback);
+    return volume;
+  }
+
+  /**
+   * Whether an earlier attempt's volume is in the zone the claim needs now; one made for an earlier
+   * choice of node (the scheduler chose again) is deleted and a new one made.
+   */
+  private void inItsZone(Volume volume, Placement placement, Rollback rollback) {
     String zone = placement.cinderZone();
     if (zone != null && !zone.equals(volume.availabilityZone())) {
       // made for an earlier choice of node (the scheduler chose again): in the wrong zone now
@@ -255,7 +264,6 @@ final class Volumes {
           false,
           null);
     }
-    return volume;
   }
 
   /** The volume is made or gone: nothing is remembered of its making any more. */

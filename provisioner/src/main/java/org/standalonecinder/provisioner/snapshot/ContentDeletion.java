@@ -114,13 +114,22 @@ final class ContentDeletion {
     try {
       Copy now = copies.get(s.kind(), s.id()).orElse(null);
       if (now == null) {
+        pace.done("asked " + s.id());
         LOG.info("content {}: {} is gone", c.name(), s.describe());
         return false;
       }
-      if (!"deleting".equals(now.status())) {
-        copies.delete(now);
-        LOG.info("content {}: deleting {}", c.name(), s.describe());
+      if (now.status().equals("deleting")) {
+        pace.seen("asked " + s.id());
+        return true;
       }
+      if (now.status().equals("error_deleting") || pace.knows("asked " + s.id())) {
+        // asked before (by this process or another), and neither deleting nor gone
+        pace.done("asked " + s.id());
+        throw notDeleted(now);
+      }
+      copies.delete(now);
+      pace.seen("asked " + s.id());
+      LOG.info("content {}: deleting {}", c.name(), s.describe());
       return true;
     } catch (CinderException.NotFound gone) {
       return false;
@@ -129,5 +138,37 @@ final class ContentDeletion {
               "cannot delete " + s.describe() + ": " + e.getMessage(), false, e)
           .toldAs(SnapshotController.DELETE_FAILED);
     }
+  }
+
+  /**
+   * Cinder did not delete it: back to {@code available} (its backend keeps it: on RBD, a volume
+   * restored from a snapshot still depends on it), or {@code error_deleting} (which only an admin
+   * undoes). A failure, so that the loop backs off before asking again.
+   */
+  private static ProvisioningException notDeleted(Copy now) {
+    String reset =
+        now.kind() == Copy.Kind.SNAPSHOT
+            ? "cinder snapshot-reset-state"
+            : "cinder backup-reset-state";
+    String why =
+        now.status().equals("error_deleting")
+            ? "; an admin resets it once the cause is found: "
+                + reset
+                + " --state available "
+                + now.id()
+            : " (its backend keeps it: on RBD, a volume restored from a snapshot may still depend"
+                + " on it)";
+    return new ProvisioningException(
+            "Cinder did not delete "
+                + now.describe()
+                + ": it is "
+                + now.status()
+                + " after its deletion was asked"
+                + why
+                + "; see the log of cinder-volume (a snapshot) or cinder-backup (a backup); asked"
+                + " again later",
+            false,
+            null)
+        .toldAs(SnapshotController.DELETE_FAILED);
   }
 }

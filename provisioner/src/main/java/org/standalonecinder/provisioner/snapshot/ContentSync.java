@@ -286,7 +286,10 @@ final class ContentSync {
             + s.status()
             + ")";
     boolean late = s.kind() == Copy.Kind.SNAPSHOT && age.compareTo(timing.stuckAfter()) >= 0;
-    underway.tell(raw, what, byCinder, late);
+    // Told by Cinder's count once old by both: a Cinder clock behind ours must not make every
+    // new snapshot's first look worth an event.
+    underway.tell(
+        raw, what, age.compareTo(SnapshotController.TELL_AFTER) < 0 ? age : byCinder, late);
     return Pace.nextLook(age, timing.firstLook());
   }
 

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.standalonecinder.provisioner.cinder.Backoff;
 import org.standalonecinder.provisioner.cinder.Backup;
 import org.standalonecinder.provisioner.cinder.BackupSpec;
 import org.standalonecinder.provisioner.cinder.CinderClient;
@@ -111,14 +110,6 @@ final class Copies {
       cinder.deleteSnapshot(c.id());
     } else {
       cinder.deleteBackup(c.id());
-    }
-  }
-
-  void awaitDeleted(Copy c, Backoff backoff) {
-    if (c.kind() == Copy.Kind.SNAPSHOT) {
-      cinder.awaitSnapshotDeleted(c.id(), backoff);
-    } else {
-      cinder.awaitBackupDeleted(c.id(), backoff);
     }
   }
 

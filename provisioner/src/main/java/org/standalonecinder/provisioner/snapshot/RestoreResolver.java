@@ -8,7 +8,7 @@ import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
-import org.standalonecinder.provisioner.provision.CloneSource;
+import org.standalonecinder.provisioner.provision.VolumeSource;
 
 /**
  * Resolves the VolumeSnapshot a claim is to be restored from down to its Cinder snapshot or backup,
@@ -37,8 +37,33 @@ public final class RestoreResolver {
    * @throws ProvisioningException final when the snapshot can never fill the claim, else (not yet
    *     ready, not there yet) to be retried
    */
-  public CloneSource resolve(ClaimRef snapshot, PersistentVolumeClaim claim) {
+  public VolumeSource resolve(ClaimRef snapshot, PersistentVolumeClaim claim) {
     String what = "VolumeSnapshot " + snapshot;
+    GenericKubernetesResource rawContent = content(snapshot, what);
+    checkMode(what, rawContent, claim);
+    Copy cs = copy(Content.of(rawContent), what);
+    if (cs.kind() == Copy.Kind.BACKUP) {
+      // Cinder's backup service writes a backup into a new volume of any type, in any zone.
+      return new VolumeSource.FromBackup(
+          snapshot, cs.id(), cs.volumeId(), cs.sizeGib(), cs.status());
+    }
+    // A volume made from a snapshot is of its type and in its zone: those of the volume it was
+    // taken of, when Cinder still has it.
+    Volume from = cinder.getVolume(cs.volumeId()).orElse(null);
+    return new VolumeSource.FromSnapshot(
+        snapshot,
+        cs.id(),
+        from == null ? null : from.id(),
+        cs.sizeGib(),
+        from == null ? null : from.availabilityZone(),
+        from == null ? null : from.volumeType(),
+        cs.status());
+  }
+
+  /**
+   * The content of a ready snapshot, checked to be this driver's and bound to that very snapshot.
+   */
+  private GenericKubernetesResource content(ClaimRef snapshot, String what) {
     GenericKubernetesResource raw =
         client
             .genericKubernetesResources(SnapshotApi.SNAPSHOTS)
@@ -80,7 +105,11 @@ public final class RestoreResolver {
       throw ProvisioningException.invalid(
           what + " names content " + c.name() + ", which is bound to another snapshot");
     }
-    checkMode(what, rawContent, claim);
+    return rawContent;
+  }
+
+  /** The content's Cinder snapshot or backup, ready to be restored from. */
+  private Copy copy(Content c, String what) {
     String handle = c.handle();
     Copy cs = handle == null ? null : copies.get(handle).orElse(null);
     if (cs == null) {
@@ -101,23 +130,7 @@ public final class RestoreResolver {
           cs.status().startsWith("error"),
           null);
     }
-    if (cs.kind() == Copy.Kind.BACKUP) {
-      // Cinder's backup service writes a backup into a new volume of any type, in any zone.
-      return new CloneSource(
-          snapshot, cs.volumeId(), cs.sizeGib(), null, null, cs.status(), null, cs.id());
-    }
-    // A volume made from a snapshot is of its type and in its zone: those of the volume it was
-    // taken of, when Cinder still has it.
-    Volume from = cinder.getVolume(cs.volumeId()).orElse(null);
-    return new CloneSource(
-        snapshot,
-        from == null ? null : from.id(),
-        cs.sizeGib(),
-        from == null ? null : from.availabilityZone(),
-        from == null ? null : from.volumeType(),
-        cs.status(),
-        cs.id(),
-        null);
+    return cs;
   }
 
   /**

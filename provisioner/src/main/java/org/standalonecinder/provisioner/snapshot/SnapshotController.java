@@ -118,7 +118,11 @@ public final class SnapshotController implements Engine.Part {
             name -> cache.content(name) != null,
             settings,
             metrics::contentMade);
-    // A snapshot applied with its claim waits for the claim to be bound, not for a resync.
+    wakeOnClaims(cluster);
+  }
+
+  /** A snapshot applied with its claim waits for the claim to be bound, not for a resync. */
+  private void wakeOnClaims(ClusterCache cluster) {
     cluster.alsoOnClaims(
         new ResourceEventHandler<>() {
           @Override

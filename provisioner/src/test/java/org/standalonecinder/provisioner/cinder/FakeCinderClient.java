@@ -143,6 +143,28 @@ public final class FakeCinderClient implements CinderClient {
 
   private boolean slowDeletes;
 
+  /**
+   * Cinder's backend refused the delete it was doing: the volume, snapshot or backup is {@code
+   * available} again (as an RBD image a clone depends on comes back).
+   */
+  public synchronized void refuseDeleting(String id) {
+    if (volumes.containsKey(id)) {
+      status(id, "available");
+    } else if (snapshots.get(id).isPresent()) {
+      snapshots.status(id, "available");
+    } else if (backups.get(id).isPresent()) {
+      backups.status(id, "available", null);
+    }
+    notifyAll();
+  }
+
+  /** Cinder dropped the extend: the volume is back to what it was, at its old size. */
+  public synchronized void dropExtending(String volumeId) {
+    if (extending.remove(volumeId) != null) {
+      status(volumeId, extendedFrom.remove(volumeId));
+    }
+  }
+
   /** Volumes being extended, slowly, to these sizes. */
   private final Map<String, Integer> extending = new HashMap<>();
 

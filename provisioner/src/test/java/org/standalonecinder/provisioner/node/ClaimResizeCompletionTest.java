@@ -22,8 +22,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.expansion.Resize;
 import org.standalonecinder.provisioner.node.ClaimResizeCompletion.Outcome;
-import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 
 class ClaimResizeCompletionTest {
 
@@ -63,7 +63,7 @@ class ClaimResizeCompletionTest {
         .withPhase("Bound")
         .addToCapacity("storage", new Quantity("1Gi"))
         .addNewCondition()
-        .withType(ClaimExpansion.FS_RESIZE_PENDING)
+        .withType(Resize.FS_PENDING)
         .withStatus("True")
         .endCondition()
         .addNewCondition()
@@ -101,7 +101,7 @@ class ClaimResizeCompletionTest {
   static Stream<Arguments> rows() {
     UnaryOperator<PersistentVolume> samePv = p -> p;
     UnaryOperator<PersistentVolumeClaim> sameClaim = c -> c;
-    List<String> untouched = List.of(ClaimExpansion.FS_RESIZE_PENDING, "SomeoneElses");
+    List<String> untouched = List.of(Resize.FS_PENDING, "SomeoneElses");
     return Stream.of(
         Arguments.of(
             "waits, device as big as the PV: finished, another's condition kept",

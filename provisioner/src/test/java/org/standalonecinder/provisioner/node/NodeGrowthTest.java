@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.provisioner.controller.Cluster;
+import org.standalonecinder.provisioner.expansion.Resize;
 import org.standalonecinder.provisioner.host.Host;
-import org.standalonecinder.provisioner.plugin.ClaimExpansion;
 
 /**
  * Passes as the node component runs them: a node with one claim's filesystem mounted for two Pods
@@ -138,7 +138,7 @@ class NodeGrowthTest {
                     .getConditions()
                     .add(
                         new io.fabric8.kubernetes.api.model.PersistentVolumeClaimConditionBuilder()
-                            .withType(ClaimExpansion.FS_RESIZE_PENDING)
+                            .withType(Resize.FS_PENDING)
                             .withStatus("True")
                             .build());
               }

@@ -28,6 +28,7 @@ import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.Processed;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.diagnostics.IscsiProbe;
+import org.standalonecinder.provisioner.expansion.Resize;
 import org.standalonecinder.provisioner.mapping.IscsiMapper;
 import org.standalonecinder.provisioner.mapping.VolumeMappers;
 import org.standalonecinder.provisioner.provision.Fixtures;
@@ -297,7 +298,7 @@ class ProvisionerIT {
             "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"2Gi\"}}}}");
     await(
         "the claim waits for its filesystem",
-        () -> ClaimExpansion.hasCondition(claim("data"), ClaimExpansion.FS_RESIZE_PENDING),
+        () -> Resize.hasCondition(claim("data"), Resize.FS_PENDING),
         Duration.ofSeconds(60));
 
     assertThat(cinder.getVolume(volumeId))

@@ -29,10 +29,14 @@ class BeingMadeTest {
   })
   void theClaimIsToldWhatFillsItsVolume(
       String name, String volumeId, String snapshotId, String backupId, String words) {
-    CloneSource source =
-        volumeId == null && snapshotId == null && backupId == null
-            ? null
-            : new CloneSource(SOURCE, volumeId, 1, null, null, "available", snapshotId, backupId);
+    VolumeSource source =
+        snapshotId != null
+            ? new VolumeSource.FromSnapshot(SOURCE, snapshotId, null, 1, null, null, "available")
+            : backupId != null
+                ? new VolumeSource.FromBackup(SOURCE, backupId, null, 1, "available")
+                : volumeId != null
+                    ? new VolumeSource.Clone(SOURCE, volumeId, 1, null, null, "available")
+                    : null;
     assertThat(BeingMade.filling(source)).isEqualTo(words);
   }
 

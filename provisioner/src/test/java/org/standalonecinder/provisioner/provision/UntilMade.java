@@ -25,7 +25,7 @@ public final class UntilMade {
   }
 
   public static PersistentVolume provision(
-      VolumeProvisioner p, PersistentVolumeClaim claim, StorageClass sc, CloneSource source) {
+      VolumeProvisioner p, PersistentVolumeClaim claim, StorageClass sc, VolumeSource source) {
     return again(() -> p.provision(claim, sc, source, Map.of(), pv -> false));
   }
 
@@ -33,7 +33,7 @@ public final class UntilMade {
       VolumeProvisioner p,
       PersistentVolumeClaim claim,
       StorageClass sc,
-      CloneSource source,
+      VolumeSource source,
       Map<String, String> nodeLabels) {
     return again(() -> p.provision(claim, sc, source, nodeLabels, pv -> false));
   }
@@ -42,7 +42,7 @@ public final class UntilMade {
       VolumeProvisioner p,
       PersistentVolumeClaim claim,
       StorageClass sc,
-      CloneSource source,
+      VolumeSource source,
       Map<String, String> nodeLabels,
       Predicate<String> pvExists) {
     return again(() -> p.provision(claim, sc, source, nodeLabels, pvExists));

@@ -942,29 +942,26 @@ class VolumeProvisionerTest {
   }
 
   /** A backup of another claim's volume {@code vol-src}, available, as a restore's source. */
-  private CloneSource anAvailableBackupOfAnotherClaim() {
+  private VolumeSource.FromBackup anAvailableBackupOfAnotherClaim() {
     cinder.seed(volume("vol-src", "uid-source", "cluster-a", Names.STATE_PROVISIONED));
     var backup =
         cinder.createBackup(
             new org.standalonecinder.provisioner.cinder.BackupSpec(
                 "nightly", "vol-src", null, Map.of()));
     cinder.setBackupStatus(backup.id(), "available", null);
-    return new CloneSource(
+    return new VolumeSource.FromBackup(
         new org.standalonecinder.api.ClaimRef("apps", "nightly"),
+        backup.id(),
         "vol-src",
         1,
-        null,
-        null,
-        "available",
-        null,
-        backup.id());
+        "available");
   }
 
   /** Cinder's restore gives the new volume its source's metadata: the claim's is written back. */
   @ParameterizedTest(name = "{0}")
   @MethodSource("restoresFromBackups")
   void aVolumeRestoredFromABackupCarriesTheClaimsIdentity(String name, boolean earlier) {
-    CloneSource source = anAvailableBackupOfAnotherClaim();
+    VolumeSource.FromBackup source = anAvailableBackupOfAnotherClaim();
     String backup = source.backupId();
     cinder.deleteVolume("vol-src");
     if (earlier) {
@@ -996,7 +993,7 @@ class VolumeProvisionerTest {
    */
   @Test
   void aBackupAnotherRestoreIsReadingIsBusyAndTheClaimIsTriedAgain() {
-    CloneSource source = anAvailableBackupOfAnotherClaim();
+    VolumeSource.FromBackup source = anAvailableBackupOfAnotherClaim();
     String backup = source.backupId();
     Volume other =
         cinder.createVolume(
@@ -1116,6 +1113,42 @@ class VolumeProvisionerTest {
         .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
     assertThat(cinder.volumes()).isEmpty();
     assertThat(secrets.secrets).isEmpty();
+  }
+
+  /**
+   * Cinder accepts the delete and its backend refuses it (the volume is available again): a failure
+   * at the next look, with why, the Secret kept; the attempt after that asks again.
+   */
+  @Test
+  void aVolumeCinderPutsBackAfterItsDeleteIsAFailureNotAskedAgainAtOnce() {
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
+    cinder.slowDeletes();
+    var inProgress =
+        org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.State.IN_PROGRESS;
+    assertThat(provisioner.delete(pv).state()).isEqualTo(inProgress);
+    assertThat(provisioner.delete(pv).state()).as("still deleting").isEqualTo(inProgress);
+    cinder.refuseDeleting("vol-1");
+    assertThatThrownBy(() -> provisioner.delete(pv))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+        .hasMessageContaining("Cinder did not delete volume vol-1: it is available again");
+    assertThat(secrets.secrets).hasSize(1);
+    assertThat(cinder.log().stream().filter(l -> l.equals(DELETE))).hasSize(1);
+    assertThat(provisioner.delete(pv).state()).as("asked again").isEqualTo(inProgress);
+    cinder.finishDeleting("vol-1");
+    assertThat(UntilMade.release(provisioner, pv))
+        .isEqualTo(org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome.DELETED);
+    assertThat(secrets.secrets).isEmpty();
+  }
+
+  @Test
+  void aVolumeCinderFailedToDeleteNamesTheAdminsCommand() {
+    PersistentVolume pv = UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()));
+    cinder.setStatus("vol-1", "error_deleting");
+    assertThatThrownBy(() -> provisioner.delete(pv))
+        .isInstanceOfSatisfying(ProvisioningException.class, e -> assertThat(e.isFinal()).isFalse())
+        .hasMessageContaining("cinder reset-state --state available vol-1");
+    assertThat(secrets.secrets).hasSize(1);
+    assertThat(cinder.log()).doesNotContain(DELETE);
   }
 
   static Stream<Arguments> keptBy() {

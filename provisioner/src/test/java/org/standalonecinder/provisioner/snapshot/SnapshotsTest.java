@@ -195,6 +195,39 @@ class SnapshotsTest extends SnapshotLoopTest {
     Cluster.await("counted", () -> counted("delete", "succeeded") == 1, WAIT);
   }
 
+  /**
+   * Cinder accepts the delete and its backend then keeps the snapshot (on RBD, a volume restored
+   * from it depends on it): the content keeps its finalizer, the failure is told with why, and the
+   * delete is asked again after the loop's backoff, not at every look.
+   */
+  @Test
+  void aSnapshotCinderKeepsAfterItsDeleteIsToldAndTheContentStays() {
+    String content = readySnapshot("daily", "Delete");
+    String id = cinderSnapshots().get(0).id();
+    cinder.slowDeletes();
+    controllerDeletes(content);
+    Cluster.await(
+        "Cinder deleting it", () -> cinder.snapshots().get(id).status().equals("deleting"), WAIT);
+    cinder.refuseDeleting(id);
+    Cluster.await(
+        "told",
+        () ->
+            eventsAbout(content).stream()
+                .anyMatch(
+                    e ->
+                        e.startsWith(SnapshotController.DELETE_FAILED + ": ")
+                            && e.contains("Cinder did not delete Cinder snapshot " + id)
+                            && e.contains("is available after its deletion was asked")),
+        WAIT);
+    assertThat(contentNow(content)).as("kept while Cinder keeps its snapshot").isNotNull();
+    Cluster.await(
+        "asked again after the backoff",
+        () -> cinder.log().stream().filter(l -> l.equals("deleteSnapshot " + id)).count() >= 2,
+        WAIT);
+    cinder.finishDeleting(id);
+    Cluster.await("content gone", () -> contentNow(content) == null, WAIT);
+  }
+
   @Test
   void deletedUnderRetainTheCinderSnapshotStaysMarkedRetainedAndTheSweepKeepsIt() {
     String content = readySnapshot("daily", "Retain");

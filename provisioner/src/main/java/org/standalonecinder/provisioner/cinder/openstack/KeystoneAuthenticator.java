@@ -107,6 +107,11 @@ final class KeystoneAuthenticator implements Authenticator {
           "Keystone's token response is not JSON", status, null, e);
     }
     Instant expires = parseInstant(token.path("expires_at").asText(null));
+    return new AuthToken(Secret.of(tokenId), blockStorage(token), expires);
+  }
+
+  /** The block storage endpoint of the token's catalog for the configured interface and region. */
+  private URI blockStorage(JsonNode token) {
     List<String> seen = new ArrayList<>();
     for (String type : CATALOG_TYPES) {
       for (JsonNode svc : token.path("catalog")) {
@@ -124,7 +129,7 @@ final class KeystoneAuthenticator implements Authenticator {
               && (cfg.region() == null
                   || cfg.region().equals(region)
                   || cfg.region().equals(regionName))) {
-            return new AuthToken(Secret.of(tokenId), URI.create(ep.path("url").asText()), expires);
+            return URI.create(ep.path("url").asText());
           }
         }
       }

@@ -49,6 +49,50 @@ public record CloudConfig(
     Map<ConfigKey, String> sources,
     List<String> ignored) {
 
+  /** The catalog interface to use: public (the default), internal or admin. */
+  private static String endpointInterface(SettingsReader r) {
+    String iface = r.get(ConfigKey.INTERFACE);
+    if (iface == null) {
+      iface = "public";
+    }
+    iface = iface.toLowerCase(Locale.ROOT).replace("url", "");
+    if (!List.of("public", "internal", "admin").contains(iface)) {
+      throw r.error(ConfigKey.INTERFACE, "must be public, internal or admin");
+    }
+    return iface;
+  }
+
+  /** The CA file to verify Cinder and Keystone with, readable; null for the system's. */
+  private static Path caFile(SettingsReader r) {
+    Path caFile = null;
+    String ca = r.get(ConfigKey.CA_FILE);
+    if (ca != null) {
+      caFile = Path.of(ca);
+      if (!Files.isReadable(caFile)) {
+        throw r.error(
+            ConfigKey.CA_FILE, "names " + ca + ", which does not exist or is not readable");
+      }
+    }
+    return caFile;
+  }
+
+  /** The newest microversion the provisioner may use. */
+  private static Microversion maxMicroversion(SettingsReader r) {
+    Microversion maxMv = Microversion.NEWEST_KNOWN;
+    String mv = r.get(ConfigKey.MAX_MICROVERSION);
+    if (mv != null) {
+      try {
+        maxMv = Microversion.parse(mv);
+      } catch (IllegalArgumentException e) {
+        throw r.error(ConfigKey.MAX_MICROVERSION, "is '" + mv + "'; expected e.g. 3.44");
+      }
+      if (maxMv.major() != 3) {
+        throw r.error(ConfigKey.MAX_MICROVERSION, "must be a 3.x version");
+      }
+    }
+    return maxMv;
+  }
+
   /** How the client authenticates. */
   public enum AuthMethod {
     /** Cinder's noauth middleware: {@code X-Auth-Token: user:project}, no Keystone. */
@@ -108,24 +152,9 @@ public record CloudConfig(
 
     Credentials credentials = Credentials.read(r, r.authMethod(authUrl, cinderEndpoint));
 
-    String iface = r.get(ConfigKey.INTERFACE);
-    if (iface == null) {
-      iface = "public";
-    }
-    iface = iface.toLowerCase(Locale.ROOT).replace("url", "");
-    if (!List.of("public", "internal", "admin").contains(iface)) {
-      throw r.error(ConfigKey.INTERFACE, "must be public, internal or admin");
-    }
+    String iface = endpointInterface(r);
 
-    Path caFile = null;
-    String ca = r.get(ConfigKey.CA_FILE);
-    if (ca != null) {
-      caFile = Path.of(ca);
-      if (!Files.isReadable(caFile)) {
-        throw r.error(
-            ConfigKey.CA_FILE, "names " + ca + ", which does not exist or is not readable");
-      }
-    }
+    Path caFile = caFile(r);
     boolean insecure = r.bool(ConfigKey.TLS_INSECURE, false);
     if (insecure && caFile != null) {
       throw r.error(
@@ -133,18 +162,7 @@ public record CloudConfig(
     }
 
     Duration timeout = r.seconds(ConfigKey.REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT);
-    Microversion maxMv = Microversion.NEWEST_KNOWN;
-    String mv = r.get(ConfigKey.MAX_MICROVERSION);
-    if (mv != null) {
-      try {
-        maxMv = Microversion.parse(mv);
-      } catch (IllegalArgumentException e) {
-        throw r.error(ConfigKey.MAX_MICROVERSION, "is '" + mv + "'; expected e.g. 3.44");
-      }
-      if (maxMv.major() != 3) {
-        throw r.error(ConfigKey.MAX_MICROVERSION, "must be a 3.x version");
-      }
-    }
+    Microversion maxMv = maxMicroversion(r);
     int maxConcurrent =
         r.positiveInt(ConfigKey.MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_CONCURRENT_REQUESTS);
 

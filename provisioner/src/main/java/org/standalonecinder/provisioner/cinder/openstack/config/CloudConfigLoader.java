@@ -147,39 +147,49 @@ public final class CloudConfigLoader {
                 + "]; known: [Global], [BlockStorage] (and cloud-provider-openstack's"
                 + " [LoadBalancer], [Metadata], [Networking], [Route], which are ignored)");
       }
-      for (Iterator<String> it = sub.getKeys(); it.hasNext(); ) {
-        String name = it.next();
-        if (section.equalsIgnoreCase("BlockStorage")
-            && NODE_BLOCK_STORAGE_KEYS.contains(name.trim().toLowerCase(Locale.ROOT))) {
-          ignored.add(
-              "["
-                  + section
-                  + "] "
-                  + name
-                  + " in "
-                  + file
-                  + ": cloud-provider-openstack's node setting, not read here");
-          continue;
-        }
-        ConfigKey key =
-            ConfigKey.fromIni(section, name)
-                .orElseThrow(
-                    () ->
-                        new ConfigException(
-                            file
-                                + ": unknown key '"
-                                + name
-                                + "' in ["
-                                + section
-                                + "]"
-                                + suggestion(section, name)));
-        String v = nonEmpty(sub.getString(name));
-        if (v != null) {
-          put(out, key, new Setting(v, file + " [" + section + "] " + name));
-        }
-      }
+      readSection(file, section, sub, out, ignored);
     }
     return out;
+  }
+
+  /** The keys of a [Global] or [BlockStorage] section, each known or refused with a suggestion. */
+  private static void readSection(
+      Path file,
+      String section,
+      SubnodeConfiguration sub,
+      Map<ConfigKey, Setting> out,
+      List<String> ignored) {
+    for (Iterator<String> it = sub.getKeys(); it.hasNext(); ) {
+      String name = it.next();
+      if (section.equalsIgnoreCase("BlockStorage")
+          && NODE_BLOCK_STORAGE_KEYS.contains(name.trim().toLowerCase(Locale.ROOT))) {
+        ignored.add(
+            "["
+                + section
+                + "] "
+                + name
+                + " in "
+                + file
+                + ": cloud-provider-openstack's node setting, not read here");
+        continue;
+      }
+      ConfigKey key =
+          ConfigKey.fromIni(section, name)
+              .orElseThrow(
+                  () ->
+                      new ConfigException(
+                          file
+                              + ": unknown key '"
+                              + name
+                              + "' in ["
+                              + section
+                              + "]"
+                              + suggestion(section, name)));
+      String v = nonEmpty(sub.getString(name));
+      if (v != null) {
+        put(out, key, new Setting(v, file + " [" + section + "] " + name));
+      }
+    }
   }
 
   private static final Set<String> CLOUD_KEYS_WITHOUT_EFFECT =

@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.plugin;
+package org.standalonecinder.provisioner.expansion;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -102,7 +102,7 @@ class ExpansionTest {
                 true,
                 "2Gi",
                 "1Gi",
-                ClaimExpansion.FS_RESIZE_PENDING,
+                Resize.FS_PENDING,
                 "FileSystemResizeRequired",
                 "standalone-cinder grow-filesystems --pv ")),
         row(
@@ -116,14 +116,13 @@ class ExpansionTest {
             false,
             "Filesystem",
             nothing,
-            new Expect(
-                false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "allowVolumeExpansion")),
+            new Expect(false, "1Gi", "1Gi", null, Resize.FAILED, "allowVolumeExpansion")),
         row(
             "Cinder older than 3.42: refused while attached, nothing grown",
             true,
             "Block",
             c -> c.microversion(new Microversion(3, 41)),
-            new Expect(false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "3.42 is needed")),
+            new Expect(false, "1Gi", "1Gi", null, Resize.FAILED, "3.42 is needed")),
         row(
             "backend refuses: told in Cinder's words, nothing grown",
             true,
@@ -134,8 +133,7 @@ class ExpansionTest {
                     () ->
                         new CinderException.BadRequest(
                             "Invalid volume: the backend cannot extend", 400, "req-x")),
-            new Expect(
-                true, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "backend cannot extend")),
+            new Expect(true, "1Gi", "1Gi", null, Resize.FAILED, "backend cannot extend")),
         row(
             "an earlier attempt grew the volume and died: finished without a second extend",
             true,
@@ -148,15 +146,14 @@ class ExpansionTest {
             "Filesystem",
             "rbd",
             nothing,
-            new Expect(
-                false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "controller-manager")),
+            new Expect(false, "1Gi", "1Gi", null, Resize.FAILED, "controller-manager")),
         row(
             "ceph-csi PV: refused, nothing grown",
             true,
             "Filesystem",
             "csi",
             nothing,
-            new Expect(false, "1Gi", "1Gi", null, ClaimExpansion.RESIZE_FAILED, "ceph-csi PVs")));
+            new Expect(false, "1Gi", "1Gi", null, Resize.FAILED, "ceph-csi PVs")));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -220,7 +217,7 @@ class ExpansionTest {
     ask(request);
     Cluster.await(
         "the claim told why",
-        () -> events().stream().anyMatch(e -> e.startsWith(ClaimExpansion.RESIZE_FAILED + ": ")),
+        () -> events().stream().anyMatch(e -> e.startsWith(Resize.FAILED + ": ")),
         Duration.ofSeconds(10));
     assertThat(events()).anyMatch(e -> e.contains(says));
     assertThat(cinder.log()).as("nothing asked of Cinder").isEmpty();

@@ -1,9 +1,8 @@
-package org.standalonecinder.provisioner.plugin;
+package org.standalonecinder.provisioner.expansion;
 
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimCondition;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimConditionBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -12,9 +11,6 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,10 +40,6 @@ import org.standalonecinder.provisioner.provision.VolumeExpander;
  * is safe to repeat: each compares what is with what is asked.
  */
 public final class ClaimExpansion {
-
-  public static final String RESIZING = "Resizing";
-  public static final String RESIZE_FAILED = "VolumeResizeFailed";
-  public static final String FS_RESIZE_PENDING = "FileSystemResizePending";
 
   private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
@@ -87,7 +79,7 @@ public final class ClaimExpansion {
    * this provisioner's own status edits change the claim too.
    *
    * @return when to look at the claim again, while Cinder extends its volume
-   * @throws ProvisioningException told as {@value #RESIZE_FAILED}
+   * @throws ProvisioningException told as {@value Resize#FAILED}
    */
   public Optional<Duration> ifAsked(PersistentVolumeClaim claim) {
     String pvName = claim.getSpec().getVolumeName();
@@ -126,9 +118,9 @@ public final class ClaimExpansion {
       if (e.isFinal()) {
         refused.put(key, attempt);
       }
-      throw e.toldAs(RESIZE_FAILED);
+      throw e.toldAs(Resize.FAILED);
     } catch (KubernetesClientException e) {
-      throw new ProvisioningException(e.getMessage(), false, e).toldAs(RESIZE_FAILED);
+      throw new ProvisioningException(e.getMessage(), false, e).toldAs(Resize.FAILED);
     }
   }
 
@@ -147,7 +139,7 @@ public final class ClaimExpansion {
         claim.getStatus() == null
             ? 0
             : gib(storage(claim.getStatus().getCapacity()), RoundingMode.FLOOR);
-    return status < pvGib && !hasCondition(claim, FS_RESIZE_PENDING);
+    return status < pvGib && !Resize.hasCondition(claim, Resize.FS_PENDING);
   }
 
   /**
@@ -160,56 +152,16 @@ public final class ClaimExpansion {
     int pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
     Quantity request = storage(claim.getSpec().getResources().getRequests());
     if (exceeds(request, pvGib)) {
-      if (sc == null || !Boolean.TRUE.equals(sc.getAllowVolumeExpansion())) {
-        throw ProvisioningException.invalid(
-            "StorageClass "
-                + claim.getSpec().getStorageClassName()
-                + " does not allow volume expansion (allowVolumeExpansion: true); the volume stays"
-                + " at "
-                + pvGib
-                + " GiB");
-      }
-      ClassParameters params;
-      try {
-        params = ClassParameters.parse(sc.getParameters());
-      } catch (InvalidClassParametersException e) {
-        throw ProvisioningException.invalid(e.getMessage());
-      }
-      // Checked before Cinder is asked: a tenant's resize must not take the project's quota.
-      if (exceeds(request, params.largestGib())) {
-        throw ProvisioningException.invalid(
-            "growing to "
-                + request
-                + " is refused: "
-                + ClaimRequest.largest(sc.getMetadata().getName(), params)
-                + "; the volume stays at "
-                + pvGib
-                + " GiB");
-      }
+      allowed(claim, sc, request, pvGib);
     }
     int asked = gib(request, RoundingMode.CEILING);
     if (asked > pvGib) {
-      if (pv.getSpec().getRbd() != null) {
-        // Kubernetes' expand controller takes in-tree rbd claims too, and on the real 1.20.2 it
-        // crashed the whole controller-manager (a nil claim at expand_controller.go:290, when its
-        // status patch met a newer claim) while this provisioner wrote the claim's conditions.
-        throw ProvisioningException.invalid(
-            "growing in-tree rbd PVs is refused: Kubernetes' own expand controller acts on them too"
-                + " and can crash the controller-manager when another writer updates the claim"
-                + " meanwhile; the volume stays at "
-                + pvGib
-                + " GiB");
-      }
-      if (pv.getSpec().getCsi() != null) {
-        // Its filesystem is ceph-csi's node plugin's to grow, which nothing here has tried.
-        throw ProvisioningException.invalid(
-            "growing ceph-csi PVs is not supported yet; the volume stays at " + pvGib + " GiB");
-      }
+      growable(pv, pvGib);
       String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
       setResizing(claim);
       events.normal(
           claim,
-          RESIZING,
+          Resize.RESIZING,
           "growing Cinder volume " + volumeId + " from " + pvGib + " to " + asked + " GiB");
       VolumeExpander.Outcome outcome;
       try {
@@ -238,6 +190,59 @@ public final class ClaimExpansion {
   }
 
   /**
+   * Whether the claim's class lets it grow to {@code request}: checked before Cinder is asked, so a
+   * tenant's resize never takes the project's quota past the class's largest size.
+   */
+  private static void allowed(
+      PersistentVolumeClaim claim, StorageClass sc, Quantity request, int pvGib) {
+    if (sc == null || !Boolean.TRUE.equals(sc.getAllowVolumeExpansion())) {
+      throw ProvisioningException.invalid(
+          "StorageClass "
+              + claim.getSpec().getStorageClassName()
+              + " does not allow volume expansion (allowVolumeExpansion: true); the volume stays"
+              + " at "
+              + pvGib
+              + " GiB");
+    }
+    ClassParameters params;
+    try {
+      params = ClassParameters.parse(sc.getParameters());
+    } catch (InvalidClassParametersException e) {
+      throw ProvisioningException.invalid(e.getMessage());
+    }
+    if (exceeds(request, params.largestGib())) {
+      throw ProvisioningException.invalid(
+          "growing to "
+              + request
+              + " is refused: "
+              + ClaimRequest.largest(sc.getMetadata().getName(), params)
+              + "; the volume stays at "
+              + pvGib
+              + " GiB");
+    }
+  }
+
+  /** Whether this provisioner grows the PV's kind of source. */
+  private static void growable(PersistentVolume pv, int pvGib) {
+    if (pv.getSpec().getRbd() != null) {
+      // Kubernetes' expand controller takes in-tree rbd claims too, and on the real 1.20.2 it
+      // crashed the whole controller-manager (a nil claim at expand_controller.go:290, when its
+      // status patch met a newer claim) while this provisioner wrote the claim's conditions.
+      throw ProvisioningException.invalid(
+          "growing in-tree rbd PVs is refused: Kubernetes' own expand controller acts on them too"
+              + " and can crash the controller-manager when another writer updates the claim"
+              + " meanwhile; the volume stays at "
+              + pvGib
+              + " GiB");
+    }
+    if (pv.getSpec().getCsi() != null) {
+      // Its filesystem is ceph-csi's node plugin's to grow, which nothing here has tried.
+      throw ProvisioningException.invalid(
+          "growing ceph-csi PVs is not supported yet; the volume stays at " + pvGib + " GiB");
+    }
+  }
+
+  /**
    * Cinder is extending the volume: no worker waits for it. The claim keeps its {@code Resizing}
    * condition and is looked at again; one that lasts past {@link #STUCK_AFTER} is told as a warning
    * (looked at still: Cinder may yet finish).
@@ -247,7 +252,7 @@ public final class ClaimExpansion {
     if (soFar.compareTo(STUCK_AFTER) >= 0) {
       events.warning(
           claim,
-          RESIZING,
+          Resize.RESIZING,
           "Cinder is still growing volume "
               + g.volumeId()
               + " (status "
@@ -271,7 +276,7 @@ public final class ClaimExpansion {
             .inNamespace(claim.getMetadata().getNamespace())
             .withName(claim.getMetadata().getName());
     if (block) {
-      resource.editStatus(c -> finished(c, new Quantity(pvGib + "Gi")));
+      resource.editStatus(c -> Resize.finished(c, new Quantity(pvGib + "Gi")));
       events.normal(
           claim,
           "VolumeResizeSuccessful",
@@ -282,7 +287,7 @@ public final class ClaimExpansion {
               + " iscsiadm -m session -R for iSCSI, or attaching it again");
       return;
     }
-    if (hasCondition(claim, FS_RESIZE_PENDING)) {
+    if (Resize.hasCondition(claim, Resize.FS_PENDING)) {
       return;
     }
     String message =
@@ -296,32 +301,17 @@ public final class ClaimExpansion {
             + " resize2fs for ext4, xfs_growfs for xfs)";
     resource.editStatus(
         c -> {
-          List<PersistentVolumeClaimCondition> conditions = without(c, RESIZING, FS_RESIZE_PENDING);
-          conditions.add(condition(FS_RESIZE_PENDING, message));
+          List<PersistentVolumeClaimCondition> conditions =
+              Resize.without(c, Resize.RESIZING, Resize.FS_PENDING);
+          conditions.add(Resize.condition(Resize.FS_PENDING, message, clock));
           c.getStatus().setConditions(conditions);
           return c;
         });
     events.warning(claim, "FileSystemResizeRequired", message);
   }
 
-  /**
-   * The claim with its resize finished: its status's capacity {@code capacity}, no {@code Resizing}
-   * or {@code FileSystemResizePending} condition (the provisioner's end of a raw block claim's
-   * growth, and the node's of a filesystem's).
-   */
-  public static PersistentVolumeClaim finished(PersistentVolumeClaim c, Quantity capacity) {
-    Map<String, Quantity> m =
-        c.getStatus().getCapacity() == null
-            ? new LinkedHashMap<>()
-            : new LinkedHashMap<>(c.getStatus().getCapacity());
-    m.put("storage", capacity);
-    c.getStatus().setCapacity(m);
-    c.getStatus().setConditions(without(c, RESIZING, FS_RESIZE_PENDING));
-    return c;
-  }
-
   private void setResizing(PersistentVolumeClaim claim) {
-    if (hasCondition(claim, RESIZING)) {
+    if (Resize.hasCondition(claim, Resize.RESIZING)) {
       return;
     }
     client
@@ -331,8 +321,8 @@ public final class ClaimExpansion {
         .editStatus(
             c -> {
               List<PersistentVolumeClaimCondition> conditions =
-                  without(c, RESIZING, FS_RESIZE_PENDING);
-              conditions.add(condition(RESIZING, "growing the Cinder volume"));
+                  Resize.without(c, Resize.RESIZING, Resize.FS_PENDING);
+              conditions.add(Resize.condition(Resize.RESIZING, "growing the Cinder volume", clock));
               c.getStatus().setConditions(conditions);
               return c;
             });
@@ -345,20 +335,9 @@ public final class ClaimExpansion {
         .withName(claim.getMetadata().getName())
         .editStatus(
             c -> {
-              c.getStatus().setConditions(without(c, RESIZING));
+              c.getStatus().setConditions(Resize.without(c, Resize.RESIZING));
               return c;
             });
-  }
-
-  private PersistentVolumeClaimCondition condition(String type, String message) {
-    String now = Instant.now(clock).truncatedTo(ChronoUnit.SECONDS).toString();
-    return new PersistentVolumeClaimConditionBuilder()
-        .withType(type)
-        .withStatus("True")
-        .withLastTransitionTime(now)
-        .withLastProbeTime(now)
-        .withMessage(message)
-        .build();
   }
 
   private static PersistentVolume withCapacity(PersistentVolume p, int gib) {
@@ -372,25 +351,6 @@ public final class ClaimExpansion {
         capacity == null ? new LinkedHashMap<>() : new LinkedHashMap<>(capacity);
     m.put("storage", new Quantity(gib + "Gi"));
     return m;
-  }
-
-  private static List<PersistentVolumeClaimCondition> without(
-      PersistentVolumeClaim c, String... types) {
-    List<PersistentVolumeClaimCondition> out = new ArrayList<>();
-    if (c.getStatus().getConditions() != null) {
-      for (PersistentVolumeClaimCondition cond : c.getStatus().getConditions()) {
-        if (!List.of(types).contains(cond.getType())) {
-          out.add(cond);
-        }
-      }
-    }
-    return out;
-  }
-
-  public static boolean hasCondition(PersistentVolumeClaim c, String type) {
-    return c.getStatus() != null
-        && c.getStatus().getConditions() != null
-        && c.getStatus().getConditions().stream().anyMatch(x -> type.equals(x.getType()));
   }
 
   private static Quantity storage(Map<String, Quantity> m) {
