@@ -18,8 +18,11 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class Pace {
 
-  /** The first look again after work was found under way. */
-  public static final Duration FIRST_LOOK = Duration.ofMillis(500);
+  /**
+   * The first look again after work was found under way: a blank volume (Cinder makes one in a few
+   * hundred milliseconds) is seen made within a tenth of a second of it.
+   */
+  public static final Duration FIRST_LOOK = Duration.ofMillis(100);
 
   /** The longest time between two looks at work under way. */
   public static final Duration LONGEST_LOOK = Duration.ofSeconds(30);
@@ -66,8 +69,8 @@ public final class Pace {
 
   /**
    * When to look again at work under way for {@code soFar}: a quarter of that, at least {@link
-   * #FIRST_LOOK} and at most {@link #LONGEST_LOOK}. A blank volume (a second or two) is seen ready
-   * within half a second of it; an hours-long restore costs Cinder a GET every half minute.
+   * #FIRST_LOOK} and at most {@link #LONGEST_LOOK}. A blank volume is seen ready within a tenth of
+   * a second of it; an hours-long restore costs Cinder a look every half minute.
    */
   public static Duration nextLook(Duration soFar) {
     return nextLook(soFar, FIRST_LOOK);

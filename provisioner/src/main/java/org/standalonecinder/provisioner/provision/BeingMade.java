@@ -124,7 +124,7 @@ final class BeingMade {
    * @param age the shorter of that and this process' own count (what the next look is timed by: a
    *     Cinder clock behind ours must not slow the looks at a new volume)
    */
-  private static VolumeProvisioner.StillMaking still(
+  private VolumeProvisioner.StillMaking still(
       Volume v, String filling, Duration soFar, Duration age) {
     return new VolumeProvisioner.StillMaking(
         v.id(),
@@ -136,7 +136,27 @@ final class BeingMade {
             + v.status()
             + "); "
             + Pace.soFar(soFar),
-        new ProvisionResult.Progress(soFar, Pace.nextLook(age)));
+        new ProvisionResult.Progress(soFar, nextLook(age, seen.size())));
+  }
+
+  /**
+   * The share of Cinder's API one volume's looks may take: with {@code n} volumes being made, each
+   * is looked at no more often than every {@code n} × this, so a burst's looks stay at about 40 a
+   * second however many wait (each look is a listing, and Cinder's API makes the volumes too).
+   */
+  static final Duration PER_VOLUME = Duration.ofMillis(25);
+
+  /**
+   * When to look again at a volume made for {@code age} while {@code inFlight} are being made: on
+   * the {@link Pace}, and no sooner than the crowd allows ({@link #PER_VOLUME}).
+   */
+  static Duration nextLook(Duration age, int inFlight) {
+    Duration paced = Pace.nextLook(age);
+    Duration crowd = PER_VOLUME.multipliedBy(inFlight);
+    if (crowd.compareTo(Pace.LONGEST_LOOK) > 0) {
+      crowd = Pace.LONGEST_LOOK;
+    }
+    return paced.compareTo(crowd) < 0 ? crowd : paced;
   }
 
   /**

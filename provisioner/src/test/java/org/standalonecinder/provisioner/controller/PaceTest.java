@@ -16,8 +16,9 @@ class PaceTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource({
-    "just asked for,                     PT0S,     under a minute so far, PT0.5S",
-    "two seconds: still the first look,  PT2S,     under a minute so far, PT0.5S",
+    "just asked for,                     PT0S,     under a minute so far, PT0.1S",
+    "a quarter second: the first look,   PT0.25S,  under a minute so far, PT0.1S",
+    "two seconds: a quarter of it,       PT2S,     under a minute so far, PT0.5S",
     "twenty seconds,                     PT20S,    under a minute so far, PT5S",
     "a minute,                           PT1M,     1 minute so far,       PT15S",
     "four minutes: the step below,       PT4M,     2 minutes so far,      PT30S",

@@ -73,4 +73,18 @@ class BeingMadeTest {
     assertThat(made.look(v, "creating").getMessage())
         .isEqualTo("Cinder is creating volume vol-1 (status creating); " + words);
   }
+
+  /** A burst's looks are spread by how many volumes are being made, up to the longest look. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({
+    "one volume just asked for: the first look,          PT0S,  1,    PT0.1S",
+    "four volumes: still the first look,                PT0S,  4,    PT0.1S",
+    "a hundred volumes: 2.5 s apart,                    PT0S,  100,  PT2.5S",
+    "a hundred an hour in: the pace's longest,          PT1H,  100,  PT30S",
+    "ten thousand volumes: never past the longest look, PT0S,  10000, PT30S",
+  })
+  void aBurstsLooksAreSpreadByHowManyAreBeingMade(
+      String name, Duration age, int inFlight, Duration after) {
+    assertThat(BeingMade.nextLook(age, inFlight)).isEqualTo(after);
+  }
 }
