@@ -11,14 +11,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.standalonecinder.api.ClaimAnnotations;
 import org.standalonecinder.demo.LocalInstall;
+import org.standalonecinder.demo.Waits;
 
 /**
- * The provisioner killed after each step of provisioning, cloning and deleting a claim, on the real
- * API server (whose PV controller binds and releases) and the real Cinder, then started again. A
- * first run of each operation without a death lists its steps; then every step gets a run that dies
- * right after it. After the restart: every claim is bound exactly once, every Cinder volume of the
- * run belongs to exactly one PV and is attached once, every CHAP Secret belongs to a PV, no clone
- * finalizer is left; and deleting what is left leaves nothing in Cinder or the cluster.
+ * The provisioner killed after each step of provisioning, cloning, deleting and growing a claim, on
+ * the real API server (whose PV controller binds and releases) and the real Cinder, then started
+ * again. A first run of each operation without a death lists its steps; then every step gets a run
+ * that dies right after it. After the restart: every claim is bound exactly once, every Cinder
+ * volume of the run belongs to exactly one PV and is attached once, every CHAP Secret belongs to a
+ * PV, no clone finalizer is left; and deleting what is left leaves nothing in Cinder or the
+ * cluster.
  *
  * <p>Each run has its own provisioner name, cluster id and namespace, so runs go in parallel and
  * the installed provisioner leaves them alone. {@code -Dcrash.parallel} sets how many at once (two
@@ -31,7 +33,8 @@ class CrashEveryStepE2EIT {
   enum Operation {
     PROVISION,
     CLONE,
-    DELETE
+    DELETE,
+    EXPAND
   }
 
   private static final Duration SETTLE = Duration.ofSeconds(150);
@@ -72,6 +75,9 @@ class CrashEveryStepE2EIT {
                 .inNamespace(claims.ns)
                 .withName("data")
                 .delete();
+        case EXPAND ->
+            assertThat(ClaimLifecycleE2EIT.request(claims.it, claims.ns, "data", "2Gi").ok())
+                .isTrue();
       }
     }
 
@@ -82,8 +88,13 @@ class CrashEveryStepE2EIT {
             case PROVISION -> Set.of("data");
             case CLONE -> Set.of("src", "copy");
             case DELETE -> Set.of();
+            case EXPAND -> Set.of("data");
           },
           SETTLE);
+      if (op == Operation.EXPAND) {
+        // Grown once: a second extend would have made it 3 GiB or been refused as a shrink.
+        Waits.await("data grown to 2 GiB", () -> claims.grown(claims.ns, "data", 2), SETTLE);
+      }
     }
 
     @Override

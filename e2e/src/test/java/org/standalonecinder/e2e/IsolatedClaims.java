@@ -36,7 +36,7 @@ final class IsolatedClaims {
   final ProvisionerSettings settings;
 
   /**
-   * Makes the namespace and the class.
+   * Makes the namespace and the class (which lets claims grow).
    *
    * @param prefix the start of the namespace's name
    * @param parameters the class's parameters ({@code smartclone: "true"} is added)
@@ -66,6 +66,7 @@ final class IsolatedClaims {
             metadata: {name: %s}
             provisioner: %s
             reclaimPolicy: Delete
+            allowVolumeExpansion: true
             parameters:
             """
                 .formatted(className, settings.provisionerName()));
@@ -223,6 +224,22 @@ final class IsolatedClaims {
     } catch (RuntimeException e) {
       return List.of("cannot look: " + e.getMessage());
     }
+  }
+
+  /**
+   * Whether the claim {@code ns/name}'s Cinder volume and PV have grown to {@code gib} GiB and the
+   * claim waits for its filesystem (what the provisioner's part of an expansion ends with).
+   */
+  boolean grown(String ns, String name, int gib) {
+    PersistentVolumeClaim c =
+        it.admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+    PersistentVolume pv = it.admin.persistentVolumes().withName(c.getSpec().getVolumeName()).get();
+    String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+    return (gib + "Gi").equals(pv.getSpec().getCapacity().get("storage").toString())
+        && it.cinder.getVolume(volumeId).map(v -> v.sizeGib() == gib).orElse(false)
+        && c.getStatus().getConditions() != null
+        && c.getStatus().getConditions().stream()
+            .anyMatch(x -> "FileSystemResizePending".equals(x.getType()));
   }
 
   /** The messages of the Events of this reason about the namespace's claims. */

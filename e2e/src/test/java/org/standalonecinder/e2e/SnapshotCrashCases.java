@@ -91,18 +91,8 @@ abstract class SnapshotCrashCases {
               Map.of());
       snapshotClass = "snap-" + claims.ns;
       it.kubectl.ok(
-          """
-          apiVersion: snapshot.storage.k8s.io/v1
-          kind: VolumeSnapshotClass
-          metadata: {name: %s}
-          driver: %s
-          deletionPolicy: Delete
-          parameters: {type: %s}
-          """
-              .formatted(
-                  snapshotClass,
-                  claims.settings.provisionerName(),
-                  op.backups ? "backup" : "snapshot"),
+          SnapshotObjects.snapshotClass(
+              snapshotClass, claims.settings.provisionerName(), op.backups),
           "apply",
           "-f",
           "-");
@@ -205,14 +195,7 @@ abstract class SnapshotCrashCases {
       }
       claims.cleanUp(SETTLE);
       it().admin
-          .genericKubernetesResources(
-              new io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext.Builder()
-                  .withGroup("snapshot.storage.k8s.io")
-                  .withVersion("v1")
-                  .withKind("VolumeSnapshotClass")
-                  .withPlural("volumesnapshotclasses")
-                  .withNamespaced(false)
-                  .build())
+          .genericKubernetesResources(SnapshotObjects.CLASSES)
           .withName(snapshotClass)
           .delete();
     }

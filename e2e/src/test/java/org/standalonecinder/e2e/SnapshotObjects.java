@@ -40,6 +40,28 @@ final class SnapshotObjects {
           .withNamespaced(false)
           .build();
 
+  static final ResourceDefinitionContext CLASSES =
+      new ResourceDefinitionContext.Builder()
+          .withGroup("snapshot.storage.k8s.io")
+          .withVersion("v1")
+          .withKind("VolumeSnapshotClass")
+          .withPlural("volumesnapshotclasses")
+          .withNamespaced(false)
+          .build();
+
+  /** A class of Cinder snapshots, or of Cinder backups, of the provisioner {@code driver}. */
+  static String snapshotClass(String name, String driver, boolean backups) {
+    return """
+        apiVersion: snapshot.storage.k8s.io/v1
+        kind: VolumeSnapshotClass
+        metadata: {name: %s}
+        driver: %s
+        deletionPolicy: Delete
+        parameters: {type: %s}
+        """
+        .formatted(name, driver, backups ? "backup" : "snapshot");
+  }
+
   static String snapshot(String ns, String name, String claim, String className) {
     return """
         apiVersion: snapshot.storage.k8s.io/v1

@@ -12,7 +12,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
-import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.Names;
@@ -49,6 +48,7 @@ final class ContentSync {
   private final ContentWrites writes;
   private final CinderClient cinder;
   private final Copies copies;
+  private final SourceVolume source;
   private final ContentSweep sweep;
   private final ContentDeletion deletion;
   private final Function<String, SnapshotClass> classes;
@@ -74,6 +74,7 @@ final class ContentSync {
     this.writes = writes;
     this.cinder = cinder;
     this.copies = new Copies(cinder);
+    this.source = new SourceVolume(cinder, clusterId);
     this.sweep = new ContentSweep(copies, writes, clusterId, metrics);
     this.pace = new Pace(clock);
     this.deletion = new ContentDeletion(copies, writes, clusterId, metrics, pace, timing, underway);
@@ -151,7 +152,14 @@ final class ContentSync {
         throw failed(
             c, "its VolumeSnapshotClass " + c.className() + " does not exist (yet)", false);
       }
-      checkVolume(c);
+      SourceVolume.State volume = source.check(c.volumeHandle(), kind);
+      if (volume.failure() != null) {
+        throw failed(c, volume.failure(), volume.isFinal());
+      }
+      if (volume.busy() != null) {
+        return Optional.of(awaitVolume(raw, c, volume.busy()));
+      }
+      pace.done("await volume " + c.name());
       if (!c.beingCreated()) {
         c = Content.of(mark(c));
       }
@@ -304,23 +312,13 @@ final class ContentSync {
   }
 
   /**
-   * Only volumes this cluster's provisioner made are snapshotted: a content names its volume by id,
-   * and one made by the snapshot-controller for another driver's PV (whose handle may be any Cinder
-   * volume's id) or by anyone who may write contents must not reach the rest of the project.
+   * The content waits on the pace while its volume is busy, told once it lasts; see {@link
+   * SourceVolume}.
    */
-  private void checkVolume(Content c) {
-    Volume v = cinder.getVolume(c.volumeHandle()).orElse(null);
-    if (v == null) {
-      throw failed(c, "Cinder has no volume " + c.volumeHandle(), true);
-    }
-    if (!clusterId.equals(v.metadata().get(Names.META_CLUSTER))) {
-      throw failed(
-          c,
-          "volume "
-              + c.volumeHandle()
-              + " was not made by this cluster's provisioner; only its own volumes are snapshotted",
-          true);
-    }
+  private Duration awaitVolume(GenericKubernetesResource raw, Content c, String busy) {
+    Duration age = pace.seen("await volume " + c.name());
+    underway.tell(raw, busy, age, false);
+    return Pace.nextLook(age, timing.firstLook());
   }
 
   private GenericKubernetesResource mark(Content c) {

@@ -86,6 +86,66 @@ class SnapshotsTest extends SnapshotLoopTest {
     Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
   }
 
+  static Stream<Arguments> busyVolumes() {
+    return Stream.of(
+        Arguments.of("a snapshot of a volume being backed up", "snapshot", "backing-up"),
+        Arguments.of("a snapshot of a volume being extended", "snapshot", "extending"),
+        Arguments.of("a backup of a volume being backed up", "backup", "backing-up"),
+        Arguments.of("a backup of a volume being attached", "backup", "attaching"));
+  }
+
+  /**
+   * Cinder refuses to snapshot or back up a volume it is busy with (400 "Invalid volume"); a large
+   * backup keeps it busy for an hour. The content waits on the pace, told, asking Cinder nothing it
+   * would refuse, and is taken once the volume is free.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("busyVolumes")
+  void aSnapshotOfABusyVolumeWaitsForItAndIsTakenOnceWithNoRefusal(
+      String row, String type, String status) {
+    String volume = volumeOf(boundClaim("db"));
+    cinder.setStatus(volume, status);
+    snapshotClass("cinder", DRIVER, "Delete", Map.of("type", type));
+    GenericKubernetesResource s = volumeSnapshot("daily", "db", "cinder");
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+    controllerBinds(content);
+    Cluster.await(
+        "the volume looked at again",
+        () -> cinder.log().stream().filter(l -> l.equals("getVolume " + volume)).count() >= 4,
+        WAIT);
+    String create = type.equals("backup") ? "createBackup" : "createSnapshot";
+    assertThat(cinder.log()).noneMatch(l -> l.startsWith(create));
+    assertThat(eventsAbout(content))
+        .noneMatch(e -> e.startsWith(SnapshotController.CREATION_FAILED));
+
+    cinder.setStatus(volume, "in-use");
+    Cluster.await("taken", () -> cinder.log().stream().anyMatch(l -> l.startsWith(create)), WAIT);
+    assertThat(cinder.log().stream().filter(l -> l.startsWith(create))).hasSize(1);
+  }
+
+  @Test
+  void aSnapshotOfAVolumeInErrorIsAFailureThatSaysWhy() {
+    String volume = volumeOf(boundClaim("db"));
+    cinder.setStatus(volume, "error_extending");
+    snapshotClass("cinder", DRIVER, "Delete", Map.of());
+    GenericKubernetesResource s = volumeSnapshot("daily", "db", "cinder");
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+    controllerBinds(content);
+    Cluster.await(
+        "told",
+        () ->
+            eventsAbout(content).stream()
+                .anyMatch(
+                    e ->
+                        e.startsWith(SnapshotController.CREATION_FAILED)
+                            && e.contains("volume " + volume + " is error_extending")
+                            && e.contains("only of an available or in-use volume")),
+        WAIT);
+    assertThat(cinder.log()).noneMatch(l -> l.startsWith("createSnapshot"));
+  }
+
   static Stream<Arguments> notOurs() {
     return Stream.of(
         Arguments.of(
