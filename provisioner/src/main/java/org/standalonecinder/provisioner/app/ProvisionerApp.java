@@ -29,6 +29,7 @@ import org.standalonecinder.provisioner.provision.CopyLimits;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
+import org.standalonecinder.provisioner.snapshot.BackupLimits;
 import org.standalonecinder.provisioner.snapshot.SnapshotController;
 
 /**
@@ -83,6 +84,7 @@ public final class ProvisionerApp implements AutoCloseable {
    * @param poolStats how often the pools' capacity metrics are refreshed
    * @param resolver where to answer the webhook's clone checks, or null for none
    * @param copies how many copies Cinder may be making for claims at once
+   * @param backups how many backups Cinder may be taking for VolumeSnapshots at once
    */
   public record Options(
       ProvisionerSettings settings,
@@ -96,7 +98,8 @@ public final class ProvisionerApp implements AutoCloseable {
       Runnable onLostLeadership,
       Duration poolStats,
       Resolver resolver,
-      CopyLimits copies) {
+      CopyLimits copies,
+      BackupLimits backups) {
 
     /** Without an election. */
     public Options(
@@ -119,7 +122,8 @@ public final class ProvisionerApp implements AutoCloseable {
           null,
           DEFAULT_POOL_STATS,
           null,
-          CopyLimits.DEFAULT);
+          CopyLimits.DEFAULT,
+          BackupLimits.DEFAULT);
     }
 
     /** How often the pools' capacity is refreshed unless told otherwise. */
@@ -251,7 +255,7 @@ public final class ProvisionerApp implements AutoCloseable {
         o.workers(),
         o.resync(),
         registry,
-        SnapshotController.Timing.DEFAULT);
+        SnapshotController.Timing.DEFAULT.withBackups(o.backups()));
   }
 
   /** The webhook's clone check, listening; null when it is not asked for. */

@@ -82,7 +82,8 @@ final class RunCommand implements Callable<Integer>, SettingOptions.Configured {
                 () -> new Thread(() -> System.exit(1), "lost-lease").start(),
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
                 run.resolver(),
-                run.copies()));
+                run.copies(),
+                run.backups()));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

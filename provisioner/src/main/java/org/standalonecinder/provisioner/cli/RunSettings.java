@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.mapping.RbdOptions;
 import org.standalonecinder.provisioner.provision.CopyLimits;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings.RbdDefaults;
+import org.standalonecinder.provisioner.snapshot.BackupLimits;
 
 /**
  * {@code run}'s settings: one table (flag, environment variable, parser, default, doc) and what
@@ -149,20 +150,6 @@ final class RunSettings {
           .byDefault("4")
           .doc("claims and volumes worked on at once");
 
-  static final Setting<Integer> MAX_COPIES =
-      Setting.integer("--max-copies", 1, 10_000)
-          .env("MAX_COPIES")
-          .byDefault(String.valueOf(CopyLimits.DEFAULT.total()))
-          .doc(
-              "clones and restores Cinder may be copying for claims at once; more wait in the"
-                  + " queue, told why, without asking Cinder");
-
-  static final Setting<Integer> MAX_COPIES_PER_NAMESPACE =
-      Setting.integer("--max-copies-per-namespace", 1, 10_000)
-          .env("MAX_COPIES_PER_NAMESPACE")
-          .byDefault(String.valueOf(CopyLimits.DEFAULT.perNamespace()))
-          .doc("of those, how many for the claims of one namespace");
-
   static final Setting<Integer> RESYNC_SECONDS =
       Setting.integer("--resync-seconds", 10, Integer.MAX_VALUE)
           .env("RESYNC_SECONDS")
@@ -263,8 +250,10 @@ final class RunSettings {
               RBD_IMAGE_FEATURES,
               SharedSettings.ZONE_LABEL,
               WORKERS,
-              MAX_COPIES,
-              MAX_COPIES_PER_NAMESPACE,
+              LimitSettings.MAX_COPIES,
+              LimitSettings.MAX_COPIES_PER_NAMESPACE,
+              LimitSettings.MAX_BACKUPS,
+              LimitSettings.MAX_BACKUPS_PER_NAMESPACE,
               RESYNC_SECONDS,
               HEALTH_ADDRESS,
               HEALTH_PORT,
@@ -293,6 +282,7 @@ final class RunSettings {
       ProvisionerApp.Resolver resolver,
       int workers,
       CopyLimits copies,
+      BackupLimits backups,
       Duration resync,
       String healthAddress,
       int healthPort,
@@ -377,7 +367,8 @@ final class RunSettings {
         election,
         resolver,
         v.get(WORKERS),
-        new CopyLimits(v.get(MAX_COPIES), v.get(MAX_COPIES_PER_NAMESPACE)),
+        LimitSettings.copies(v),
+        LimitSettings.backups(v),
         Duration.ofSeconds(v.get(RESYNC_SECONDS)),
         v.get(HEALTH_ADDRESS),
         v.get(HEALTH_PORT),

@@ -13,6 +13,12 @@ public record CopyLimits(int total, int perNamespace) {
   /** The defaults: 16 at once, a namespace at most half of them. */
   public static final CopyLimits DEFAULT = new CopyLimits(16, 8);
 
+  /** The same bounds for {@link org.standalonecinder.provisioner.controller.InFlight}. */
+  public org.standalonecinder.provisioner.controller.InFlight.Limits inFlight() {
+    return new org.standalonecinder.provisioner.controller.InFlight.Limits(
+        "copies", total, perNamespace, "--max-copies", "--max-copies-per-namespace");
+  }
+
   public CopyLimits {
     if (total < 1 || perNamespace < 1) {
       throw new IllegalArgumentException("copy limits must be at least 1");

@@ -92,7 +92,8 @@ public final class VolumeProvisioner {
             settings,
             backoff,
             schedulingGrace,
-            new CopiesInFlight(copyLimits, java.time.Clock.systemUTC()),
+            new org.standalonecinder.provisioner.controller.InFlight(
+                copyLimits.inFlight(), java.time.Clock.systemUTC()),
             settings::connector);
     this.auth = new AuthSecrets(secrets, settings);
     this.rbd = new RbdChoices(secrets, settings);

@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.InFlight;
 import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
@@ -54,7 +55,7 @@ final class Volumes {
   private final ProvisionerSettings settings;
   private final Backoff backoff;
   private final BeingMade beingMade;
-  private final CopiesInFlight copies;
+  private final InFlight copies;
   private final java.time.Clock clock = java.time.Clock.systemUTC();
 
   /** The shortest time between two looks at a claim that waits for room for its copy. */
@@ -67,7 +68,7 @@ final class Volumes {
       ProvisionerSettings settings,
       Backoff backoff,
       Duration schedulingGrace,
-      CopiesInFlight copies,
+      InFlight copies,
       java.util.function.Supplier<Connector> connector) {
     this.cinder = cinder;
     this.settings = settings;
@@ -98,7 +99,7 @@ final class Volumes {
     String uid = claim.getMetadata().getUid();
     Map<String, String> meta = NewVolume.metadata(claim, pvName, source, settings.clusterId());
     // A failure of a look keeps the claim's copy counted (Cinder may be filling its volume): made,
-    // never made, or gone ends it, and so do looks that stop (CopiesInFlight.LEASE).
+    // never made, or gone ends it, and so do looks that stop (InFlight.LEASE).
     Volume found = find(pvName, uid, fromBackup);
     Volume volume;
     if (found != null) {

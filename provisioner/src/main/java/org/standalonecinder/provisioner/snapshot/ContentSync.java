@@ -48,7 +48,7 @@ final class ContentSync {
   private final ContentWrites writes;
   private final CinderClient cinder;
   private final Copies copies;
-  private final SourceVolume source;
+  private final TakeGate gate;
   private final ContentSweep sweep;
   private final ContentDeletion deletion;
   private final Function<String, SnapshotClass> classes;
@@ -74,7 +74,7 @@ final class ContentSync {
     this.writes = writes;
     this.cinder = cinder;
     this.copies = new Copies(cinder);
-    this.source = new SourceVolume(cinder, clusterId);
+    this.gate = new TakeGate(cinder, clusterId, timing.backups(), clock);
     this.sweep = new ContentSweep(copies, writes, clusterId, metrics);
     this.pace = new Pace(clock);
     this.deletion = new ContentDeletion(copies, writes, clusterId, metrics, pace, timing, underway);
@@ -103,6 +103,7 @@ final class ContentSync {
       return Optional.empty();
     }
     if (c.toDelete()) {
+      gate.dropped(c);
       return deletion.delete(raw, c, kinds(c), identifying(c.name()));
     }
     if (c.dynamic()) {
@@ -152,20 +153,21 @@ final class ContentSync {
         throw failed(
             c, "its VolumeSnapshotClass " + c.className() + " does not exist (yet)", false);
       }
-      SourceVolume.State volume = source.check(c.volumeHandle(), kind);
-      if (volume.failure() != null) {
-        throw failed(c, volume.failure(), volume.isFinal());
+      TakeGate.State now = gate.check(c, kind);
+      if (now.failure() != null) {
+        throw failed(c, now.failure(), now.isFinal());
       }
-      if (volume.busy() != null) {
-        return Optional.of(awaitVolume(raw, c, volume.busy()));
+      if (now.busy() != null) {
+        return Optional.of(await(raw, c, now.busy()));
       }
-      pace.done("await volume " + c.name());
+      pace.done("await " + c.name());
       if (!c.beingCreated()) {
         c = Content.of(mark(c));
       }
       try {
         s = copies.create(kind, c.name(), c.volumeHandle(), description(c), metadata(c));
       } catch (CinderException e) {
+        gate.dropped(c);
         throw failed(
             c,
             "cannot "
@@ -251,6 +253,7 @@ final class ContentSync {
                   error,
                   clock.instant()));
     }
+    gate.taking(c, s, error != null || ready);
     if (error != null || ready) {
       // Cinder has answered for good: nothing in flight any more.
       if (after.beingCreated()) {
@@ -312,12 +315,12 @@ final class ContentSync {
   }
 
   /**
-   * The content waits on the pace while its volume is busy, told once it lasts; see {@link
-   * SourceVolume}.
+   * The content waits on the pace (its volume busy, or no room for its backup), told once it lasts;
+   * nothing is asked of Cinder meanwhile.
    */
-  private Duration awaitVolume(GenericKubernetesResource raw, Content c, String busy) {
-    Duration age = pace.seen("await volume " + c.name());
-    underway.tell(raw, busy, age, false);
+  private Duration await(GenericKubernetesResource raw, Content c, String why) {
+    Duration age = pace.seen("await " + c.name());
+    underway.tell(raw, why, age, false);
     return Pace.nextLook(age, timing.firstLook());
   }
 

@@ -52,15 +52,28 @@ public final class SnapshotController implements Engine.Part {
   static final Duration TELL_AFTER = Duration.ofSeconds(2);
 
   /**
-   * How the loop follows what Cinder does in the background (no worker waits for it).
+   * How the loop follows what Cinder does in the background (no worker waits for it), and how much
+   * of it it lets Cinder carry at once.
    *
    * @param stuckAfter how long a snapshot may be taken, or a snapshot or backup deleted, before it
    *     is told as a warning (looked at still: Cinder may yet finish)
    * @param firstLook how soon work found under way is looked at again; the looks grow from there
    *     ({@link Pace})
+   * @param backups the bounds on backups being taken at once
    */
-  public record Timing(Duration stuckAfter, Duration firstLook) {
-    public static final Timing DEFAULT = new Timing(Duration.ofMinutes(30), Pace.FIRST_LOOK);
+  public record Timing(Duration stuckAfter, Duration firstLook, BackupLimits backups) {
+    public static final Timing DEFAULT =
+        new Timing(Duration.ofMinutes(30), Pace.FIRST_LOOK, BackupLimits.DEFAULT);
+
+    /** With the default bounds on backups. */
+    public Timing(Duration stuckAfter, Duration firstLook) {
+      this(stuckAfter, firstLook, BackupLimits.DEFAULT);
+    }
+
+    /** The same, with these bounds on backups. */
+    public Timing withBackups(BackupLimits limits) {
+      return new Timing(stuckAfter, firstLook, limits);
+    }
   }
 
   private final EventRecorder events;

@@ -98,7 +98,8 @@ class ClientLoopsTest {
                 null,
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
                 new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN),
-                org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT));
+                org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT,
+                org.standalonecinder.provisioner.snapshot.BackupLimits.DEFAULT));
     await("ready", app::ready, Duration.ofSeconds(30));
     HttpClient http = HttpClient.newHttpClient();
 

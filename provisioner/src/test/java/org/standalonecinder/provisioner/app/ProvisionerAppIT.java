@@ -83,7 +83,8 @@ class ProvisionerAppIT {
                 null,
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
                 new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN),
-                org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT));
+                org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT,
+                org.standalonecinder.provisioner.snapshot.BackupLimits.DEFAULT));
     int port = app.healthPort();
     int resolver = app.resolverPort();
     try {

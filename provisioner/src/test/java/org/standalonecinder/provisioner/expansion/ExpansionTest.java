@@ -258,30 +258,40 @@ class ExpansionTest {
     if (source.equals("iscsi")) {
       return pv;
     }
-    return client
-        .persistentVolumes()
-        .withName(pv.getMetadata().getName())
-        .edit(
-            p -> {
-              p.getSpec().setIscsi(null);
-              if (source.equals("rbd")) {
-                p.getSpec()
-                    .setRbd(
-                        new RBDPersistentVolumeSourceBuilder()
-                            .withMonitors("10.0.0.1:6789")
-                            .withPool("volumes")
-                            .withImage("volume-vol-1")
-                            .build());
-              } else {
-                p.getSpec()
-                    .setCsi(
-                        new CSIPersistentVolumeSourceBuilder()
-                            .withDriver("rbd.csi.ceph.com")
-                            .withVolumeHandle("vol-1")
-                            .build());
-              }
-              return p;
-            });
+    PersistentVolume changed =
+        client
+            .persistentVolumes()
+            .withName(pv.getMetadata().getName())
+            .edit(
+                p -> {
+                  p.getSpec().setIscsi(null);
+                  if (source.equals("rbd")) {
+                    p.getSpec()
+                        .setRbd(
+                            new RBDPersistentVolumeSourceBuilder()
+                                .withMonitors("10.0.0.1:6789")
+                                .withPool("volumes")
+                                .withImage("volume-vol-1")
+                                .build());
+                  } else {
+                    p.getSpec()
+                        .setCsi(
+                            new CSIPersistentVolumeSourceBuilder()
+                                .withDriver("rbd.csi.ceph.com")
+                                .withVolumeHandle("vol-1")
+                                .build());
+                  }
+                  return p;
+                });
+    // A real API server keeps a PV's source as it was made; only this test changes one, and the
+    // controller's cache must have the change before the claim asks (a CI run under load once
+    // grew the PV it still saw as iSCSI).
+    try {
+      Thread.sleep(1_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return changed;
   }
 
   private void ask(String size) {

@@ -117,6 +117,71 @@ class BackupsTest extends SnapshotLoopTest {
     Cluster.await("counted", () -> counted("delete", "succeeded") == 1, WAIT);
   }
 
+  /** A bound claim "db" of our class in namespace web (another namespace than the others'). */
+  private void boundClaimInWeb() {
+    PersistentVolumeClaim web = Fixtures.claimOf(null, "db", "1Gi", "Filesystem");
+    web.getMetadata()
+        .setAnnotations(
+            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
+    web.getSpec().setStorageClassName("cinder");
+    Cluster.bind(client, client.persistentVolumeClaims().inNamespace("web").resource(web).create());
+  }
+
+  private boolean handled(String content) {
+    Content c = contentNow(content);
+    return c != null && c.status() != null && c.status().snapshotHandle() != null;
+  }
+
+  /**
+   * A namespace's burst of backups past {@code --max-backups-per-namespace} (4 by default): the
+   * fifth waits, told on its content, and Cinder is asked nothing for it; another namespace's
+   * backup is taken meanwhile; the fifth is asked once one of the four has ended, once.
+   */
+  @Test
+  void backupsPastTheNamespacesBoundWaitWithoutAskingCinderWhileAnotherNamespacesAreTaken() {
+    snapshotClass("backups", DRIVER, "Delete", Map.of("type", "backup"));
+    List<String> contents = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      // A claim each: Cinder backs up one volume at a time.
+      boundClaim("db-" + i);
+      String content =
+          SnapshotApi.contentName(
+              volumeSnapshot("nightly-" + i, "db-" + i, "backups").getMetadata().getUid());
+      Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+      controllerBinds(content);
+      contents.add(content);
+    }
+    Cluster.await(
+        "four backups taken", () -> contents.stream().filter(this::handled).count() == 4, WAIT);
+    String waiting = contents.stream().filter(c -> !handled(c)).findFirst().orElseThrow();
+    Cluster.await(
+        "the fifth told why it waits",
+        () ->
+            eventsAbout(waiting).stream()
+                .anyMatch(
+                    e ->
+                        e.contains(
+                            "waits to ask Cinder for its backup: 4 backups are in flight in"
+                                + " namespace apps (at most 4 at once,"
+                                + " --max-backups-per-namespace)")),
+        WAIT);
+
+    boundClaimInWeb();
+    String other =
+        SnapshotApi.contentName(
+            volumeSnapshot("web", "nightly", "db", "backups").getMetadata().getUid());
+    Cluster.await("content " + other, () -> contentNow(other) != null, WAIT);
+    controllerBinds(other);
+    Cluster.await("the other namespace's backup taken", () -> handled(other), WAIT);
+    assertThat(handled(waiting)).as("the fifth still waits").isFalse();
+    assertThat(cinder.log().stream().filter(l -> l.startsWith("createBackup"))).hasSize(5);
+
+    String first = contents.stream().filter(this::handled).findFirst().orElseThrow();
+    cinder.setBackupStatus(contentNow(first).status().snapshotHandle(), "available", null);
+    Cluster.await("the fifth taken once one ended", () -> handled(waiting), WAIT);
+    assertThat(cinder.log().stream().filter(l -> l.startsWith("createBackup"))).hasSize(6);
+  }
+
   /**
    * Cinder takes minutes to delete a large backup. Twice as many as the loop has workers, deleted
    * together, hold no worker while it does: another namespace's snapshot is taken and ready
@@ -146,12 +211,7 @@ class BackupsTest extends SnapshotLoopTest {
         () -> backups().stream().allMatch(b -> b.status().equals("deleting")),
         WAIT);
 
-    PersistentVolumeClaim web = Fixtures.claimOf(null, "db", "1Gi", "Filesystem");
-    web.getMetadata()
-        .setAnnotations(
-            Map.of(ClaimAnnotations.STORAGE_PROVISIONER, ProvisionerSettings.DEFAULT_NAME));
-    web.getSpec().setStorageClassName("cinder");
-    Cluster.bind(client, client.persistentVolumeClaims().inNamespace("web").resource(web).create());
+    boundClaimInWeb();
     snapshotClass("snapshots", DRIVER, "Delete", Map.of());
     String other =
         SnapshotApi.contentName(

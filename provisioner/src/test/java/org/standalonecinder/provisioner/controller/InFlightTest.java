@@ -1,4 +1,4 @@
-package org.standalonecinder.provisioner.provision;
+package org.standalonecinder.provisioner.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The bounds on copies in flight, one rule a row (limits: 3 overall, 2 a namespace). */
-class CopiesInFlightTest {
+class InFlightTest {
 
   private static final String APPS_FULL =
       "2 copies are in flight in namespace apps (at most 2 at once, --max-copies-per-namespace)";
@@ -44,12 +44,12 @@ class CopiesInFlightTest {
   }
 
   static Arguments row(
-      String name, BiConsumer<CopiesInFlight, Moving> before, String uid, String ns, String said) {
+      String name, BiConsumer<InFlight, Moving> before, String uid, String ns, String said) {
     return Arguments.of(name, before, uid, ns, said);
   }
 
   static Stream<Arguments> rows() {
-    BiConsumer<CopiesInFlight, Moving> twoInApps =
+    BiConsumer<InFlight, Moving> twoInApps =
         (c, t) -> {
           c.reserve("a1", "apps");
           c.reserve("a2", "apps");
@@ -79,7 +79,7 @@ class CopiesInFlightTest {
             APPS_FULL),
         row(
             "copies whose looks stopped for the lease no longer count",
-            twoInApps.andThen((c, t) -> t.pass(CopiesInFlight.LEASE.plusSeconds(1))),
+            twoInApps.andThen((c, t) -> t.pass(InFlight.LEASE.plusSeconds(1))),
             "a3",
             "apps",
             null),
@@ -87,7 +87,7 @@ class CopiesInFlightTest {
             "a look within the lease renews a copy",
             twoInApps.andThen(
                 (c, t) -> {
-                  t.pass(CopiesInFlight.LEASE.minusSeconds(10));
+                  t.pass(InFlight.LEASE.minusSeconds(10));
                   c.reserve("a1", "apps");
                   c.reserve("a2", "apps");
                   t.pass(Duration.ofSeconds(20));
@@ -100,9 +100,12 @@ class CopiesInFlightTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("rows")
   void aCopyIsCountedOrWaits(
-      String name, BiConsumer<CopiesInFlight, Moving> before, String uid, String ns, String said) {
+      String name, BiConsumer<InFlight, Moving> before, String uid, String ns, String said) {
     Moving clock = new Moving();
-    CopiesInFlight copies = new CopiesInFlight(new CopyLimits(3, 2), clock);
+    InFlight copies =
+        new InFlight(
+            new InFlight.Limits("copies", 3, 2, "--max-copies", "--max-copies-per-namespace"),
+            clock);
     before.accept(copies, clock);
     boolean counted = copies.counts(uid);
     int size = copies.size();
