@@ -34,13 +34,13 @@ import org.standalonecinder.provisioner.provision.Names;
  * namespace's plain claim waited for one to come free (18.1 s against 2.3 s alone, with four clones
  * of 3 GiB).
  *
- * <p>What "beside them" means is measured, not assumed. The plain claim's time is compared with
- * the same provisioner's unloaded time in the same run, allowing for how much slower Cinder's own
- * calls for one claim are at that moment: the lab's Cinder copies on the cores everything else
- * runs on, so what is held is the provisioner's own share, which may grow by 2 s at most. Each row
- * also checks that copies were still being made when it finished; a run whose copies ended first
- * proves nothing and fails saying so ({@code -Dbusy.gib} makes the source larger). The figures go
- * to the report {@code busy-cinder.txt}.
+ * <p>What "beside them" means is measured, not assumed. The plain claim's time is compared with the
+ * same provisioner's unloaded time in the same run, allowing for how much slower Cinder's own calls
+ * for one claim are at that moment: the lab's Cinder copies on the cores everything else runs on,
+ * so what is held is the provisioner's own share, which may grow by 2 s at most. Each row also
+ * checks that copies were still being made when it finished; a run whose copies ended first proves
+ * nothing and fails saying so ({@code -Dbusy.gib} makes the source larger). The figures go to the
+ * report {@code busy-cinder.txt}.
  */
 @ExtendWith(Installed.class)
 @Order(7)
@@ -50,6 +50,12 @@ class BusyCinderE2EIT {
   private static final int COPIES = 4;
 
   private static final long GIB = 1L << 30;
+
+  @org.junit.jupiter.api.BeforeAll
+  static void theClusterServesSnapshots(LocalInstall it) {
+    SnapshotCases.requireSnapshotController(it);
+  }
+
   private static final Duration WAIT = Duration.ofSeconds(300);
 
   @Test
@@ -61,6 +67,7 @@ class BusyCinderE2EIT {
     String snapClass = "snap-" + busy.ns;
     String backupClass = "backup-" + busy.ns;
     List<String> report = new ArrayList<>();
+    boolean passed = false;
     try (MortalProvisioner p = busy.provisioner(0)) {
       it.kubectl.ok(
           SnapshotObjects.snapshotClass(snapClass, busy.settings.provisionerName(), false)
@@ -79,7 +86,12 @@ class BusyCinderE2EIT {
         alone.add((System.nanoTime() - t0) / 1_000_000);
       }
       long unloaded = alone.stream().sorted().toList().get(1);
-      long cinderAlone = cinderOwnMs(busy);
+      long cinderAlone =
+          java.util.stream.Stream.generate(() -> cinderOwnMs(busy))
+              .limit(3)
+              .sorted()
+              .toList()
+              .get(1);
       report.add(
           "unloaded claims bound in "
               + alone
@@ -98,8 +110,11 @@ class BusyCinderE2EIT {
 
       Set<String> copies = Set.of("clone-1", "clone-2", "from-snap", "from-bak");
       it.kubectl.ok(copiesYaml(busy, gib), "apply", "-f", "-");
+      // All four at once, or all but one (on a fast disk a clone may end before the last starts).
       Waits.await(
-          "Cinder copying into every copy's volume", () -> copying(busy).size() == COPIES, WAIT);
+          "Cinder copying into the copies' volumes",
+          () -> copying(busy).size() >= COPIES - 1,
+          WAIT);
 
       String releasedPv = pvOf(it, quiet, "released");
       var cinderBusy = java.util.concurrent.CompletableFuture.supplyAsync(() -> cinderOwnMs(busy));
@@ -125,9 +140,11 @@ class BusyCinderE2EIT {
                   + report);
         }
         long ms = (System.nanoTime() - t1) / 1_000_000;
-        if (!plainBound && isBound(it, quiet, "plain")) {
+        if (!plainBound && answers(() -> isBound(it, quiet, "plain"))) {
           plainBound = true;
-          report.add(at("plain claim bound", ms, busy));
+          int underWay = copying(busy).size();
+          report.add(
+              "plain claim bound after " + ms + " ms, with " + underWay + " copies under way");
           // Cinder shares this machine's cores with its copies, so its own calls are slower now
           // too: what the provisioner adds to them may grow by 2 s at most.
           long cinderLoaded = cinderBusy.join();
@@ -142,16 +159,17 @@ class BusyCinderE2EIT {
                       + cinderLoaded
                       + " ms now")
               .isLessThanOrEqualTo(unloaded + Math.max(0, cinderLoaded - cinderAlone) + 2000);
-          assertThat(copying(busy))
+          assertThat(underWay)
               .as("copies still being made as the plain claim was bound")
-              .hasSizeGreaterThanOrEqualTo(2);
+              .isGreaterThanOrEqualTo(2);
         }
-        if (!releasedGone && it.admin.persistentVolumes().withName(releasedPv).get() == null) {
+        if (!releasedGone
+            && answers(() -> it.admin.persistentVolumes().withName(releasedPv).get() == null)) {
           releasedGone = true;
           report.add(at("released PV and its volume gone", ms, busy));
           assertThat(copying(busy)).as("copies being made as the release ended").isNotEmpty();
         }
-        if (!grownDone && busy.grown(quiet, "grown", 2)) {
+        if (!grownDone && answers(() -> busy.grown(quiet, "grown", 2))) {
           grownDone = true;
           report.add(at("expansion finished", ms, busy));
           assertThat(copying(busy)).as("copies being made as the expansion ended").isNotEmpty();
@@ -184,14 +202,37 @@ class BusyCinderE2EIT {
               it.cinder.findSnapshots(null, ours(busy)).isEmpty()
                   && it.cinder.findBackups(null, ours(busy)).isEmpty(),
           WAIT);
+      passed = true;
     } finally {
       ReliabilityReport out = ReliabilityReport.fresh("busy-cinder.txt");
       report.forEach(l -> out.line("%s", l));
+      // Also after a failure: its gigabytes would stay under a provisioner nothing else serves.
+      try {
+        it.admin
+            .genericKubernetesResources(SnapshotObjects.SNAPSHOTS)
+            .inNamespace(busy.ns)
+            .delete();
+        it.admin.persistentVolumeClaims().inNamespace(quiet).delete();
+        busy.cleanUp(WAIT);
+        it.admin.namespaces().withName(quiet).delete();
+        it.admin.genericKubernetesResources(SnapshotObjects.CLASSES).withName(snapClass).delete();
+        it.admin.genericKubernetesResources(SnapshotObjects.CLASSES).withName(backupClass).delete();
+      } catch (RuntimeException | AssertionError e) {
+        if (passed) {
+          throw e;
+        }
+        out.line("clean-up after the failure failed too: %s", e);
+      }
     }
-    busy.cleanUp(WAIT);
-    it.admin.namespaces().withName(quiet).delete();
-    it.admin.genericKubernetesResources(SnapshotObjects.CLASSES).withName(snapClass).delete();
-    it.admin.genericKubernetesResources(SnapshotObjects.CLASSES).withName(backupClass).delete();
+  }
+
+  /** Whether the look says yes; a look the API server or Cinder did not answer says no. */
+  private static boolean answers(java.util.function.BooleanSupplier look) {
+    try {
+      return look.getAsBoolean();
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /** Applies a claim of {@code gib} GiB and waits for its PV; the Cinder volume's id. */
@@ -257,8 +298,14 @@ class BusyCinderE2EIT {
     long t0 = System.nanoTime();
     Volume v = cinder.createVolume(VolumeSpec.blank(tag, 1).withMetadata(Map.of("e2e-own", tag)));
     try {
-      while (!cinder.getVolume(v.id()).map(x -> x.status().equals("available")).orElse(false)) {
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      String status = v.status();
+      while (!status.equals("available")) {
+        if (status.startsWith("error") || System.nanoTime() > deadline) {
+          throw new AssertionError("Cinder's own volume " + v.id() + " is " + status);
+        }
         Thread.sleep(100);
+        status = cinder.getVolume(v.id()).map(Volume::status).orElse("gone");
       }
       Attachment a = cinder.createAttachment(v.id(), busy.settings.connector());
       cinder.completeAttachment(a.id());

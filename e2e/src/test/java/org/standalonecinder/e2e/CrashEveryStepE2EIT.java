@@ -92,7 +92,7 @@ class CrashEveryStepE2EIT {
           },
           SETTLE);
       if (op == Operation.EXPAND) {
-        // Grown once: a second extend would have made it 3 GiB or been refused as a shrink.
+        // Grown as asked: the volume and the PV at 2 GiB, the claim waiting for its filesystem.
         Waits.await("data grown to 2 GiB", () -> claims.grown(claims.ns, "data", 2), SETTLE);
       }
     }

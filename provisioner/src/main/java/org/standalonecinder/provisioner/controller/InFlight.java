@@ -22,10 +22,12 @@ import java.util.Map;
 public final class InFlight {
 
   /**
-   * How long an operation counts without a look: longer than the longest time between two looks
-   * ({@link Pace#LONGEST_LOOK}), with room for a slow queue.
+   * How long an operation counts without a look: far longer than the longest time between two looks
+   * ({@link Pace#LONGEST_LOOK}), so that a slow queue or a few failed looks in a row (the backoff
+   * reaches minutes) do not let its room go while Cinder still carries it; as long as the pace
+   * remembers a look ({@link Pace#FORGOTTEN_AFTER}).
    */
-  public static final Duration LEASE = Duration.ofMinutes(2);
+  public static final Duration LEASE = Pace.FORGOTTEN_AFTER;
 
   /**
    * The bounds and how they are named.

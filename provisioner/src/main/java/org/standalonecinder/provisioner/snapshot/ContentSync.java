@@ -74,7 +74,7 @@ final class ContentSync {
     this.writes = writes;
     this.cinder = cinder;
     this.copies = new Copies(cinder);
-    this.gate = new TakeGate(cinder, clusterId, timing.backups(), clock);
+    this.gate = new TakeGate(cinder, clusterId, timing, underway, clock);
     this.sweep = new ContentSweep(copies, writes, clusterId, metrics);
     this.pace = new Pace(clock);
     this.deletion = new ContentDeletion(copies, writes, clusterId, metrics, pace, timing, underway);
@@ -137,6 +137,12 @@ final class ContentSync {
       return Optional.empty();
     }
     Copy.Kind kind = kind(c);
+    if (kind == Copy.Kind.BACKUP && neverAsked(c)) {
+      String full = gate.room(c);
+      if (full != null) {
+        return Optional.of(gate.await(raw, c, full, true));
+      }
+    }
     Copy s = found(c, kind == null ? List.of(Copy.Kind.values()) : List.of(kind));
     if (s == null) {
       if (c.status() != null && c.status().snapshotHandle() != null) {
@@ -153,14 +159,11 @@ final class ContentSync {
         throw failed(
             c, "its VolumeSnapshotClass " + c.className() + " does not exist (yet)", false);
       }
-      TakeGate.State now = gate.check(c, kind);
-      if (now.failure() != null) {
-        throw failed(c, now.failure(), now.isFinal());
+      Optional<Duration> busy = waitForVolume(raw, c, kind);
+      if (busy.isPresent()) {
+        return busy;
       }
-      if (now.busy() != null) {
-        return Optional.of(await(raw, c, now.busy()));
-      }
-      pace.done("await " + c.name());
+      gate.passed(c);
       if (!c.beingCreated()) {
         c = Content.of(mark(c));
       }
@@ -315,13 +318,30 @@ final class ContentSync {
   }
 
   /**
-   * The content waits on the pace (its volume busy, or no room for its backup), told once it lasts;
-   * nothing is asked of Cinder meanwhile.
+   * When to look again while Cinder is busy with the content's volume, or empty when it may be
+   * taken now; a backup's room is given back meanwhile.
+   *
+   * @throws ProvisioningException when the volume cannot be taken at all
    */
-  private Duration await(GenericKubernetesResource raw, Content c, String why) {
-    Duration age = pace.seen("await " + c.name());
-    underway.tell(raw, why, age, false);
-    return Pace.nextLook(age, timing.firstLook());
+  private Optional<Duration> waitForVolume(
+      GenericKubernetesResource raw, Content c, Copy.Kind kind) {
+    TakeGate.State now = gate.check(c, kind);
+    if (now.failure() != null || now.busy() != null) {
+      gate.dropped(c);
+    }
+    if (now.failure() != null) {
+      throw failed(c, now.failure(), now.isFinal());
+    }
+    return now.busy() == null
+        ? Optional.empty()
+        : Optional.of(gate.await(raw, c, now.busy(), false));
+  }
+
+  /**
+   * Cinder was never asked for the content's snapshot or backup: it is not marked, nor recorded.
+   */
+  private static boolean neverAsked(Content c) {
+    return !c.beingCreated() && (c.status() == null || c.status().snapshotHandle() == null);
   }
 
   private GenericKubernetesResource mark(Content c) {

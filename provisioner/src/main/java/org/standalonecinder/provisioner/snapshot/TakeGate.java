@@ -1,10 +1,14 @@
 package org.standalonecinder.provisioner.snapshot;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Set;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.InFlight;
+import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.provision.Names;
 
 /**
@@ -36,27 +40,77 @@ final class TakeGate {
   private final CinderClient cinder;
   private final String clusterId;
   private final InFlight backups;
+  private final SnapshotController.Timing timing;
+  private final ContentSync.Underway underway;
+  private final Clock clock;
+  private final Pace pace;
 
-  TakeGate(CinderClient cinder, String clusterId, BackupLimits limits, Clock clock) {
+  TakeGate(
+      CinderClient cinder,
+      String clusterId,
+      SnapshotController.Timing timing,
+      ContentSync.Underway underway,
+      Clock clock) {
     this.cinder = cinder;
     this.clusterId = clusterId;
-    this.backups = new InFlight(limits.inFlight(), clock);
+    this.backups = new InFlight(timing.backups().inFlight(), clock);
+    this.timing = timing;
+    this.underway = underway;
+    this.clock = clock;
+    this.pace = new Pace(clock);
   }
 
   /**
-   * Whether the content's snapshot or backup may be asked now; a backup with room is counted among
-   * those in flight from here.
+   * The content waits on the pace (its volume busy, or no room for its backup), told once it lasts;
+   * nothing is asked of Cinder meanwhile. Timed from the content's making, which a restart keeps: a
+   * volume busy past the deadline is told as a warning (a stuck attachment or maintenance is the
+   * admin's to clear). A wait for room is not: the room comes when others' backups end.
    */
-  State check(Content c, Copy.Kind kind) {
-    State volume = volume(c.volumeHandle(), kind);
-    if (volume.failure() != null || volume.busy() != null || kind != Copy.Kind.BACKUP) {
-      return volume;
+  Duration await(GenericKubernetesResource raw, Content c, String why, boolean room) {
+    Instant made = madeAt(raw);
+    Duration age =
+        made != null && made.isBefore(clock.instant())
+            ? Duration.between(made, clock.instant())
+            : pace.seen(c.name());
+    underway.tell(raw, why, age, !room && age.compareTo(timing.stuckAfter()) >= 0);
+    Duration next = Pace.nextLook(age, timing.firstLook());
+    return room && next.compareTo(WAIT_FOR_ROOM) < 0 ? WAIT_FOR_ROOM : next;
+  }
+
+  private static Instant madeAt(GenericKubernetesResource raw) {
+    try {
+      String t = raw.getMetadata() == null ? null : raw.getMetadata().getCreationTimestamp();
+      return t == null ? null : Instant.parse(t);
+    } catch (java.time.format.DateTimeParseException e) {
+      return null;
     }
+  }
+
+  /** The shortest time between two looks at a content that waits for room for its backup. */
+  static final Duration WAIT_FOR_ROOM = Duration.ofSeconds(5);
+
+  /** The content waits no more: its snapshot or backup is asked now. */
+  void passed(Content c) {
+    pace.done(c.name());
+  }
+
+  /**
+   * Room for the content's backup among those in flight, counted from here (or renewed); or why it
+   * waits. Asked before anything of Cinder, so that a namespace's thousand waiting backups cost
+   * Cinder nothing.
+   */
+  String room(Content c) {
     String full = backups.reserve(c.name(), c.snapshotNamespace());
     return full == null
-        ? State.FREE
-        : new State(
-            null, false, "waits to ask Cinder for its backup: " + full + "; asked once one ends");
+        ? null
+        : "waits to ask Cinder for its backup: "
+            + full
+            + "; asked at a look after one of them has ended";
+  }
+
+  /** Whether the content's snapshot or backup may be asked of its volume now. */
+  State check(Content c, Copy.Kind kind) {
+    return volume(c.volumeHandle(), kind);
   }
 
   /**

@@ -84,6 +84,38 @@ class InFlightTest {
             "apps",
             null),
         row(
+            "one found under way is held past the bound, and counts against the next",
+            twoInApps.andThen((c, t) -> c.hold("found", "apps")),
+            "o1",
+            "other",
+            ALL_FULL),
+        row(
+            "one held is renewed by its look, not refused",
+            twoInApps.andThen((c, t) -> c.hold("a3", "apps")),
+            "a3",
+            "apps",
+            null),
+        row(
+            "one held and ended leaves room",
+            twoInApps.andThen(
+                (c, t) -> {
+                  c.hold("o1", "other");
+                  c.release("o1");
+                }),
+            "b1",
+            "b",
+            null),
+        row(
+            "one held whose looks stopped for the lease no longer counts",
+            (c, t) -> {
+              c.hold("a1", "apps");
+              c.hold("a2", "apps");
+              t.pass(InFlight.LEASE.plusSeconds(1));
+            },
+            "a3",
+            "apps",
+            null),
+        row(
             "a look within the lease renews a copy",
             twoInApps.andThen(
                 (c, t) -> {
