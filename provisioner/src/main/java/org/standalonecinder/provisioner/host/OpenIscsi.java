@@ -51,7 +51,7 @@ public final class OpenIscsi {
       ISCSIPersistentVolumeSource s, Map<String, String> chap, boolean multipath) {
     List<Command> out = new ArrayList<>();
     for (String portal : portals(s, multipath)) {
-      out.add(node(s, portal, "--interface", "default", "--op", "new"));
+      out.add(node(s, portal, "--op", "new"));
       if (Boolean.TRUE.equals(s.getChapAuthSession())) {
         out.add(update(s, portal, "node.session.auth.authmethod", "CHAP"));
         out.add(update(s, portal, IscsiMapper.SESSION_USER, chap.get(IscsiMapper.SESSION_USER)));
@@ -96,9 +96,27 @@ public final class OpenIscsi {
     return BY_PATH + "/ip-" + portal + "-iscsi-" + s.getIqn() + "-lun-" + s.getLun();
   }
 
+  /**
+   * A command on this host's own node record of the target through the portal: always through the
+   * {@code default} interface. Without it iscsiadm acts on every record of the target, and the
+   * kubelet's SendTargets discovery for another volume on the same portal writes one for every
+   * target there under an interface of its own (named after its PV, with that PV's CHAP): a login
+   * then also tried that record and failed on its CHAP (seen in CI), and an update or a delete
+   * would change the kubelet's records.
+   */
   private static Command node(ISCSIPersistentVolumeSource s, String portal, String... rest) {
     List<String> argv =
-        new ArrayList<>(List.of("iscsiadm", "-m", "node", "-T", s.getIqn(), "-p", portal));
+        new ArrayList<>(
+            List.of(
+                "iscsiadm",
+                "-m",
+                "node",
+                "-T",
+                s.getIqn(),
+                "-p",
+                portal,
+                "--interface",
+                "default"));
     argv.addAll(List.of(rest));
     return Command.of(argv).againOn(DATABASE_FAILURE);
   }

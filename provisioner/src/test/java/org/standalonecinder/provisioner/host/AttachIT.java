@@ -86,7 +86,7 @@ class AttachIT {
         + iqn
         + " -p "
         + LocalCinder.env().getOrDefault("CINDER_ISCSI_PORTAL", "127.0.0.1:3260")
-        + " "
+        + " --interface default "
         + rest;
   }
 
@@ -114,7 +114,7 @@ class AttachIT {
     assertThat(host.commands())
         .as("the exact iscsiadm commands, the CHAP secret masked")
         .containsExactly(
-            nodeCommand(iqn, "--interface default --op new"),
+            nodeCommand(iqn, "--op new"),
             nodeCommand(iqn, "--op update -n node.session.auth.authmethod -v CHAP"),
             host.commands().get(2),
             nodeCommand(iqn, "--op update -n node.session.auth.password -v ***"),

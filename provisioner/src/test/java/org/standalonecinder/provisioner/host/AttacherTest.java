@@ -20,11 +20,12 @@ import org.standalonecinder.provisioner.cinder.Volume;
 class AttacherTest {
 
   static final String IQN = "iqn.2010-10.org.openstack:volume-x";
-  static final String NODE = "run iscsiadm -m node -T " + IQN + " -p 127.0.0.1:3260 ";
+  static final String NODE =
+      "run iscsiadm -m node -T " + IQN + " -p 127.0.0.1:3260 --interface default ";
   static final String DEVICE = "/dev/disk/by-path/ip-127.0.0.1:3260-iscsi-" + IQN + "-lun-1";
   static final List<String> LOGIN =
       List.of(
-          NODE + "--interface default --op new",
+          NODE + "--op new",
           NODE + "--op update -n node.session.auth.authmethod -v CHAP",
           NODE + "--op update -n node.session.auth.username -v chap-user",
           NODE + "--op update -n node.session.auth.password -v ***",

@@ -22,7 +22,8 @@ import org.standalonecinder.provisioner.mapping.IscsiMapper;
  */
 class LibiscsiHost implements Host {
 
-  private static final Pattern NODE = Pattern.compile("iscsiadm -m node -T (\\S+) -p (\\S+) (.*)");
+  private static final Pattern NODE =
+      Pattern.compile("iscsiadm -m node -T (\\S+) -p (\\S+) --interface default (.*)");
   private static final Pattern DEVICE =
       Pattern.compile("/dev/disk/by-path/ip-(.+)-iscsi-(.+)-lun-(\\d+)");
 
@@ -92,7 +93,7 @@ class LibiscsiHost implements Host {
     }
     String key = m.group(1) + " " + m.group(2);
     String rest = m.group(3);
-    if (rest.equals("--interface default --op new")) {
+    if (rest.equals("--op new")) {
       records.putIfAbsent(key, new HashMap<>());
       return new Result(0, "");
     }

@@ -35,11 +35,14 @@ class OpenIscsiTest {
     assertThat(OpenIscsi.login(export(true), CHAP, false).stream().map(Command::shown))
         .containsExactly(
             NODE + "10.0.0.1:3260 --interface default --op new",
-            NODE + "10.0.0.1:3260 --op update -n node.session.auth.authmethod -v CHAP",
-            NODE + "10.0.0.1:3260 --op update -n node.session.auth.username -v u1",
-            NODE + "10.0.0.1:3260 --op update -n node.session.auth.password -v ***",
-            NODE + "10.0.0.1:3260 --login",
-            NODE + "10.0.0.1:3260 --op update -n node.startup -v automatic");
+            NODE
+                + "10.0.0.1:3260 --interface default --op update -n node.session.auth.authmethod -v CHAP",
+            NODE
+                + "10.0.0.1:3260 --interface default --op update -n node.session.auth.username -v u1",
+            NODE
+                + "10.0.0.1:3260 --interface default --op update -n node.session.auth.password -v ***",
+            NODE + "10.0.0.1:3260 --interface default --login",
+            NODE + "10.0.0.1:3260 --interface default --op update -n node.startup -v automatic");
   }
 
   @Test
@@ -72,9 +75,9 @@ class OpenIscsiTest {
     var logout = OpenIscsi.logout(export(true), false);
     assertThat(logout.stream().map(Command::shown))
         .containsExactly(
-            NODE + "10.0.0.1:3260 --op update -n node.startup -v manual",
-            NODE + "10.0.0.1:3260 --logout",
-            NODE + "10.0.0.1:3260 --op delete");
+            NODE + "10.0.0.1:3260 --interface default --op update -n node.startup -v manual",
+            NODE + "10.0.0.1:3260 --interface default --logout",
+            NODE + "10.0.0.1:3260 --interface default --op delete");
     assertThat(logout).allSatisfy(c -> assertThat(c.alsoOk()).isEqualTo(Set.of(21)));
     assertThat(OpenIscsi.login(export(false), Map.of(), false).get(1).alsoOk())
         .isEqualTo(Set.of(15));
