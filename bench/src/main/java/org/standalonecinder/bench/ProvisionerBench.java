@@ -237,11 +237,12 @@ final class ProvisionerBench {
             client,
             cinder,
             new VolumeProvisioner(
-                cinder,
-                new KubernetesSecretStore(client),
-                VolumeMappers.standard(),
-                s,
-                Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2))),
+                    cinder,
+                    new KubernetesSecretStore(client),
+                    VolumeMappers.standard(),
+                    s,
+                    Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2)))
+                .withExportThreads(workers),
             s,
             new EventRecorder(client, s.provisionerName(), "bench", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(5), 20),

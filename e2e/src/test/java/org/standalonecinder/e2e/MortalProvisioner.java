@@ -104,11 +104,12 @@ final class MortalProvisioner implements AutoCloseable {
     CinderClient side = cinderSide(cinder);
     VolumeProvisioner provisioner =
         new VolumeProvisioner(
-            side,
-            new KubernetesSecretStore(client),
-            VolumeMappers.standard(),
-            settings,
-            VolumeProvisioner.defaultBackoff());
+                side,
+                new KubernetesSecretStore(client),
+                VolumeMappers.standard(),
+                settings,
+                VolumeProvisioner.defaultBackoff())
+            .withExportThreads(2);
     var parts =
         org.standalonecinder.provisioner.app.Wiring.build(
             client,

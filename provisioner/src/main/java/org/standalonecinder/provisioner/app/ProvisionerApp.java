@@ -248,7 +248,8 @@ public final class ProvisionerApp implements AutoCloseable {
                 VolumeMappers.standard(),
                 settings,
                 VolumeProvisioner.defaultBackoff())
-            .withCopyLimits(o.copies()),
+            .withCopyLimits(o.copies())
+            .withExportThreads(o.workers()),
         settings,
         new EventRecorder(client, settings.provisionerName(), o.instance(), Clock.systemUTC()),
         o.retry(),

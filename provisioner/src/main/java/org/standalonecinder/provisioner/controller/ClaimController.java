@@ -83,7 +83,7 @@ public final class ClaimController implements Engine.Part {
               t.setDaemon(true);
               return t;
             });
-    this.sync = new ClaimSync(client, cache, provisioner, events, metrics, notices);
+    this.sync = new ClaimSync(client, cache, provisioner, events, metrics, notices, this::again);
     // Claims take turns by namespace; PVs, which only admins make, share one line.
     this.loop =
         new Loop<>(
@@ -94,6 +94,11 @@ public final class ClaimController implements Engine.Part {
             new Claims(),
             new LoopMetrics(registry));
     metrics.queue(loop::size);
+  }
+
+  /** Work a key started in the background ended: the key is worked on again at once. */
+  private void again(WorkKey key) {
+    loop.add(key);
   }
 
   @Override

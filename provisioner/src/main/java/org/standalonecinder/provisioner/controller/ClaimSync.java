@@ -39,12 +39,17 @@ final class ClaimSync {
   private final EventRecorder events;
   private final ProvisionMetrics metrics;
   private final ScheduledExecutorService notices;
+  private final java.util.function.Consumer<WorkKey> again;
+
+  /** When this process first looked at each claim it is provisioning. */
+  private final Pace looking = new Pace(java.time.Clock.systemUTC());
 
   /** How long a provisioning runs before its claim is told that it is under way. */
   static final Duration TELL_AFTER = Duration.ofSeconds(2);
 
   /**
    * @param notices where the {@code Provisioning} events of provisionings that last are told from
+   * @param again brings a claim to the loop again at once (work it started in the background ended)
    */
   ClaimSync(
       KubernetesClient client,
@@ -52,8 +57,10 @@ final class ClaimSync {
       Provisioner provisioner,
       EventRecorder events,
       ProvisionMetrics metrics,
-      ScheduledExecutorService notices) {
+      ScheduledExecutorService notices,
+      java.util.function.Consumer<WorkKey> again) {
     this.client = client;
+    this.again = again;
     this.cache = cache;
     this.provisioner = provisioner;
     this.events = events;
@@ -119,7 +126,10 @@ final class ClaimSync {
   private Optional<Duration> provision(
       PersistentVolumeClaim claim, StorageClass sc, String pvName, Map<String, String> nodeLabels) {
     String kind = provisioner.kind(claim);
-    long started = System.nanoTime();
+    String uid = claim.getMetadata().getUid();
+    // A claim's provisioning spans looks (Cinder makes and exports its volume in the background):
+    // its time runs from the first look of this process.
+    long started = System.nanoTime() - looking.seen(uid).toNanos();
     String outcome = null;
     Notice notice = new Notice(claim);
     try {
@@ -146,6 +156,12 @@ final class ClaimSync {
             tellProvisioning(claim, ": " + result.detail());
           }
           LOG.debug("in background: {}", result.detail());
+          if (result.progress().wake() != null) {
+            WorkKey key =
+                new WorkKey.Claim(
+                    claim.getMetadata().getNamespace(), claim.getMetadata().getName());
+            result.progress().wake().whenComplete((done, failed) -> again.accept(key));
+          }
           return Optional.of(result.progress().after());
         }
         case NO_CHANGE, IGNORED -> LOG.debug("{}: {}", result.state(), result.detail());
@@ -161,6 +177,9 @@ final class ClaimSync {
       notice.cancel();
       if (outcome != null) {
         metrics.provisioned(kind, outcome, System.nanoTime() - started);
+      }
+      if ("succeeded".equals(outcome) || "refused".equals(outcome)) {
+        looking.done(uid);
       }
     }
   }

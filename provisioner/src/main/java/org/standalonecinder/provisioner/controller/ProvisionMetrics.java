@@ -67,7 +67,7 @@ final class ProvisionMetrics {
     provisions(kind, result).increment();
     if ("succeeded".equals(result)) {
       Timer.builder("standalone_cinder_provision_seconds")
-          .description("time from the first Cinder call to the PV, successful attempts")
+          .description("time from the first look at a claim to its PV, successful provisionings")
           .tags("kind", kind)
           .publishPercentileHistogram()
           .register(registry)

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.controller;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 
 /**
  * What a {@link Provisioner#provision} did.
@@ -23,11 +24,18 @@ public record ProvisionResult(
    *
    * @param soFar how long it has run (by the storage's own record where it has one)
    * @param after when to look at it again
+   * @param wake when it completes, the loop looks again at once (null: only after {@code after});
+   *     for work this process carries itself, whose end it knows
    */
-  public record Progress(Duration soFar, Duration after) {
+  public record Progress(Duration soFar, Duration after, CompletionStage<?> wake) {
     public Progress {
       Objects.requireNonNull(soFar, "soFar");
       Objects.requireNonNull(after, "after");
+    }
+
+    /** Work whose end only a look tells. */
+    public Progress(Duration soFar, Duration after) {
+      this(soFar, after, null);
     }
   }
 

@@ -24,6 +24,7 @@ import org.standalonecinder.provisioner.controller.WorkKey;
 import org.standalonecinder.provisioner.expansion.ClaimExpansion;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.StillMaking;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 import org.standalonecinder.provisioner.provision.VolumeSource;
 import org.standalonecinder.provisioner.snapshot.RestoreResolver;
@@ -126,7 +127,7 @@ public final class CinderProvisioner implements Provisioner {
       // Room first: a copy that must wait for it costs Cinder and the API server nothing.
       try {
         volumes.reserveCopy(claim);
-      } catch (VolumeProvisioner.StillMaking waiting) {
+      } catch (StillMaking waiting) {
         return ProvisionResult.inBackground(waiting.getMessage(), waiting.progress());
       }
     }
@@ -185,7 +186,7 @@ public final class CinderProvisioner implements Provisioner {
     } catch (VolumeProvisioner.AlreadyProvisioned made) {
       // The loop's cache had not seen the PV yet: the binder takes it from here.
       return ProvisionResult.noChange(made.getMessage());
-    } catch (VolumeProvisioner.StillMaking copying) {
+    } catch (StillMaking copying) {
       return ProvisionResult.inBackground(copying.getMessage(), copying.progress());
     }
     return ProvisionResult.finished(

@@ -80,7 +80,7 @@ final class BeingMade {
    * @throws ProvisioningException (not final) when no scheduler ever took it: it was deleted, and
    *     the next attempt makes a new one
    */
-  VolumeProvisioner.StillMaking look(Volume v, String filling) {
+  StillMaking look(Volume v, String filling) {
     Instant now = clock.instant();
     seen.values().removeIf(old -> old.last.isBefore(now.minus(Pace.FORGOTTEN_AFTER)));
     Seen s = seen.computeIfAbsent(v.id(), id -> new Seen(now));
@@ -124,9 +124,8 @@ final class BeingMade {
    * @param age the shorter of that and this process' own count (what the next look is timed by: a
    *     Cinder clock behind ours must not slow the looks at a new volume)
    */
-  private VolumeProvisioner.StillMaking still(
-      Volume v, String filling, Duration soFar, Duration age) {
-    return new VolumeProvisioner.StillMaking(
+  private StillMaking still(Volume v, String filling, Duration soFar, Duration age) {
+    return new StillMaking(
         v.id(),
         "Cinder is "
             + filling

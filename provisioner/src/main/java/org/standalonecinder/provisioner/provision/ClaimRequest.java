@@ -9,6 +9,7 @@ import java.util.List;
 import org.standalonecinder.api.AccessModes;
 import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.api.InvalidClassParametersException;
+import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /**
@@ -133,6 +134,16 @@ public record ClaimRequest(
               + " GiB, more than this claim requests ("
               + sizeGib
               + " GiB)");
+    }
+  }
+
+  /** A claim for many nodes needs a volume Cinder attaches to many. */
+  void requireMultiattach(Volume volume) {
+    if (multiNode() && !volume.multiattach()) {
+      throw ProvisioningException.invalid(
+          "ReadWriteMany needs a multiattach volume type, and volume type '"
+              + volume.volumeType()
+              + "' is not one: set parameter type to a type with multiattach=\"<is> True\"");
     }
   }
 }

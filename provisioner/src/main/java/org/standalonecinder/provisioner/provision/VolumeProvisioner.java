@@ -15,7 +15,6 @@ import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.CinderExport;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
-import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
@@ -52,6 +51,7 @@ public final class VolumeProvisioner {
   private final Release release;
   private final Duration schedulingGrace;
   private final CopyLimits copyLimits;
+  private final Exporting exporting;
 
   /**
    * The claims whose volume this process has asked Cinder for (looked up or made), or was told to
@@ -68,7 +68,15 @@ public final class VolumeProvisioner {
       VolumeMappers mappers,
       ProvisionerSettings settings,
       Backoff backoff) {
-    this(cinder, secrets, mappers, settings, backoff, Volumes.SCHEDULING_GRACE, CopyLimits.DEFAULT);
+    this(
+        cinder,
+        secrets,
+        mappers,
+        settings,
+        backoff,
+        Volumes.SCHEDULING_GRACE,
+        CopyLimits.DEFAULT,
+        Exporting.inline());
   }
 
   private VolumeProvisioner(
@@ -78,7 +86,9 @@ public final class VolumeProvisioner {
       ProvisionerSettings settings,
       Backoff backoff,
       Duration schedulingGrace,
-      CopyLimits copyLimits) {
+      CopyLimits copyLimits,
+      Exporting exporting) {
+    this.exporting = exporting;
     this.cinder = cinder;
     this.secrets = secrets;
     this.mappers = mappers;
@@ -108,7 +118,8 @@ public final class VolumeProvisioner {
    * reliability suite shortens it so that its case does not take a minute.
    */
   public VolumeProvisioner withSchedulingGrace(Duration grace) {
-    return new VolumeProvisioner(cinder, secrets, mappers, settings, backoff, grace, copyLimits);
+    return new VolumeProvisioner(
+        cinder, secrets, mappers, settings, backoff, grace, copyLimits, exporting);
   }
 
   /**
@@ -118,7 +129,26 @@ public final class VolumeProvisioner {
    */
   public VolumeProvisioner withCopyLimits(CopyLimits limits) {
     return new VolumeProvisioner(
-        cinder, secrets, mappers, settings, backoff, schedulingGrace, limits);
+        cinder, secrets, mappers, settings, backoff, schedulingGrace, limits, exporting);
+  }
+
+  /**
+   * The same provisioner exporting claims' volumes on {@code threads} threads of its own, off the
+   * claim loop's workers (by default each export runs on the worker that starts it): a claim's next
+   * look makes its PV once the export ends ({@link Exporting}).
+   */
+  public VolumeProvisioner withExportThreads(int threads) {
+    return with(Exporting.onThreads(threads));
+  }
+
+  /** The same provisioner exporting claims' volumes on {@code pool} (for tests). */
+  VolumeProvisioner withExports(java.util.concurrent.Executor pool) {
+    return with(new Exporting(pool, 2, java.time.Clock.systemUTC()));
+  }
+
+  private VolumeProvisioner with(Exporting e) {
+    return new VolumeProvisioner(
+        cinder, secrets, mappers, settings, backoff, schedulingGrace, copyLimits, e);
   }
 
   /**
@@ -128,6 +158,9 @@ public final class VolumeProvisioner {
    * @throws StillMaking (with no volume) when the claim must wait for room, told why
    */
   public void reserveCopy(PersistentVolumeClaim claim) {
+    if (exporting.has(claim.getMetadata().getUid())) {
+      return; // its copy is made and counts no more: Cinder exports the volume
+    }
     volumes.reserveCopy(claim);
   }
 
@@ -181,16 +214,24 @@ public final class VolumeProvisioner {
     try {
       MDC.put("pv", pvName);
       asked.add(uid);
-      Volume volume =
-          volumes.findOrCreate(req, claim, pvName, source, placement, rollback, pvExists);
-      MDC.put("volume", volume.id());
-      if (req.multiNode() && !volume.multiattach()) {
-        throw ProvisioningException.invalid(
-            "ReadWriteMany needs a multiattach volume type, and volume type '"
-                + volume.volumeType()
-                + "' is not one: set parameter type to a type with multiattach=\"<is> True\"");
+      // An export started at an earlier look: it ended (else this throws StillMaking).
+      Exporting.Exported ended = exporting.finished(uid).orElse(null);
+      if (ended == null) {
+        Volume made =
+            volumes.findOrCreate(req, claim, pvName, source, placement, rollback, pvExists);
+        MDC.put("volume", made.id());
+        req.requireMultiattach(made);
+        ended =
+            exporting.start(
+                uid,
+                claim.getMetadata().getNamespace(),
+                made,
+                rollback,
+                r -> exported.export(made, r));
       }
-      CinderExport.Exported export = exported.export(volume, rollback);
+      rollback = ended.rollback();
+      Volume volume = ended.volume();
+      CinderExport.Exported export = ended.export();
       MappedVolume mapped = exported.map(export, req, pvName, rbdOptions);
       auth.put(mapped, pvName, rollback);
       PersistentVolume pv =
@@ -244,32 +285,6 @@ public final class VolumeProvisioner {
   }
 
   /**
-   * Cinder is still making the claim's volume (a copy may take hours): nothing waits for it. The
-   * volume is the claim's meanwhile, found again by its name; the claim is looked at again after
-   * its {@link ProvisionResult.Progress#after}.
-   */
-  public static final class StillMaking extends RuntimeException {
-    private final String volumeId;
-    private final ProvisionResult.Progress progress;
-
-    StillMaking(String volumeId, String what, ProvisionResult.Progress progress) {
-      super(what, null, false, false);
-      this.volumeId = volumeId;
-      this.progress = progress;
-    }
-
-    /** The volume Cinder is making, or null while the claim waits for room for its copy. */
-    public String volumeId() {
-      return volumeId;
-    }
-
-    /** How long Cinder has been at it, and when to look again. */
-    public ProvisionResult.Progress progress() {
-      return progress;
-    }
-  }
-
-  /**
    * Marks the PV's volume {@link Names#STATE_PROVISIONED}: it is the PV's from now on, and no
    * orphan sweep may delete it, whatever becomes of the PV (an admin may delete a retained one and
    * keep the data). Called once the PV exists; a volume that is already gone needs nothing.
@@ -307,6 +322,7 @@ public final class VolumeProvisioner {
    * @return how many of the claim's volumes Cinder is still deleting
    */
   public int deleteOrphans(String claimUid) {
+    exporting.forget(claimUid);
     int going = leftovers.deleteOrphans(claimUid);
     volumes.copyEnded(claimUid);
     if (going == 0) {

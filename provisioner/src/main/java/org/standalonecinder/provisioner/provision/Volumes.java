@@ -84,8 +84,8 @@ final class Volumes {
    *
    * @throws VolumeProvisioner.AlreadyProvisioned when Cinder has the claim's volume and {@code
    *     pvExists} says its PV exists: nothing is done to a volume a PV holds
-   * @throws VolumeProvisioner.StillMaking when Cinder is still making or filling it: the claim is
-   *     looked at again later, and the volume stays the claim's meanwhile (nothing to roll back)
+   * @throws StillMaking when Cinder is still making or filling it: the claim is looked at again
+   *     later, and the volume stays the claim's meanwhile (nothing to roll back)
    */
   Volume findOrCreate(
       ClaimRequest req,
@@ -118,7 +118,7 @@ final class Volumes {
       }
     }
     if (BeingMade.isBeingMade(volume)) {
-      VolumeProvisioner.StillMaking making;
+      StillMaking making;
       try {
         making = beingMade.look(volume, BeingMade.filling(source));
       } catch (RuntimeException neverMade) {
@@ -149,7 +149,7 @@ final class Volumes {
    * before anything else of a clone or a restore, so that a namespace's thousand waiting claims
    * cost Cinder and the API server nothing.
    *
-   * @throws VolumeProvisioner.StillMaking (with no volume) when the claim must wait
+   * @throws StillMaking (with no volume) when the claim must wait
    */
   void reserveCopy(PersistentVolumeClaim claim) {
     String full = copies.reserve(claim.getMetadata().getUid(), claim.getMetadata().getNamespace());
@@ -158,7 +158,7 @@ final class Volumes {
     }
     Duration waited = BeingMade.since(claim.getMetadata().getCreationTimestamp(), clock);
     Duration after = Pace.nextLook(waited);
-    throw new VolumeProvisioner.StillMaking(
+    throw new StillMaking(
         null,
         "waits to ask Cinder for its copy: " + full + "; asked once one of them is made",
         new ProvisionResult.Progress(

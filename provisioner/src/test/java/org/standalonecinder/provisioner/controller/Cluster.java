@@ -96,7 +96,8 @@ public final class Cluster {
                 org.standalonecinder.provisioner.mapping.VolumeMappers.standard(),
                 settings,
                 org.standalonecinder.provisioner.cinder.Backoff.DEFAULT)
-            .withCopyLimits(copies),
+            .withCopyLimits(copies)
+            .withExportThreads(2),
         settings,
         new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
         new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),

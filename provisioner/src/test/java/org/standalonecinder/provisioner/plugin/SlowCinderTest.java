@@ -224,6 +224,60 @@ class SlowCinderTest {
                 .hasSize(1));
   }
 
+  /**
+   * Cinder takes seconds to export a volume while it copies for others (4 s a claim on the lab's
+   * Cinder). One namespace's exports, twice as many as the workers, are held in Cinder: they hold
+   * no worker, take at most their share of the export threads (one of two), and another namespace's
+   * claim is provisioned meanwhile; each held claim is made the moment Cinder answers.
+   */
+  @Test
+  void exportsCinderIsSlowToAnswerHoldNoWorkerNorAnotherNamespacesExport() throws Exception {
+    controller.close();
+    var open = new java.util.concurrent.CountDownLatch(1);
+    var held = new java.util.concurrent.atomic.AtomicInteger();
+    var slow =
+        org.standalonecinder.provisioner.cinder.CinderDecorator.wrap(
+            cinder,
+            (operation, args, call) -> {
+              if (operation.equals("createAttachment")
+                  && "apps"
+                      .equals(
+                          cinder
+                              .volumes()
+                              .get((String) args[0])
+                              .metadata()
+                              .get(Names.META_PVC_NAMESPACE))) {
+                held.incrementAndGet();
+                try {
+                  open.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                held.decrementAndGet();
+              }
+              return call.proceed();
+            });
+    controller =
+        Cluster.controller(
+            client, slow, settings, new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    controller.start();
+    await("informers synced", controller::synced);
+    List<PersistentVolumeClaim> apps = new ArrayList<>();
+    for (int i = 0; i < 2 * 2; i++) {
+      apps.add(claimIn("apps", "slow-" + i));
+    }
+    await("an export of apps held in Cinder", () -> held.get() == 1);
+
+    provisioned(claimIn("other", "data"));
+    assertThat(held.get()).as("apps' exports in Cinder at once: its share").isEqualTo(1);
+    assertThat(apps).as("none made before Cinder answers").allMatch(c -> pvOf(c) == null);
+
+    open.countDown();
+    // Within the wait's 10 s: woken by each export's end, not by the timed look 30 s after it
+    // began.
+    apps.forEach(this::provisioned);
+  }
+
   private static final io.fabric8.kubernetes.api.model.Quantity GIB_1 =
       new io.fabric8.kubernetes.api.model.Quantity("1Gi");
   private static final io.fabric8.kubernetes.api.model.Quantity GIB_2 =

@@ -9,8 +9,7 @@ import java.util.function.Supplier;
 
 /**
  * Provisions as the claim loop does: looks again while Cinder is still making the volume ({@link
- * VolumeProvisioner.StillMaking}), without the loop's delay, since the fake Cinder makes a volume
- * between two looks.
+ * StillMaking}), without the loop's delay, since the fake Cinder makes a volume between two looks.
  */
 public final class UntilMade {
 
@@ -53,7 +52,7 @@ public final class UntilMade {
     for (int look = 1; ; look++) {
       try {
         return provision.get();
-      } catch (VolumeProvisioner.StillMaking e) {
+      } catch (StillMaking e) {
         if (look >= LOOKS) {
           throw e;
         }

@@ -242,12 +242,98 @@ class VolumeProvisionerTest {
   @MethodSource("failurePoints")
   void everyFailureIsRolledBackInReverse(
       String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, List<String> calls) {
+    rolledBack(name, inject, isFinal, calls, UntilMade::again, provisioner);
+  }
+
+  /**
+   * The same with exports off the worker: the same calls in the same order, the export's undo run
+   * by the export before the claim's next look is told, and nothing left.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("failurePoints")
+  void everyFailureIsRolledBackInReverseWithExportsInTheBackground(
+      String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, List<String> calls) {
+    List<Runnable> exports = new java.util.ArrayList<>();
+    var woken = new java.util.concurrent.atomic.AtomicInteger();
+    rolledBack(
+        name,
+        inject,
+        isFinal,
+        calls,
+        look -> inBackground(exports, woken, look),
+        provisioner.withExports(exports::add));
+    // Each export ran between two looks, off the look that started it.
+    assertThat(woken.get()).isEqualTo(calls.contains(ATTACH) || calls.contains(RESERVE) ? 1 : 0);
+  }
+
+  /**
+   * Looks as the claim loop does with exports in the background: a look that starts an export, or
+   * finds one running, is told so with a wake that the export's end completes, and a look while it
+   * runs asks Cinder nothing; the export runs between two looks.
+   */
+  private PersistentVolume inBackground(
+      List<Runnable> exports,
+      java.util.concurrent.atomic.AtomicInteger woken,
+      Supplier<PersistentVolume> look) {
+    return UntilMade.again(
+        () -> {
+          try {
+            return look.get();
+          } catch (StillMaking e) {
+            var wake = e.progress().wake();
+            if (wake != null) {
+              assertThat(wake.toCompletableFuture()).isNotDone();
+              assertThat(e.getMessage()).startsWith("Cinder is exporting volume vol-1");
+              List<String> before = cinder.log();
+              assertThatThrownBy(look::get)
+                  .isInstanceOf(StillMaking.class)
+                  .hasMessageStartingWith("Cinder is exporting volume vol-1");
+              assertThat(cinder.log()).as("a look while it runs").isEqualTo(before);
+              List.copyOf(exports).forEach(Runnable::run);
+              exports.clear();
+              assertThat(wake.toCompletableFuture()).isDone();
+              woken.incrementAndGet();
+            }
+            throw e;
+          }
+        });
+  }
+
+  /**
+   * A claim deleted while its export waits for its turn: the export never asks Cinder, and the
+   * claim's volume goes by the deleted claim's path.
+   */
+  @Test
+  void anExportForgottenBeforeItsTurnAsksCinderNothing() {
+    List<Runnable> exports = new java.util.ArrayList<>();
+    VolumeProvisioner p = provisioner.withExports(exports::add);
+    var claim = claim("1Gi");
+    Runnable look = () -> p.provision(claim, storageClass(Map.of()), null, Map.of(), pv -> false);
+    assertThatThrownBy(look::run).isInstanceOf(StillMaking.class);
+    assertThatThrownBy(look::run).hasMessageStartingWith("Cinder is exporting volume vol-1");
+
+    p.deleteOrphans(UID);
+    exports.forEach(Runnable::run);
+    assertThat(cinder.log()).doesNotContain(ATTACH).contains(DELETE);
+    assertThat(cinder.attachments()).isEmpty();
+  }
+
+  private void rolledBack(
+      String name,
+      Consumer<VolumeProvisionerTest> inject,
+      boolean isFinal,
+      List<String> calls,
+      java.util.function.Function<Supplier<PersistentVolume>, PersistentVolume> looks,
+      VolumeProvisioner p) {
     inject.accept(this);
     var claim =
         name.startsWith("ReadWriteMany")
             ? claimOf(UID, "data", "1Gi", "Block", "ReadWriteMany")
             : claim("1Gi");
-    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim, storageClass(Map.of())))
+    assertThatThrownBy(
+            () ->
+                looks.apply(
+                    () -> p.provision(claim, storageClass(Map.of()), null, Map.of(), pv -> false)))
         .isInstanceOfSatisfying(
             ProvisioningException.class, e -> assertThat(e.isFinal()).isEqualTo(isFinal));
     assertThat(cinder.log()).containsExactlyElementsOf(calls);
@@ -524,7 +610,7 @@ class VolumeProvisionerTest {
               () ->
                   graced.provision(
                       claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
-          .isInstanceOf(VolumeProvisioner.StillMaking.class);
+          .isInstanceOf(StillMaking.class);
     }
     if (row.failure() == null) {
       assertThatThrownBy(
@@ -532,7 +618,7 @@ class VolumeProvisionerTest {
                   graced.provision(
                       claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
           .isInstanceOfSatisfying(
-              VolumeProvisioner.StillMaking.class,
+              StillMaking.class,
               e -> {
                 assertThat(e.volumeId()).isEqualTo("vol-old");
                 assertThat(e.progress().after())
@@ -565,7 +651,7 @@ class VolumeProvisionerTest {
             () ->
                 provisioner.provision(
                     claim("1Gi"), storageClass(Map.of()), null, Map.of(), pvName -> false))
-        .isInstanceOf(VolumeProvisioner.StillMaking.class)
+        .isInstanceOf(StillMaking.class)
         .hasMessage("Cinder is creating volume vol-1 (status creating); under a minute so far");
     assertThat(cinder.log()).containsExactly(FIND, CREATE);
 
