@@ -146,6 +146,61 @@ abstract class AttachCliCases {
   }
 
   /**
+   * The attack the kubelet makes by accident: its SendTargets discovery for another volume on the
+   * same portal leaves a record of every target there (with the portal group tag discovery
+   * reports), this one's too, under an interface named after its own PV and with that PV's CHAP.
+   * The attach neither logs in through that record (its secret is wrong: the login would fail, as
+   * it did in CI before the attach named its interface) nor changes or deletes it.
+   */
+  @Test
+  void aRecordOfTheTargetUnderAnotherInterfaceWithAnotherSecretIsNeitherUsedNorChanged(
+      LocalInstall it) throws Exception {
+    Volume v = volume(it);
+    String cinder = cli(it);
+    String iface = "127.0.0.1:3260:pvc-" + UUID.randomUUID();
+    String foreign =
+        "-m node -T iqn.2010-10.org.openstack:volume-"
+            + v.id()
+            + " -p 127.0.0.1:3260,1 -I "
+            + quote(iface);
+    LocalNode.Result r =
+        node.run(
+            String.join(
+                "\n",
+                cloudConf(it),
+                "iscsiadm -m iface -I " + quote(iface) + " --op new >/dev/null",
+                "iscsiadm " + foreign + " --op new >/dev/null",
+                "iscsiadm " + foreign + " --op update -n node.session.auth.authmethod -v CHAP",
+                "iscsiadm " + foreign + " --op update -n node.session.auth.username -v someone",
+                "iscsiadm "
+                    + foreign
+                    + " --op update -n node.session.auth.password -v wrongwrong12",
+                "DEV=$("
+                    + cinder
+                    + " attach "
+                    + v.id()
+                    + " --cloud-config /tmp/cloud.conf 2>/tmp/attach.err) || { cat /tmp/attach.err;"
+                    + " exit 1; }",
+                "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | grep -c -- " + v.id() + ")",
+                cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf",
+                "echo DETACHED=$?",
+                "echo FOREIGN=$(iscsiadm "
+                    + foreign
+                    + " 2>/dev/null | grep -c 'node.session.auth.username = someone')",
+                "iscsiadm " + foreign + " --op delete",
+                "iscsiadm -m iface -I " + quote(iface) + " --op delete >/dev/null"),
+            STEP);
+    assertThat(r.ok()).as(r.output()).isTrue();
+    assertThat(NodeIscsi.printed(r, "SESSIONS")).as(r.output()).isEqualTo("1");
+    assertThat(NodeIscsi.printed(r, "DETACHED")).as(r.output()).isEqualTo("0");
+    assertThat(NodeIscsi.printed(r, "FOREIGN"))
+        .as("the kubelet's record, as it was")
+        .isEqualTo("1");
+    assertThat(it.cinder.getVolume(v.id()).orElseThrow().status()).isEqualTo("available");
+    it.cinder.deleteVolume(v.id());
+  }
+
+  /**
    * An RBD volume: {@code cinder attach} maps its image with the node's kernel rbd client (the
    * keyring of the Ceph user Cinder names in /etc/ceph, as docs/attach.md asks of the admin), the
    * device reads and writes, and {@code cinder detach} unmaps it.
