@@ -242,7 +242,7 @@ final class ProvisionerBench {
                     VolumeMappers.standard(),
                     s,
                     Backoff.DEFAULT.withDeadline(Duration.ofMinutes(2)))
-                .withExportThreads(workers),
+                .withBackgroundThreads(VolumeProvisioner.BACKGROUND_THREADS),
             s,
             new EventRecorder(client, s.provisionerName(), "bench", Clock.systemUTC()),
             new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(5), 20),

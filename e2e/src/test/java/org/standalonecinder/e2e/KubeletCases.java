@@ -202,6 +202,10 @@ abstract class KubeletCases {
    */
   @Test
   @Execution(ExecutionMode.CONCURRENT)
+  // Not beside the attach CLI's rows on the second node: this Pod's kubelet discovers through the
+  // portal the CLI's targets are on, and a discovery replaces the CLI's static node record of its
+  // target (docs/attach.md, "A kubelet on the same node").
+  @org.junit.jupiter.api.parallel.ResourceLock("node-local-2")
   void aReadWriteManyBlockClaimIsUsedByPodsOnTwoNodesAtOnce(LocalInstall it) throws Exception {
     LocalNode other = KernelNodeE2EIT.secondNode();
     assertThat(other.runsKubelet())

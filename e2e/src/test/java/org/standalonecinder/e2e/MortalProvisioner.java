@@ -109,7 +109,7 @@ final class MortalProvisioner implements AutoCloseable {
                 VolumeMappers.standard(),
                 settings,
                 VolumeProvisioner.defaultBackoff())
-            .withExportThreads(2);
+            .withBackgroundThreads(VolumeProvisioner.BACKGROUND_THREADS);
     var parts =
         org.standalonecinder.provisioner.app.Wiring.build(
             client,

@@ -249,7 +249,7 @@ public final class ProvisionerApp implements AutoCloseable {
                 settings,
                 VolumeProvisioner.defaultBackoff())
             .withCopyLimits(o.copies())
-            .withExportThreads(o.workers()),
+            .withBackgroundThreads(VolumeProvisioner.BACKGROUND_THREADS),
         settings,
         new EventRecorder(client, settings.provisionerName(), o.instance(), Clock.systemUTC()),
         o.retry(),

@@ -134,6 +134,7 @@ public final class ClaimController implements Engine.Part {
   public void pause() {
     if (loop.active()) {
       loop.pause();
+      provisioner.paused();
       LOG.info("standing by: no claim or volume is worked on until this replica leads");
     }
   }

@@ -129,7 +129,7 @@ final class ClaimSync {
     String uid = claim.getMetadata().getUid();
     // A claim's provisioning spans looks (Cinder makes and exports its volume in the background):
     // its time runs from the first look of this process.
-    long started = System.nanoTime() - looking.seen(uid).toNanos();
+    long started = System.nanoTime() - Math.max(0, looking.seen(uid).toNanos());
     String outcome = null;
     Notice notice = new Notice(claim);
     try {

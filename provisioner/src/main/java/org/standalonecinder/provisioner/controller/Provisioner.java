@@ -66,6 +66,12 @@ public interface Provisioner {
   /** A released PV that is kept (reclaim policy Retain): its storage must outlive it. */
   default void retained(PersistentVolume pv) {}
 
+  /**
+   * This replica stopped acting: work it started in the background and has not taken up is dropped
+   * (the next leader finds the storage as it is).
+   */
+  default void paused() {}
+
   /** The claim or PV is gone from the cluster: forget what was kept about it. */
   default void forget(HasMetadata gone) {}
 

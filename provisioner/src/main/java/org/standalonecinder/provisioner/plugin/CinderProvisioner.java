@@ -22,6 +22,7 @@ import org.standalonecinder.provisioner.controller.Provisioner;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.controller.WorkKey;
 import org.standalonecinder.provisioner.expansion.ClaimExpansion;
+import org.standalonecinder.provisioner.provision.AlreadyProvisioned;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.StillMaking;
@@ -183,7 +184,7 @@ public final class CinderProvisioner implements Provisioner {
               source,
               request.nodeLabels(),
               name -> cache.volumeNow(name) != null);
-    } catch (VolumeProvisioner.AlreadyProvisioned made) {
+    } catch (AlreadyProvisioned made) {
       // The loop's cache had not seen the PV yet: the binder takes it from here.
       return ProvisionResult.noChange(made.getMessage());
     } catch (StillMaking copying) {
@@ -279,6 +280,11 @@ public final class CinderProvisioner implements Provisioner {
   @Override
   public void retained(PersistentVolume pv) {
     housekeeping.retained(pv);
+  }
+
+  @Override
+  public void paused() {
+    volumes.paused();
   }
 
   @Override

@@ -24,6 +24,48 @@ public record Placement(String cinderZone, String nodeZone, String from) {
   /** No zone: Cinder's default, any node. */
   public static final Placement ANYWHERE = new Placement(null, null, "no zone asked for");
 
+  /** Where the claim's volume is made and which nodes its PV is for ({@link #decide}). */
+  static Placement forClaim(
+      io.fabric8.kubernetes.api.model.PersistentVolumeClaim claim,
+      StorageClass storageClass,
+      ClaimRequest req,
+      VolumeSource source,
+      Map<String, String> nodeLabels,
+      Topology topology) {
+    Map<String, String> ann = claim.getMetadata().getAnnotations();
+    return decide(
+        storageClass,
+        req.params().availabilityZone(),
+        ann == null ? null : ann.get(org.standalonecinder.api.ClaimAnnotations.SELECTED_NODE),
+        nodeLabels,
+        claim.getMetadata().getUid(),
+        source == null ? null : source.availabilityZone(),
+        topology);
+  }
+
+  /**
+   * Requires a volume made for an earlier look to be in the zone the claim needs now: the scheduler
+   * may have chosen another node meanwhile (its first one gone).
+   *
+   * @throws ProvisioningException (not final) when it is not: the volume is undone, a new one made
+   */
+  void requireZoneOf(org.standalonecinder.provisioner.cinder.Volume volume) {
+    if (cinderZone != null && !cinderZone.equals(volume.availabilityZone())) {
+      throw new ProvisioningException(
+          "volume "
+              + volume.id()
+              + " of this claim is in zone "
+              + volume.availabilityZone()
+              + " and the claim now needs zone "
+              + cinderZone
+              + " ("
+              + from
+              + "); it is deleted and a new one is made",
+          false,
+          null);
+    }
+  }
+
   /**
    * Decides the placement of a claim's volume.
    *

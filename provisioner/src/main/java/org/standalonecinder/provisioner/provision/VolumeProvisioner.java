@@ -15,6 +15,7 @@ import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.cinder.CinderExport;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
+import org.standalonecinder.provisioner.controller.FairPool;
 import org.standalonecinder.provisioner.controller.Provisioner.DeleteOutcome;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.mapping.MappedVolume;
@@ -51,6 +52,7 @@ public final class VolumeProvisioner {
   private final Release release;
   private final Duration schedulingGrace;
   private final CopyLimits copyLimits;
+  private final FairPool pool;
   private final Exporting exporting;
 
   /**
@@ -76,7 +78,7 @@ public final class VolumeProvisioner {
         backoff,
         Volumes.SCHEDULING_GRACE,
         CopyLimits.DEFAULT,
-        Exporting.inline());
+        FairPool.inline());
   }
 
   private VolumeProvisioner(
@@ -87,8 +89,9 @@ public final class VolumeProvisioner {
       Backoff backoff,
       Duration schedulingGrace,
       CopyLimits copyLimits,
-      Exporting exporting) {
-    this.exporting = exporting;
+      FairPool pool) {
+    this.pool = pool;
+    this.exporting = new Exporting(pool, java.time.Clock.systemUTC());
     this.cinder = cinder;
     this.secrets = secrets;
     this.mappers = mappers;
@@ -104,7 +107,8 @@ public final class VolumeProvisioner {
             schedulingGrace,
             new org.standalonecinder.provisioner.controller.InFlight(
                 copyLimits.inFlight(), java.time.Clock.systemUTC()),
-            settings::connector);
+            settings::connector,
+            pool);
     this.auth = new AuthSecrets(secrets, settings);
     this.rbd = new RbdChoices(secrets, settings);
     this.leftovers = new Leftovers(cinder, secrets, settings, volumes);
@@ -119,7 +123,7 @@ public final class VolumeProvisioner {
    */
   public VolumeProvisioner withSchedulingGrace(Duration grace) {
     return new VolumeProvisioner(
-        cinder, secrets, mappers, settings, backoff, grace, copyLimits, exporting);
+        cinder, secrets, mappers, settings, backoff, grace, copyLimits, pool);
   }
 
   /**
@@ -129,26 +133,38 @@ public final class VolumeProvisioner {
    */
   public VolumeProvisioner withCopyLimits(CopyLimits limits) {
     return new VolumeProvisioner(
-        cinder, secrets, mappers, settings, backoff, schedulingGrace, limits, exporting);
+        cinder, secrets, mappers, settings, backoff, schedulingGrace, limits, pool);
   }
 
   /**
-   * The same provisioner exporting claims' volumes on {@code threads} threads of its own, off the
-   * claim loop's workers (by default each export runs on the worker that starts it): a claim's next
-   * look makes its PV once the export ends ({@link Exporting}).
+   * Claims' Cinder calls run in the background at once: twice the Cinder client's bound (8), so one
+   * namespace (at most half) can keep the client busy and another's wait at most one call's time.
    */
-  public VolumeProvisioner withExportThreads(int threads) {
-    return with(Exporting.onThreads(threads));
+  public static final int BACKGROUND_THREADS = 16;
+
+  /**
+   * The same provisioner asking Cinder for claims' volumes and exporting them on {@code threads}
+   * threads of its own, off the claim loop's workers (by default each call runs on the worker that
+   * starts it): a claim's next look takes each call's outcome once it ends ({@link Background}).
+   */
+  public VolumeProvisioner withBackgroundThreads(int threads) {
+    return with(FairPool.ofThreads(threads, "claims-cinder"));
   }
 
-  /** The same provisioner exporting claims' volumes on {@code pool} (for tests). */
-  VolumeProvisioner withExports(java.util.concurrent.Executor pool) {
-    return with(new Exporting(pool, 2, java.time.Clock.systemUTC()));
+  /** The same provisioner running its background calls on {@code executor} (for tests). */
+  VolumeProvisioner withBackground(java.util.concurrent.Executor executor) {
+    return with(new FairPool(executor, 2));
   }
 
-  private VolumeProvisioner with(Exporting e) {
+  private VolumeProvisioner with(FairPool p) {
     return new VolumeProvisioner(
-        cinder, secrets, mappers, settings, backoff, schedulingGrace, copyLimits, e);
+        cinder, secrets, mappers, settings, backoff, schedulingGrace, copyLimits, p);
+  }
+
+  /** This replica stopped acting: work not yet taken up is dropped ({@link Background#drop}). */
+  public void paused() {
+    exporting.drop();
+    volumes.paused();
   }
 
   /**
@@ -205,7 +221,8 @@ public final class VolumeProvisioner {
       Map<String, String> nodeLabels,
       Predicate<String> pvExists) {
     ClaimRequest req = ClaimRequest.of(claim, storageClass);
-    Placement placement = placement(claim, storageClass, req, source, nodeLabels);
+    Placement placement =
+        Placement.forClaim(claim, storageClass, req, source, nodeLabels, settings.topology());
     req.requireRoomFor(source);
     String uid = claim.getMetadata().getUid();
     String pvName = Names.pvName(uid);
@@ -214,21 +231,8 @@ public final class VolumeProvisioner {
     try {
       MDC.put("pv", pvName);
       asked.add(uid);
-      // An export started at an earlier look: it ended (else this throws StillMaking).
-      Exporting.Exported ended = exporting.finished(uid).orElse(null);
-      if (ended == null) {
-        Volume made =
-            volumes.findOrCreate(req, claim, pvName, source, placement, rollback, pvExists);
-        MDC.put("volume", made.id());
-        req.requireMultiattach(made);
-        ended =
-            exporting.start(
-                uid,
-                claim.getMetadata().getNamespace(),
-                made,
-                rollback,
-                r -> exported.export(made, r));
-      }
+      Exporting.Exported ended =
+          exportOf(req, claim, pvName, source, placement, rollback, pvExists);
       rollback = ended.rollback();
       Volume volume = ended.volume();
       CinderExport.Exported export = ended.export();
@@ -259,29 +263,34 @@ public final class VolumeProvisioner {
     }
   }
 
-  /** Where the claim's volume is made and which nodes its PV is for. */
-  private Placement placement(
-      PersistentVolumeClaim claim,
-      StorageClass storageClass,
+  /**
+   * The claim's volume exported: by an earlier look's export that has ended (else this throws
+   * {@link StillMaking}), or by one started now for the volume found or made.
+   */
+  private Exporting.Exported exportOf(
       ClaimRequest req,
+      PersistentVolumeClaim claim,
+      String pvName,
       VolumeSource source,
-      Map<String, String> nodeLabels) {
-    Map<String, String> ann = claim.getMetadata().getAnnotations();
-    return Placement.decide(
-        storageClass,
-        req.params().availabilityZone(),
-        ann == null ? null : ann.get(ClaimAnnotations.SELECTED_NODE),
-        nodeLabels,
-        claim.getMetadata().getUid(),
-        source == null ? null : source.availabilityZone(),
-        settings.topology());
-  }
-
-  /** The claim's PV exists already: its volume is the PV's, and nothing was done to it. */
-  public static final class AlreadyProvisioned extends RuntimeException {
-    public AlreadyProvisioned(String pvName) {
-      super("PersistentVolume " + pvName + " exists already", null, false, false);
+      Placement placement,
+      Rollback rollback,
+      Predicate<String> pvExists) {
+    String uid = claim.getMetadata().getUid();
+    Exporting.Exported ended = exporting.finished(uid).orElse(null);
+    if (ended != null) {
+      try {
+        placement.requireZoneOf(ended.volume()); // the scheduler may have chosen again meanwhile
+      } catch (ProvisioningException elsewhere) {
+        ended.rollback().run(elsewhere);
+        throw elsewhere;
+      }
+      return ended;
     }
+    Volume made = volumes.findOrCreate(req, claim, pvName, source, placement, rollback, pvExists);
+    MDC.put("volume", made.id());
+    req.requireMultiattach(made);
+    return exporting.start(
+        uid, claim.getMetadata().getNamespace(), made, rollback, r -> exported.export(made, r));
   }
 
   /**

@@ -16,6 +16,7 @@ import org.standalonecinder.provisioner.cinder.Connector;
 import org.standalonecinder.provisioner.cinder.Rollback;
 import org.standalonecinder.provisioner.cinder.Volume;
 import org.standalonecinder.provisioner.cinder.VolumeSpec;
+import org.standalonecinder.provisioner.controller.FairPool;
 import org.standalonecinder.provisioner.controller.InFlight;
 import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
@@ -63,13 +64,18 @@ final class Volumes {
 
   private final java.util.function.Supplier<Connector> connector;
 
+  /** Creates asked and not yet taken up: a create may take seconds on a busy Cinder. */
+  private final Background<Volume> creating;
+
   Volumes(
       CinderClient cinder,
       ProvisionerSettings settings,
       Backoff backoff,
       Duration schedulingGrace,
       InFlight copies,
-      java.util.function.Supplier<Connector> connector) {
+      java.util.function.Supplier<Connector> connector,
+      FairPool pool) {
+    this.creating = Creates.background(pool, clock);
     this.cinder = cinder;
     this.settings = settings;
     this.backoff = backoff;
@@ -82,8 +88,8 @@ final class Volumes {
    * The claim's volume, available: the one an earlier attempt made (checked, recovered), or a new
    * one; its delete is pushed on {@code rollback}.
    *
-   * @throws VolumeProvisioner.AlreadyProvisioned when Cinder has the claim's volume and {@code
-   *     pvExists} says its PV exists: nothing is done to a volume a PV holds
+   * @throws AlreadyProvisioned when Cinder has the claim's volume and {@code pvExists} says its PV
+   *     exists: nothing is done to a volume a PV holds
    * @throws StillMaking when Cinder is still making or filling it: the claim is looked at again
    *     later, and the volume stays the claim's meanwhile (nothing to roll back)
    */
@@ -100,22 +106,26 @@ final class Volumes {
     Map<String, String> meta = NewVolume.metadata(claim, pvName, source, settings.clusterId());
     // A failure of a look keeps the claim's copy counted (Cinder may be filling its volume): made,
     // never made, or gone ends it, and so do looks that stop (InFlight.LEASE).
-    Volume found = find(pvName, uid, fromBackup);
+    // A create asked at an earlier look: taken once ended (else this throws StillMaking).
+    Volume asked = creating.finished(uid).orElse(null);
+    Volume found = asked != null ? asked : find(pvName, uid, fromBackup);
     Volume volume;
     if (found != null) {
       try {
         volume = reuse(found, req, pvName, placement, rollback, pvExists);
-      } catch (VolumeProvisioner.AlreadyProvisioned made) {
+      } catch (AlreadyProvisioned made) {
         copies.release(uid);
         throw made;
       }
     } else {
-      try {
-        volume = create(NewVolume.spec(req, claim, pvName, source, placement, meta), placement);
-      } catch (RuntimeException nothingMade) {
-        copies.release(uid);
-        throw nothingMade;
-      }
+      VolumeSpec spec = NewVolume.spec(req, claim, pvName, source, placement, meta);
+      volume =
+          creating.start(
+              uid,
+              claim.getMetadata().getNamespace(),
+              pvName,
+              () -> Creates.create(cinder, spec, placement),
+              nothingMade -> copies.release(uid));
     }
     if (BeingMade.isBeingMade(volume)) {
       StillMaking making;
@@ -209,7 +219,7 @@ final class Volumes {
         !volume.attachmentIds().isEmpty()
             || !(volume.status().equals("available") || BeingMade.isBeingMade(volume));
     if (exported && pvExists.test(pvName)) {
-      throw new VolumeProvisioner.AlreadyProvisioned(pvName);
+      throw new AlreadyProvisioned(pvName);
     }
     if (volume.status().equals("deleting")) {
       // an earlier attempt's rollback (or someone) is deleting it: waiting for it would end in
@@ -274,47 +284,13 @@ final class Volumes {
 
   /** The claim's copy is made or gone: it no longer counts among those in flight. */
   void copyEnded(String claimUid) {
+    creating.forget(claimUid);
     copies.release(claimUid);
   }
 
-  /**
-   * Creates the volume; a zone Cinder does not know is the admin's to fix, said so; a snapshot or
-   * backup that is busy is said to be so, and tried again.
-   */
-  private Volume create(VolumeSpec spec, Placement placement) {
-    try {
-      return cinder.createVolume(spec);
-    } catch (CinderException.BadRequest e) {
-      String copy = spec.backupId() != null ? "backup " + spec.backupId() : null;
-      copy = spec.snapshotId() != null ? "snapshot " + spec.snapshotId() : copy;
-      // Cinder's "Originating <kind> status must be one of 'available'": a restore from the same
-      // backup under way (Cinder allows one at a time), or the copy still being made
-      if (copy != null && e.getMessage().contains("Originating")) {
-        throw new ProvisioningException(
-            "Cinder "
-                + copy
-                + " is busy (another restore from it, or its own making, is under way); the"
-                + " claim is tried again. Cinder said: "
-                + e.getMessage(),
-            false,
-            e);
-      }
-      String zone = spec.availabilityZone();
-      if (zone == null || !e.getMessage().contains("vailability zone")) {
-        throw e;
-      }
-      throw new ProvisioningException(
-          "Cinder has no availability zone "
-              + zone
-              + " (from "
-              + placement.from()
-              + "): "
-              + e.getMessage()
-              + " When the nodes' zones are not Cinder's, set ignore-volume-az = true in the"
-              + " cloud config's [BlockStorage]",
-          true,
-          e);
-    }
+  /** This replica stopped acting ({@link Background#drop}). */
+  void paused() {
+    creating.drop();
   }
 
   /** Brings a new or reused volume to {@code available}, undoing a crashed attempt's export. */

@@ -97,7 +97,7 @@ public final class Cluster {
                 settings,
                 org.standalonecinder.provisioner.cinder.Backoff.DEFAULT)
             .withCopyLimits(copies)
-            .withExportThreads(2),
+            .withBackgroundThreads(2),
         settings,
         new EventRecorder(client, "standalone-cinder", "test-0", java.time.Clock.systemUTC()),
         new RetryPolicy(Duration.ofMillis(50), Duration.ofMillis(200), 3),

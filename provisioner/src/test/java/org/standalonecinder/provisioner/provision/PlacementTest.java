@@ -169,6 +169,47 @@ class PlacementTest {
     }
   }
 
+  /**
+   * A volume made at an earlier look, taken once its export ends: in the zone the claim needs now,
+   * or refused (undone and made again) when the scheduler chose a node elsewhere meanwhile.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource({
+    "the zone asked for, zone-a, zone-a, true",
+    "no zone asked for, , zone-b, true",
+    "another zone now, zone-b, zone-a, false"
+  })
+  void aVolumeMadeEarlierIsTakenOnlyInTheZoneNeededNow(
+      String name, String needed, String volumeZone, boolean taken) {
+    Placement now = new Placement(needed, needed, "the selected node's zone");
+    var volume =
+        new org.standalonecinder.provisioner.cinder.Volume(
+            "vol-1",
+            "pv",
+            "in-use",
+            1,
+            volumeZone,
+            null,
+            null,
+            null,
+            null,
+            false,
+            null,
+            null,
+            null);
+    if (taken) {
+      now.requireZoneOf(volume);
+    } else {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> now.requireZoneOf(volume))
+          .isInstanceOfSatisfying(
+              org.standalonecinder.provisioner.controller.ProvisioningException.class,
+              e -> assertThat(e.isFinal()).isFalse())
+          .hasMessage(
+              "volume vol-1 of this claim is in zone zone-a and the claim now needs zone zone-b"
+                  + " (the selected node's zone); it is deleted and a new one is made");
+    }
+  }
+
   private static Placement decide(StorageClass sc, String uid) {
     return Placement.decide(sc, null, null, Map.of(), uid, null, Topology.DEFAULT);
   }

@@ -2,6 +2,7 @@ package org.standalonecinder.provisioner.provision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.standalonecinder.provisioner.provision.Fixtures.PV;
 import static org.standalonecinder.provisioner.provision.Fixtures.UID;
 import static org.standalonecinder.provisioner.provision.Fixtures.claim;
@@ -246,12 +247,12 @@ class VolumeProvisionerTest {
   }
 
   /**
-   * The same with exports off the worker: the same calls in the same order, the export's undo run
-   * by the export before the claim's next look is told, and nothing left.
+   * The same with the create and the export off the worker: the same calls in the same order, the
+   * export's undo run by the export before the claim's next look is told, and nothing left.
    */
   @ParameterizedTest(name = "{0}")
   @MethodSource("failurePoints")
-  void everyFailureIsRolledBackInReverseWithExportsInTheBackground(
+  void everyFailureIsRolledBackInReverseWithCinderCallsInTheBackground(
       String name, Consumer<VolumeProvisionerTest> inject, boolean isFinal, List<String> calls) {
     List<Runnable> exports = new java.util.ArrayList<>();
     var woken = new java.util.concurrent.atomic.AtomicInteger();
@@ -261,15 +262,18 @@ class VolumeProvisionerTest {
         isFinal,
         calls,
         look -> inBackground(exports, woken, look),
-        provisioner.withExports(exports::add));
-    // Each export ran between two looks, off the look that started it.
-    assertThat(woken.get()).isEqualTo(calls.contains(ATTACH) || calls.contains(RESERVE) ? 1 : 0);
+        provisioner.withBackground(exports::add));
+    // The create and the export each ran between two looks, off the look that started it.
+    assertThat(woken.get())
+        .isEqualTo(
+            (calls.contains(CREATE) ? 1 : 0)
+                + (calls.contains(ATTACH) || calls.contains(RESERVE) ? 1 : 0));
   }
 
   /**
-   * Looks as the claim loop does with exports in the background: a look that starts an export, or
-   * finds one running, is told so with a wake that the export's end completes, and a look while it
-   * runs asks Cinder nothing; the export runs between two looks.
+   * Looks as the claim loop does with Cinder calls in the background: a look that starts a create
+   * or an export is told so with a wake that the call's end completes, and a look while it waits
+   * asks Cinder nothing; the call runs between two looks.
    */
   private PersistentVolume inBackground(
       List<Runnable> exports,
@@ -283,12 +287,18 @@ class VolumeProvisionerTest {
             var wake = e.progress().wake();
             if (wake != null) {
               assertThat(wake.toCompletableFuture()).isNotDone();
-              assertThat(e.getMessage()).startsWith("Cinder is exporting volume vol-1");
+              assertThat(e.getMessage())
+                  .matches(
+                      "volume (vol-1 waits for its turn to be exported to the cluster|"
+                          + PV
+                          + " waits for its turn to be asked of Cinder) .*");
               List<String> before = cinder.log();
               assertThatThrownBy(look::get)
-                  .isInstanceOf(StillMaking.class)
-                  .hasMessageStartingWith("Cinder is exporting volume vol-1");
-              assertThat(cinder.log()).as("a look while it runs").isEqualTo(before);
+                  .isInstanceOfSatisfying(
+                      StillMaking.class,
+                      again -> assertThat(again.progress().wake()).as("woken once").isNull())
+                  .hasMessage(e.getMessage());
+              assertThat(cinder.log()).as("a look while it waits").isEqualTo(before);
               List.copyOf(exports).forEach(Runnable::run);
               exports.clear();
               assertThat(wake.toCompletableFuture()).isDone();
@@ -300,22 +310,73 @@ class VolumeProvisionerTest {
   }
 
   /**
+   * Looks, running each background create as it is asked, until the claim's export is asked and
+   * waits for its turn; returns what that look was told.
+   */
+  private static StillMaking untilExportWaits(Runnable look, List<Runnable> background) {
+    for (int i = 0; i < UntilMade.LOOKS; i++) {
+      StillMaking told = catchThrowableOfType(look::run, StillMaking.class);
+      if (told.getMessage().startsWith("volume vol-1 waits for its turn to be exported")) {
+        return told;
+      }
+      List.copyOf(background).forEach(Runnable::run);
+      background.clear();
+    }
+    throw new AssertionError("no export asked within " + UntilMade.LOOKS + " looks");
+  }
+
+  /**
    * A claim deleted while its export waits for its turn: the export never asks Cinder, and the
    * claim's volume goes by the deleted claim's path.
    */
   @Test
   void anExportForgottenBeforeItsTurnAsksCinderNothing() {
     List<Runnable> exports = new java.util.ArrayList<>();
-    VolumeProvisioner p = provisioner.withExports(exports::add);
+    VolumeProvisioner p = provisioner.withBackground(exports::add);
     var claim = claim("1Gi");
     Runnable look = () -> p.provision(claim, storageClass(Map.of()), null, Map.of(), pv -> false);
-    assertThatThrownBy(look::run).isInstanceOf(StillMaking.class);
-    assertThatThrownBy(look::run).hasMessageStartingWith("Cinder is exporting volume vol-1");
+    StillMaking started = untilExportWaits(look, exports);
+    assertThat(exports).hasSize(1);
 
     p.deleteOrphans(UID);
     exports.forEach(Runnable::run);
     assertThat(cinder.log()).doesNotContain(ATTACH).contains(DELETE);
     assertThat(cinder.attachments()).isEmpty();
+    assertThat(started.progress().wake().toCompletableFuture()).isCompletedExceptionally();
+  }
+
+  /**
+   * A replica that stops leading drops its exports: one not yet run never runs, and one that ran is
+   * not taken; the next look (here, or the next leader's) finds the volume as Cinder has it, undoes
+   * the export it finds and makes its own.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"waiting for its turn, false", "ended but not taken, true"})
+  void aReplicaThatStopsLeadingDropsItsExports(String name, boolean ran) {
+    List<Runnable> exports = new java.util.ArrayList<>();
+    VolumeProvisioner p = provisioner.withBackground(exports::add);
+    var claim = claim("1Gi");
+    Runnable look = () -> p.provision(claim, storageClass(Map.of()), null, Map.of(), pv -> false);
+    untilExportWaits(look, exports);
+    if (ran) {
+      exports.forEach(Runnable::run);
+      exports.clear();
+      assertThat(cinder.log()).endsWith(ATTACH, COMPLETE);
+    }
+
+    p.paused();
+    exports.forEach(Runnable::run);
+    exports.clear();
+    cinder.clearLog();
+    assertThatThrownBy(look::run).hasMessageStartingWith("volume vol-1 waits for its turn");
+    assertThat(cinder.log())
+        .as("found again in Cinder, its export undone when one was made")
+        .startsWith(ran ? new String[] {FIND, LIST, DETACH} : new String[] {FIND, LIST, AWAIT});
+    exports.forEach(Runnable::run);
+    PersistentVolume pv = p.provision(claim, storageClass(Map.of()), null, Map.of(), n -> false);
+    assertThat(pv.getMetadata().getAnnotations())
+        .containsEntry(ClaimAnnotations.VOLUME_ID, "vol-1");
+    assertThat(cinder.attachments()).as("one export, the last one").hasSize(1);
   }
 
   private void rolledBack(
@@ -702,7 +763,7 @@ class VolumeProvisionerTest {
           .containsEntry(ClaimAnnotations.VOLUME_ID, provisioned);
     } else {
       assertThatThrownBy(provision::get)
-          .isInstanceOf(VolumeProvisioner.AlreadyProvisioned.class)
+          .isInstanceOf(AlreadyProvisioned.class)
           .hasMessage("PersistentVolume " + PV + " exists already");
       assertThat(cinder.log()).containsExactly(FIND);
       assertThat(cinder.volumes().get("vol-old").status()).isEqualTo("in-use");

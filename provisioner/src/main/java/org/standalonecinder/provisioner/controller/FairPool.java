@@ -1,0 +1,186 @@
+package org.standalonecinder.provisioner.controller;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Work that waits for Cinder, run off the loops' workers on a bounded number of threads, with lines
+ * (namespaces) taking turns and each line running at most half of the threads (at least one):
+ * another namespace's work never waits behind a namespace's hundred, nor behind two namespaces'
+ * slow work for more than one task's time.
+ *
+ * <p>What waits is a task per piece of work the caller keeps track of: the pool does not remember
+ * outcomes. A task the executor refuses (a thread that cannot be made) is told to its {@code
+ * refused} callback and does not count.
+ */
+public final class FairPool {
+
+  private record Task(Runnable run, Consumer<Throwable> refused) {}
+
+  private final Executor executor;
+  private final int threads;
+  private final int share;
+
+  /** A line with tasks waiting or running. */
+  private static final class Line {
+    final Deque<Task> waiting = new ArrayDeque<>();
+    int running;
+
+    /** When the line last started a task ({@link #served}); 0 for never. */
+    long lastServed;
+  }
+
+  /** The lines with tasks waiting or running; in the order they came, for ties. */
+  private final Map<String, Line> lines = new LinkedHashMap<>();
+
+  private int runningTotal;
+
+  /** How many tasks were started: the clock of the lines' turns. */
+  private long served;
+
+  /**
+   * @param executor runs the tasks; {@code Runnable::run} runs each on the thread that submits it
+   *     (for tests that want the work done in the call that asks for it)
+   * @param threads how many tasks run at once
+   */
+  public FairPool(Executor executor, int threads) {
+    this.executor = executor;
+    this.threads = threads;
+    this.share = Math.max(1, threads / 2);
+  }
+
+  /** Runs each task on the thread that submits it. */
+  public static FairPool inline() {
+    return new FairPool(Runnable::run, Integer.MAX_VALUE);
+  }
+
+  /**
+   * A pool of {@code threads} daemon threads named {@code name-n}; idle ones end after a minute.
+   */
+  public static FairPool ofThreads(int threads, String name) {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            1,
+            TimeUnit.MINUTES,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, name + "-" + n.getAndIncrement());
+              t.setDaemon(true);
+              return t;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    return new FairPool(pool, threads);
+  }
+
+  /**
+   * Runs {@code task} when its line's turn comes.
+   *
+   * @param refused told what the executor threw when it would not take the task (it never ran)
+   */
+  public void submit(String line, Runnable task, Consumer<Throwable> refused) {
+    synchronized (this) {
+      lines.computeIfAbsent(line, l -> new Line()).waiting.add(new Task(task, refused));
+    }
+    startWhatMay();
+  }
+
+  /**
+   * Drops every task not yet running (this replica stopped acting): each is told to its {@code
+   * refused} callback with {@code why}. Running tasks finish.
+   */
+  public void dropWaiting(RuntimeException why) {
+    List<Task> dropped = new ArrayList<>();
+    synchronized (this) {
+      lines.values().forEach(l -> dropped.addAll(l.waiting));
+      lines.values().forEach(l -> l.waiting.clear());
+      lines.values().removeIf(l -> l.running == 0);
+    }
+    dropped.forEach(t -> t.refused().accept(why));
+  }
+
+  /** How many tasks wait for their turn. */
+  public synchronized int waiting() {
+    return lines.values().stream().mapToInt(l -> l.waiting.size()).sum();
+  }
+
+  /** Starts what may start, outside the lock: an inline executor runs the task right here. */
+  private void startWhatMay() {
+    for (Map.Entry<String, Task> next : mayStart()) {
+      String line = next.getKey();
+      Task task = next.getValue();
+      try {
+        executor.execute(
+            () -> {
+              try {
+                task.run().run();
+              } finally {
+                ended(line);
+              }
+            });
+      } catch (RuntimeException | Error e) {
+        synchronized (this) {
+          uncount(line);
+        }
+        task.refused().accept(e);
+      }
+    }
+  }
+
+  /**
+   * The tasks that may start now: each time, of the lines with a task waiting and room under their
+   * share, the one served longest ago (a line that never ran first), so a namespace that comes to a
+   * busy pool is next.
+   */
+  private synchronized List<Map.Entry<String, Task>> mayStart() {
+    List<Map.Entry<String, Task>> starting = new ArrayList<>();
+    while (runningTotal < threads) {
+      Map.Entry<String, Line> next = null;
+      for (Map.Entry<String, Line> e : lines.entrySet()) {
+        Line l = e.getValue();
+        if (!l.waiting.isEmpty()
+            && l.running < share
+            && (next == null || l.lastServed < next.getValue().lastServed)) {
+          next = e;
+        }
+      }
+      if (next == null) {
+        break;
+      }
+      Line l = next.getValue();
+      l.running++;
+      l.lastServed = ++served;
+      runningTotal++;
+      starting.add(Map.entry(next.getKey(), l.waiting.poll()));
+    }
+    return starting;
+  }
+
+  private void ended(String line) {
+    synchronized (this) {
+      uncount(line);
+    }
+    startWhatMay();
+  }
+
+  private void uncount(String line) {
+    Line l = lines.get(line);
+    l.running--;
+    if (l.running == 0 && l.waiting.isEmpty()) {
+      lines.remove(line);
+    }
+    runningTotal--;
+  }
+}

@@ -1,0 +1,111 @@
+package org.standalonecinder.provisioner.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The pool that slow work runs on off the workers: a namespace's backlog leaves room for others,
+ * and a task that cannot start or is dropped is told, never lost.
+ */
+class FairPoolTest {
+
+  /** Tasks handed to the executor, not yet run: the test ends them one by one. */
+  private final List<String> started = new ArrayList<>();
+
+  private final List<Runnable> handed = new ArrayList<>();
+  private final List<String> refused = new ArrayList<>();
+
+  private void submit(FairPool pool, String line, String name) {
+    pool.submit(line, () -> started.add(name), e -> refused.add(name + ": " + e.getMessage()));
+  }
+
+  /** Runs the oldest task handed to the executor (it ends at once). */
+  private void endOne() {
+    handed.remove(0).run();
+  }
+
+  static Stream<Arguments> backlogs() {
+    return Stream.of(
+        Arguments.of("4 threads: a backlog takes 2, another line's task starts at once", 4, 2, 2),
+        Arguments.of("2 threads: a backlog takes 1, another line's task starts at once", 2, 1, 1),
+        Arguments.of("1 thread: a backlog takes it, the other line's task is next", 1, 1, 1));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("backlogs")
+  void aNamespacesBacklogTakesAtMostHalfOfTheThreads(
+      String name, int threads, int share, int before) {
+    FairPool pool = new FairPool(handed::add, threads);
+    for (int i = 0; i < 10; i++) {
+      submit(pool, "busy", "busy-" + i);
+    }
+    submit(pool, "quiet", "quiet-0");
+    assertThat(handed).hasSize(Math.min(threads, share + 1));
+    assertThat(pool.waiting()).isEqualTo(11 - handed.size());
+    while (!handed.isEmpty() && !started.contains("quiet-0")) {
+      endOne();
+    }
+    // The quiet line's task ran before all but a few of the busy line's backlog.
+    assertThat(started.indexOf("quiet-0")).isEqualTo(before);
+  }
+
+  @Test
+  void linesTakeTurns() {
+    FairPool pool = new FairPool(handed::add, 1);
+    for (String line : List.of("a", "b", "c")) {
+      for (int i = 0; i < 2; i++) {
+        submit(pool, line, line + i);
+      }
+    }
+    while (!handed.isEmpty()) {
+      endOne();
+    }
+    assertThat(started).containsExactly("a0", "b0", "c0", "a1", "b1", "c1");
+  }
+
+  @Test
+  void aTaskTheExecutorRefusesIsToldAndLeavesItsThread() {
+    AtomicInteger calls = new AtomicInteger();
+    Executor once =
+        r -> {
+          if (calls.getAndIncrement() == 0) {
+            throw new RejectedExecutionException("no thread");
+          }
+          handed.add(r);
+        };
+    FairPool pool = new FairPool(once, 1);
+    submit(pool, "a", "refused");
+    submit(pool, "a", "next");
+    assertThat(refused).containsExactly("refused: no thread");
+    assertThat(handed).as("the thread it would have had").hasSize(1);
+    endOne();
+    assertThat(started).containsExactly("next");
+  }
+
+  @Test
+  void droppedTasksAreToldAndNeverRunWhileRunningOnesFinish() {
+    FairPool pool = new FairPool(handed::add, 2);
+    submit(pool, "a", "running");
+    submit(pool, "a", "waiting-a");
+    submit(pool, "b", "running-b");
+    submit(pool, "b", "waiting-b");
+    pool.dropWaiting(new IllegalStateException("stopped leading"));
+    assertThat(refused)
+        .containsExactlyInAnyOrder("waiting-a: stopped leading", "waiting-b: stopped leading");
+    while (!handed.isEmpty()) {
+      endOne();
+    }
+    assertThat(started).containsExactlyInAnyOrder("running", "running-b");
+    assertThat(pool.waiting()).isZero();
+  }
+}
