@@ -121,9 +121,12 @@ public final class FairPool {
     for (Map.Entry<String, Task> next : mayStart()) {
       String line = next.getKey();
       Task task = next.getValue();
+      java.util.concurrent.atomic.AtomicBoolean began =
+          new java.util.concurrent.atomic.AtomicBoolean();
       try {
         executor.execute(
             () -> {
+              began.set(true);
               try {
                 task.run().run();
               } finally {
@@ -131,6 +134,9 @@ public final class FairPool {
               }
             });
       } catch (RuntimeException | Error e) {
+        if (began.get()) {
+          throw e; // the task itself threw, on an inline executor: it was counted out as it ended
+        }
         synchronized (this) {
           uncount(line);
         }

@@ -77,8 +77,13 @@ final class Background<T> {
       throw still(job, null);
     }
     jobs.remove(claimUid, job);
+    return Optional.of(take(job));
+  }
+
+  /** The answer of a call that has ended, or what it threw. */
+  private T take(Job<T> job) {
     try {
-      return Optional.of(job.done.join());
+      return job.done.join();
     } catch (CompletionException e) {
       if (e.getCause() instanceof Error err) {
         throw err;
@@ -129,7 +134,8 @@ final class Background<T> {
         },
         refused -> end(job, null, refused)); // never ran: nothing to undo
     if (job.done.isDone()) {
-      return finished(claimUid).orElseThrow();
+      jobs.remove(claimUid, job); // taken here (drop may have cleared it meanwhile)
+      return take(job);
     }
     throw still(job, job.done);
   }

@@ -107,8 +107,7 @@ public final class VolumeProvisioner {
             schedulingGrace,
             new org.standalonecinder.provisioner.controller.InFlight(
                 copyLimits.inFlight(), java.time.Clock.systemUTC()),
-            settings::connector,
-            pool);
+            settings::connector);
     this.auth = new AuthSecrets(secrets, settings);
     this.rbd = new RbdChoices(secrets, settings);
     this.leftovers = new Leftovers(cinder, secrets, settings, volumes);
@@ -143,9 +142,9 @@ public final class VolumeProvisioner {
   public static final int BACKGROUND_THREADS = 16;
 
   /**
-   * The same provisioner asking Cinder for claims' volumes and exporting them on {@code threads}
-   * threads of its own, off the claim loop's workers (by default each call runs on the worker that
-   * starts it): a claim's next look takes each call's outcome once it ends ({@link Background}).
+   * The same provisioner exporting claims' volumes on {@code threads} threads of its own, off the
+   * claim loop's workers (by default each export runs on the worker that starts it): a claim's next
+   * look takes the export's outcome once it ends ({@link Background}).
    */
   public VolumeProvisioner withBackgroundThreads(int threads) {
     return with(FairPool.ofThreads(threads, "claims-cinder"));

@@ -64,7 +64,11 @@ final class Volumes {
 
   private final java.util.function.Supplier<Connector> connector;
 
-  /** Creates asked and not yet taken up: a create may take seconds on a busy Cinder. */
+  /**
+   * Creates asked and not yet taken up. They run on the worker that asks (an inline pool): a claim
+   * deleted while its create ran elsewhere would find no volume to delete and leak the one the
+   * create then made; off the workers they need the deleted claim's path to wait for them first.
+   */
   private final Background<Volume> creating;
 
   Volumes(
@@ -73,9 +77,8 @@ final class Volumes {
       Backoff backoff,
       Duration schedulingGrace,
       InFlight copies,
-      java.util.function.Supplier<Connector> connector,
-      FairPool pool) {
-    this.creating = Creates.background(pool, clock);
+      java.util.function.Supplier<Connector> connector) {
+    this.creating = Creates.background(FairPool.inline(), clock);
     this.cinder = cinder;
     this.settings = settings;
     this.backoff = backoff;
