@@ -51,7 +51,7 @@ final class Leftovers {
       // their source's identity (and state), never handed over, so the claim's.
       Map<String, String> identity = Names.identifying(claimUid, settings.clusterId());
       for (Volume v : cinder.findVolumes(pvName, Map.of())) {
-        boolean restored = RestoredFromBackup.underAnotherIdentity(v, pvName, claimUid);
+        boolean restored = RestoredFromBackup.underAnotherIdentity(v, pvName, claimUid, null);
         boolean claims =
             pvName.equals(v.name()) && v.metadata().entrySet().containsAll(identity.entrySet());
         if (!restored && !claims) {

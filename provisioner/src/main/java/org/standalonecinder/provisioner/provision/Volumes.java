@@ -111,7 +111,7 @@ final class Volumes {
     // never made, or gone ends it, and so do looks that stop (InFlight.LEASE).
     // A create asked at an earlier look: taken once ended (else this throws StillMaking).
     Volume asked = creating.finished(uid).orElse(null);
-    Volume found = asked != null ? asked : find(pvName, uid, fromBackup);
+    Volume found = asked != null ? asked : find(pvName, uid, source);
     Volume volume;
     if (found != null) {
       try {
@@ -187,10 +187,10 @@ final class Volumes {
    * The claim's volume in Cinder, or null: by its identity, or (restored from a backup) by its name
    * under the identity Cinder's restore gave it.
    */
-  private Volume find(String pvName, String uid, boolean fromBackup) {
+  private Volume find(String pvName, String uid, VolumeSource source) {
     List<Volume> found = cinder.findVolumes(pvName, Names.identifying(uid, settings.clusterId()));
-    if (found.isEmpty() && fromBackup) {
-      found = RestoredFromBackup.underAnotherIdentity(cinder, pvName, uid);
+    if (found.isEmpty() && source instanceof VolumeSource.FromBackup b) {
+      found = RestoredFromBackup.underAnotherIdentity(cinder, pvName, uid, b.backupId());
     }
     if (found.size() > 1) {
       throw new ProvisioningException(

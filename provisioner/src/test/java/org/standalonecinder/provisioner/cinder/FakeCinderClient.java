@@ -235,6 +235,22 @@ public final class FakeCinderClient implements CinderClient {
     notifyAll();
   }
 
+  /**
+   * Cinder's backup service has written the backup into the volume and its source's metadata over
+   * the volume's, and not yet {@code src_backup_id}: the volume is still being made ({@code
+   * failed}: the restore failed there, {@code error}).
+   */
+  public synchronized void restoredHalfway(String volumeId, boolean failed) {
+    String backupId = restoring.get(volumeId);
+    Map<String, String> meta = new java.util.LinkedHashMap<>(backups.restoredMetadata(backupId));
+    meta.remove("src_backup_id");
+    Volume v = existing(volumeId);
+    volumes.put(volumeId, resized(v, v.sizeGib(), meta));
+    if (failed) {
+      failMaking(volumeId);
+    }
+  }
+
   /** Cinder has made (filled) the volume: the next look sees it {@code available}. */
   public synchronized void finishMaking(String volumeId) {
     held.remove(volumeId);

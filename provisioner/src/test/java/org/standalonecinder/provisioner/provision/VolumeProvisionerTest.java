@@ -1061,7 +1061,26 @@ class VolumeProvisionerTest {
         Arguments.of(
             "restored from a backup, under its source's identity and state: deleted",
             restoredUnderItsSource("vol-a"),
-            true));
+            true),
+        Arguments.of(
+            "its restore failed after Cinder wrote the source's metadata (error, no"
+                + " src_backup_id): deleted",
+            restoredHalfway("error"),
+            true),
+        Arguments.of(
+            "named after it, another claim's metadata, neither restored nor being made: never"
+                + " touched",
+            restoredHalfway("available"),
+            false));
+  }
+
+  /** Cinder's restore between its two writes: the source's metadata, not yet src_backup_id. */
+  private static Volume restoredHalfway(String status) {
+    Volume r = restoredUnderItsSource("vol-a");
+    Map<String, String> md = new java.util.LinkedHashMap<>(r.metadata());
+    md.remove("src_backup_id");
+    return new Volume(
+        r.id(), r.name(), status, 1, "nova", "__DEFAULT__", md, null, null, false, null);
   }
 
   /**
@@ -1076,13 +1095,28 @@ class VolumeProvisionerTest {
         id, Names.pvName(UID), "available", 1, "nova", "__DEFAULT__", md, null, null, false, null);
   }
 
+  /** Where an earlier attempt (a crash, a deadline) left Cinder's restore into the claim's name. */
+  enum Earlier {
+    NONE,
+    RESTORED,
+    HALFWAY,
+    FAILED_HALFWAY
+  }
+
   static Stream<Arguments> restoresFromBackups() {
     return Stream.of(
-        Arguments.of("restored now: the claim's identity is written back", false),
+        Arguments.of("restored now: the claim's identity is written back", Earlier.NONE),
         Arguments.of(
-            "restored by an attempt that ended before (a crash, a deadline): found by its name"
-                + " and src_backup_id, not made again",
-            true));
+            "restored by an attempt that ended before: found by its name and src_backup_id, not"
+                + " made again",
+            Earlier.RESTORED),
+        Arguments.of(
+            "still being restored, the source's metadata written and src_backup_id not yet (seen"
+                + " in CI after a crash): found by its name and status, not made again",
+            Earlier.HALFWAY),
+        Arguments.of(
+            "failed there (error, the source's metadata): found, deleted, made again",
+            Earlier.FAILED_HALFWAY));
   }
 
   /** A backup of another claim's volume {@code vol-src}, available, as a restore's source. */
@@ -1104,18 +1138,45 @@ class VolumeProvisionerTest {
   /** Cinder's restore gives the new volume its source's metadata: the claim's is written back. */
   @ParameterizedTest(name = "{0}")
   @MethodSource("restoresFromBackups")
-  void aVolumeRestoredFromABackupCarriesTheClaimsIdentity(String name, boolean earlier) {
+  void aVolumeRestoredFromABackupCarriesTheClaimsIdentity(String name, Earlier earlier) {
     VolumeSource.FromBackup source = anAvailableBackupOfAnotherClaim();
     String backup = source.backupId();
     cinder.deleteVolume("vol-src");
-    if (earlier) {
+    if (earlier != Earlier.NONE) {
       Volume made =
           cinder.createVolume(
               org.standalonecinder.provisioner.cinder.VolumeSpec.blank(PV, 1).fromBackup(backup));
-      cinder.awaitVolumeStatus(made.id(), java.util.Set.of("available"), Backoff.DEFAULT);
+      cinder.stillMaking(made.id());
+      if (earlier == Earlier.RESTORED) {
+        cinder.finishMaking(made.id());
+        cinder.awaitVolumeStatus(made.id(), java.util.Set.of("available"), Backoff.DEFAULT);
+      } else {
+        cinder.restoredHalfway(made.id(), earlier == Earlier.FAILED_HALFWAY);
+        assertThat(cinder.volumes().get(made.id()).metadata())
+            .as("the fake does what Cinder does")
+            .doesNotContainKey("src_backup_id");
+      }
       assertThat(cinder.volumes().get(made.id()).metadata())
           .as("the fake does what Cinder does")
           .containsEntry(Names.META_PVC_UID, "uid-source");
+      if (earlier == Earlier.HALFWAY) {
+        assertThatThrownBy(
+                () ->
+                    provisioner.provision(
+                        claim("1Gi"), storageClass(Map.of()), source, Map.of(), pv -> false))
+            .isInstanceOf(StillMaking.class);
+        assertThat(cinder.volumes()).as("not made again").hasSize(1);
+        cinder.finishMaking(made.id());
+      }
+      if (earlier == Earlier.FAILED_HALFWAY) {
+        assertThatThrownBy(
+                () ->
+                    provisioner.provision(
+                        claim("1Gi"), storageClass(Map.of()), source, Map.of(), pv -> false))
+            .isInstanceOf(ProvisioningException.class)
+            .hasMessageContaining(made.id());
+        assertThat(cinder.volumes()).as("the failed restore deleted").isEmpty();
+      }
     }
     PersistentVolume pv =
         UntilMade.provision(provisioner, claim("1Gi"), storageClass(Map.of()), source);
@@ -1174,7 +1235,9 @@ class VolumeProvisionerTest {
     assertThat(provisioner.deleteOrphans(UID)).isEqualTo(deleted ? 1 : 0);
     assertThat(provisioner.deleteOrphans(UID)).isZero();
     assertThat(cinder.volumes().containsKey("vol-a")).isEqualTo(!deleted);
-    boolean ours = v.metadata().get(Names.META_CLUSTER).equals("cluster-a");
+    boolean ours =
+        v.metadata().get(Names.META_CLUSTER).equals("cluster-a")
+            && UID.equals(v.metadata().get(Names.META_PVC_UID));
     assertThat(secrets.secrets.containsKey("standalone-cinder/chap-" + PV))
         .as("the Secret goes with the volume")
         .isEqualTo(!deleted && ours);
