@@ -55,6 +55,16 @@ abstract class AttachCliCases {
     return it.cinder.awaitVolumeStatus(v.id(), Set.of("available"), Backoff.DEFAULT);
   }
 
+  /** The attach of {@code v} into $DEV; its error output and exit 1 when it fails. */
+  private static String attach(String cinder, Volume v, String options) {
+    return "DEV=$("
+        + cinder
+        + " attach "
+        + v.id()
+        + options
+        + " --cloud-config /tmp/cloud.conf 2>/tmp/attach.err) || { cat /tmp/attach.err; exit 1; }";
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource({"read-write, rw, 0", "read-only, ro, 1"})
   void attachMakesADeviceTheKernelReadsAndWritesAsAskedAndDetachUndoesIt(
@@ -67,14 +77,7 @@ abstract class AttachCliCases {
             String.join(
                 "\n",
                 cloudConf(it),
-                "DEV=$("
-                    + cinder
-                    + " attach "
-                    + v.id()
-                    + " --mode "
-                    + mode
-                    + " --cloud-config /tmp/cloud.conf 2>/tmp/attach.err) || { cat /tmp/attach.err;"
-                    + " exit 1; }",
+                attach(cinder, v, " --mode " + mode),
                 "echo DEVICE=$DEV",
                 "echo REAL=$(readlink -f $DEV)",
                 "echo RO=$(blockdev --getro $DEV)",
@@ -119,12 +122,7 @@ abstract class AttachCliCases {
             String.join(
                 "\n",
                 cloudConf(it),
-                "DEV=$("
-                    + cinder
-                    + " attach "
-                    + v.id()
-                    + " --cloud-config /tmp/cloud.conf 2>/tmp/attach.err) || { cat /tmp/attach.err;"
-                    + " exit 1; }",
+                attach(cinder, v, ""),
                 "mkfs.ext4 -q $DEV && mkdir -p " + quote(mount) + " && mount $DEV " + quote(mount),
                 cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf 2>/tmp/detach.err",
                 "echo REFUSED=$?",
@@ -175,12 +173,7 @@ abstract class AttachCliCases {
                 "iscsiadm "
                     + foreign
                     + " --op update -n node.session.auth.password -v wrongwrong12",
-                "DEV=$("
-                    + cinder
-                    + " attach "
-                    + v.id()
-                    + " --cloud-config /tmp/cloud.conf 2>/tmp/attach.err) || { cat /tmp/attach.err;"
-                    + " exit 1; }",
+                attach(cinder, v, ""),
                 "echo SESSIONS=$(iscsiadm -m session 2>/dev/null | grep -c -- " + v.id() + ")",
                 cinder + " detach " + v.id() + " --cloud-config /tmp/cloud.conf",
                 "echo DETACHED=$?",
@@ -223,12 +216,7 @@ abstract class AttachCliCases {
                 Files.readString(keyring).strip(),
                 "KEYRING",
                 "chmod 600 /etc/ceph/" + keyring.getFileName(),
-                "DEV=$("
-                    + cinder
-                    + " attach "
-                    + v.id()
-                    + " --cloud-config /tmp/cloud.conf 2>/tmp/attach.err) || { cat /tmp/attach.err;"
-                    + " exit 1; }",
+                attach(cinder, v, ""),
                 "echo DEVICE=$DEV",
                 "echo REAL=$(readlink -f $DEV)",
                 "echo 'through the kernel rbd client' | dd of=$DEV bs=4k conv=sync oflag=direct"

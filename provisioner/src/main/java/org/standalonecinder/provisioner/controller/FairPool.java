@@ -116,9 +116,25 @@ public final class FairPool {
     return lines.values().stream().mapToInt(l -> l.waiting.size()).sum();
   }
 
-  /** Starts what may start, outside the lock: an inline executor runs the task right here. */
+  /**
+   * Starts what may start, outside the lock: an inline executor runs the task right here. A task
+   * the executor refuses frees its thread for the next one at once, so the tasks behind it do not
+   * wait for another submit; an executor that refuses everything empties the queue, each told.
+   */
   private void startWhatMay() {
-    for (Map.Entry<String, Task> next : mayStart()) {
+    List<Map.Entry<String, Task>> starting = mayStart();
+    while (!starting.isEmpty()) {
+      if (!startAll(starting)) {
+        return;
+      }
+      starting = mayStart();
+    }
+  }
+
+  /** Hands each task to the executor; whether any was refused (its thread is free again). */
+  private boolean startAll(List<Map.Entry<String, Task>> starting) {
+    boolean refusedAny = false;
+    for (Map.Entry<String, Task> next : starting) {
       String line = next.getKey();
       Task task = next.getValue();
       java.util.concurrent.atomic.AtomicBoolean began =
@@ -141,8 +157,10 @@ public final class FairPool {
           uncount(line);
         }
         task.refused().accept(e);
+        refusedAny = true;
       }
     }
+    return refusedAny;
   }
 
   /**

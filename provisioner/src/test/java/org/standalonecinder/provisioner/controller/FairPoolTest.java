@@ -73,23 +73,29 @@ class FairPoolTest {
     assertThat(started).containsExactly("a0", "b0", "c0", "a1", "b1", "c1");
   }
 
+  /**
+   * A task the executor refuses is told, and its thread goes to the task behind it at once (one
+   * submitted while the refused task held the only thread): no further submit is needed.
+   */
   @Test
-  void aTaskTheExecutorRefusesIsToldAndLeavesItsThread() {
+  void aTaskTheExecutorRefusesIsToldAndLeavesItsThreadToTheNext() {
     AtomicInteger calls = new AtomicInteger();
-    Executor once =
+    FairPool[] pool = new FairPool[1];
+    Executor refusesFirst =
         r -> {
           if (calls.getAndIncrement() == 0) {
+            submit(pool[0], "b", "submitted-meanwhile");
             throw new RejectedExecutionException("no thread");
           }
           handed.add(r);
         };
-    FairPool pool = new FairPool(once, 1);
-    submit(pool, "a", "refused");
-    submit(pool, "a", "next");
+    pool[0] = new FairPool(refusesFirst, 1);
+    submit(pool[0], "a", "refused");
     assertThat(refused).containsExactly("refused: no thread");
-    assertThat(handed).as("the thread it would have had").hasSize(1);
+    assertThat(handed).as("the task behind it, started with no further submit").hasSize(1);
     endOne();
-    assertThat(started).containsExactly("next");
+    assertThat(started).containsExactly("submitted-meanwhile");
+    assertThat(pool[0].waiting()).isZero();
   }
 
   @Test
