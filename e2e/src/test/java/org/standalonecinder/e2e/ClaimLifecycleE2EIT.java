@@ -71,8 +71,15 @@ class ClaimLifecycleE2EIT {
     String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
     assertThat(it.cinder.getVolume(volumeId).orElseThrow().status()).isEqualTo("in-use");
     assertThat(it.cinder.getVolume(volumeId).orElseThrow().metadata())
-        .containsEntry(Names.META_CLUSTER, it.clusterId)
-        .containsEntry(Names.META_STATE, Names.STATE_PROVISIONED);
+        .containsEntry(Names.META_CLUSTER, it.clusterId);
+    // Handed over by what follows the PV, which runs off the workers: by the time the claim is
+    // bound, or moments after.
+    Waits.await(
+        "the volume handed over to its PV",
+        () ->
+            Names.STATE_PROVISIONED.equals(
+                it.cinder.getVolume(volumeId).orElseThrow().metadata().get(Names.META_STATE)),
+        java.time.Duration.ofSeconds(20));
 
     // Events as the API server validates them (fabric8's mock takes any name): one for the
     // outcome, and "Provisioning" before it only if the provisioning lasted (a slow Cinder: once

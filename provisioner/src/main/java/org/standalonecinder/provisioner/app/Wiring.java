@@ -109,7 +109,8 @@ public final class Wiring {
             retry,
             workers,
             resync,
-            registry);
+            registry,
+            volumes.pool());
     SnapshotController snapshots =
         new SnapshotController(
             client,

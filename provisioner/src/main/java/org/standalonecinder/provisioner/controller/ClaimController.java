@@ -36,6 +36,7 @@ public final class ClaimController implements Engine.Part {
 
   private final ClusterCache cache;
   private final Provisioner provisioner;
+  private final FairPool steps;
   private final EventRecorder events;
   private final RetryPolicy retry;
 
@@ -60,6 +61,9 @@ public final class ClaimController implements Engine.Part {
    * @param cache the informers' view, shared with the provisioner; started here
    * @param resync how often every key and the housekeeping come again
    * @param registry where the provisioning metrics go
+   * @param steps where the provisioner's slow steps run, off the workers ({@link OffWorkers}): the
+   *     pool the provisioner's own background work shares; {@link FairPool#inline()} runs each on
+   *     the worker that asks
    */
   public ClaimController(
       KubernetesClient client,
@@ -69,9 +73,10 @@ public final class ClaimController implements Engine.Part {
       RetryPolicy retry,
       int workers,
       Duration resync,
-      MeterRegistry registry) {
+      MeterRegistry registry,
+      FairPool steps) {
     this.cache = cache;
-    this.provisioner = provisioner;
+    this.provisioner = new OffWorkers(provisioner, steps, this::again, java.time.Clock.systemUTC());
     this.events = events;
     this.retry = retry;
     this.resync = resync;
@@ -83,7 +88,9 @@ public final class ClaimController implements Engine.Part {
               t.setDaemon(true);
               return t;
             });
-    this.sync = new ClaimSync(client, cache, provisioner, events, metrics, notices, this::again);
+    this.steps = steps;
+    this.sync =
+        new ClaimSync(client, cache, this.provisioner, events, metrics, notices, this::again);
     // Claims take turns by namespace; PVs, which only admins make, share one line.
     this.loop =
         new Loop<>(
@@ -134,6 +141,8 @@ public final class ClaimController implements Engine.Part {
   public void pause() {
     if (loop.active()) {
       loop.pause();
+      // Before the calls are dropped: what a worker still at its key starts is born stale.
+      steps.standBy();
       provisioner.paused();
       LOG.info("standing by: no claim or volume is worked on until this replica leads");
     }
@@ -147,6 +156,7 @@ public final class ClaimController implements Engine.Part {
   @Override
   public void resume() {
     LOG.info("leading: resyncing every claim and volume");
+    steps.act();
     loop.resume();
   }
 

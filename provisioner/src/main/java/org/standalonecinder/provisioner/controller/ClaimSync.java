@@ -195,13 +195,16 @@ final class ClaimSync {
     private String detail;
     private ScheduledFuture<?> pending;
 
+    /** The look is over: a step still running elsewhere tells through its own result. */
+    private boolean over;
+
     Notice(PersistentVolumeClaim claim) {
       this.claim = claim;
     }
 
     synchronized void later(String detail) {
       this.detail = detail;
-      if (pending == null) {
+      if (pending == null && !over) {
         try {
           pending = notices.schedule(this::tell, TELL_AFTER.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closing) {
@@ -211,6 +214,7 @@ final class ClaimSync {
     }
 
     synchronized void cancel() {
+      over = true;
       if (pending != null) {
         pending.cancel(false);
       }
@@ -254,11 +258,13 @@ final class ClaimSync {
             "cannot create PersistentVolume " + request.pvName() + ": " + e.getMessage(), false, e);
       }
     }
-    provisioner.created(request, pv);
     events.normal(
         request.claim(),
         EventRecorder.PROVISIONING_SUCCEEDED,
         "Successfully provisioned volume " + request.pvName() + result.detail());
+    // After the event: what follows the PV (a clone's mark on the claim) runs off the worker, and
+    // whoever waits for the mark finds the event told already.
+    provisioner.created(request, pv);
   }
 
   /**

@@ -45,6 +45,8 @@ public final class FairPool {
 
   private int runningTotal;
 
+  private volatile boolean standingBy;
+
   /** How many tasks were started: the clock of the lines' turns. */
   private long served;
 
@@ -109,6 +111,28 @@ public final class FairPool {
       lines.values().removeIf(l -> l.running == 0);
     }
     dropped.forEach(t -> t.refused().accept(why));
+  }
+
+  /**
+   * This replica stopped acting: what waits is dropped ({@link #dropWaiting}), and until {@link
+   * #act} the callers start nothing new ({@link #standingBy}); running tasks finish.
+   */
+  public void standBy() {
+    standingBy = true;
+    dropWaiting(new ProvisioningException("this replica stopped leading", false, null));
+  }
+
+  /** This replica acts again. */
+  public void act() {
+    standingBy = false;
+  }
+
+  /**
+   * Whether this replica stands by: a call started now must not run, nor its outcome count (a
+   * worker still at its key when the replica stopped leading asks for one).
+   */
+  public boolean standingBy() {
+    return standingBy;
   }
 
   /** How many tasks wait for their turn. */

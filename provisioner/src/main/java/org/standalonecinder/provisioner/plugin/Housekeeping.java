@@ -20,6 +20,7 @@ import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.controller.WorkKey;
 import org.standalonecinder.provisioner.provision.Names;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
+import org.standalonecinder.provisioner.provision.Unfinished;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
 
 /**
@@ -122,7 +123,7 @@ final class Housekeeping {
    */
   List<Abandoned> run() {
     List<Abandoned> abandoned = new ArrayList<>();
-    List<VolumeProvisioner.Unfinished> unfinished;
+    List<Unfinished> unfinished;
     try {
       unfinished = volumes.unfinished();
     } catch (RuntimeException e) {
@@ -130,7 +131,7 @@ final class Housekeeping {
       LOG.info("cannot look for unfinished volumes in Cinder: {}", e.getMessage());
       unfinished = List.of();
     }
-    for (VolumeProvisioner.Unfinished u : unfinished) {
+    for (Unfinished u : unfinished) {
       // Its PV exists: a provisioner stopped between creating the PV and handing the volume
       // over (a crash, a lost Lease).
       PersistentVolume pv = cache.volume(Names.pvName(u.claimUid()));

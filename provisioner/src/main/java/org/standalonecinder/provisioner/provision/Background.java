@@ -2,30 +2,21 @@ package org.standalonecinder.provisioner.provision;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
-import org.slf4j.MDC;
+import org.standalonecinder.provisioner.controller.Calls;
 import org.standalonecinder.provisioner.controller.FairPool;
 import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisionResult;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
 
 /**
- * One kind of Cinder call that a claim's look starts and does not wait for (a create, an export):
- * at most one per claim, run on a {@link FairPool} (namespaces in turn), its outcome kept until the
- * claim's next look takes it. The look that starts one is told {@link StillMaking} with a wake that
- * the call's end completes, so the claim is looked at again at once; a look while it waits or runs
- * asks Cinder nothing.
- *
- * <p>A replica that stops leading drops what it has not started and what it has not taken ({@link
- * #drop}): the next leader finds the claim's storage as Cinder has it, as after a restart. An
- * outcome nobody takes (the claim went) is forgotten {@link Pace#FORGOTTEN_AFTER} after it ended.
+ * One kind of Cinder call that a claim's look starts and does not wait for (an export): at most one
+ * per claim ({@link Calls}), its outcome kept until the claim's next look takes it. The look that
+ * starts one is told {@link StillMaking} with a wake that the call's end completes, so the claim is
+ * looked at again at once; a look while it waits or runs asks Cinder nothing.
  *
  * @param <T> what the call answers
  */
@@ -37,26 +28,12 @@ final class Background<T> {
    */
   record Words(String waiting, String running) {}
 
-  private static final class Job<T> {
-    final String subject;
-    final Instant queued;
-    final CompletableFuture<T> done = new CompletableFuture<>();
-    volatile boolean began;
-    volatile Instant ended;
-
-    Job(String subject, Instant queued) {
-      this.subject = subject;
-      this.queued = queued;
-    }
-  }
-
-  private final FairPool pool;
+  private final Calls<T> calls;
   private final Clock clock;
   private final Words words;
-  private final Map<String, Job<T>> jobs = new ConcurrentHashMap<>();
 
   Background(FairPool pool, Clock clock, Words words) {
-    this.pool = pool;
+    this.calls = new Calls<>(pool, clock);
     this.clock = clock;
     this.words = words;
   }
@@ -64,32 +41,25 @@ final class Background<T> {
   /**
    * The claim's call, when one was started and has ended: taken, so it is handed over once.
    *
-   * @return empty when no call of the claim is known
-   * @throws StillMaking while it waits or runs (with no wake: the look that started it has one)
+   * @return empty when no call of the claim is known, or its outcome is not to be taken (this
+   *     replica stopped leading while it ran: what it did is found in Cinder, as by another leader)
+   * @throws StillMaking while it waits or runs (with no wake: the look that started it has one, but
+   *     a stale call's look has none)
    * @throws RuntimeException what the call threw, after its {@code failed} ran
    */
   Optional<T> finished(String claimUid) {
-    Job<T> job = jobs.get(claimUid);
-    if (job == null) {
+    Calls.Call<T> call = calls.get(claimUid).orElse(null);
+    if (call == null) {
       return Optional.empty();
     }
-    if (!job.done.isDone()) {
-      throw still(job, null);
+    if (!call.ended()) {
+      throw still(call, call.stale() ? call.end() : null);
     }
-    jobs.remove(claimUid, job);
-    return Optional.of(take(job));
-  }
-
-  /** The answer of a call that has ended, or what it threw. */
-  private T take(Job<T> job) {
-    try {
-      return job.done.join();
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof Error err) {
-        throw err;
-      }
-      throw (RuntimeException) e.getCause();
+    if (call.stale()) {
+      calls.discard(call);
+      return Optional.empty();
     }
+    return Optional.of(calls.take(call));
   }
 
   /**
@@ -109,80 +79,34 @@ final class Background<T> {
       String subject,
       Supplier<T> call,
       Consumer<RuntimeException> failed) {
-    Instant now = clock.instant();
-    Instant forgotten = now.minus(Pace.FORGOTTEN_AFTER);
-    jobs.values().removeIf(j -> j.ended != null && j.ended.isBefore(forgotten));
-    Job<T> job = new Job<>(subject, now);
-    jobs.put(claimUid, job);
-    Map<String, String> mdc = MDC.getCopyOfContextMap();
-    pool.submit(
-        namespace,
-        () -> {
-          if (jobs.get(claimUid) != job) {
-            // Forgotten before its turn: the claim went, and what it left goes by its own path.
-            end(job, null, new ProvisioningException("the claim went", false, null));
-            return;
-          }
-          // The claim's log lines name it on this thread as on a worker (which an inline pool is).
-          Map<String, String> before = MDC.getCopyOfContextMap();
-          MDC.setContextMap(mdc == null ? Map.of() : mdc);
-          try {
-            run(job, call, failed);
-          } finally {
-            MDC.setContextMap(before == null ? Map.of() : before);
-          }
-        },
-        refused -> end(job, null, refused)); // never ran: nothing to undo
-    if (job.done.isDone()) {
-      jobs.remove(claimUid, job); // taken here (drop may have cleared it meanwhile)
-      return take(job);
+    Calls.Call<T> started = calls.start(claimUid, namespace, subject, "", call, failed);
+    if (started.stale()) {
+      throw still(started, null); // this replica stands by: never run, asked anew once it leads
     }
-    throw still(job, job.done);
+    if (started.ended()) {
+      return calls.take(started);
+    }
+    throw still(started, started.end());
   }
 
   /** Whether a call of the claim was started and its outcome not yet taken. */
   boolean has(String claimUid) {
-    return jobs.containsKey(claimUid);
+    return calls.get(claimUid).isPresent();
   }
 
-  /** Forgets the claim's call: the claim is gone, and what it left is deleted by its own path. */
-  void forget(String claimUid) {
-    jobs.remove(claimUid);
+  /** The claim is gone ({@link Calls#cancel}): whether its call still runs. */
+  boolean cancel(String claimUid) {
+    return calls.cancel(claimUid);
   }
 
-  /**
-   * This replica stopped acting: calls not yet running never run, and no outcome is taken from now
-   * on (the next leader, or this replica leading again, finds the storage as Cinder has it).
-   */
+  /** This replica stopped acting ({@link Calls#drop}). */
   void drop() {
-    jobs.clear();
-    pool.dropWaiting(new ProvisioningException("this replica stopped leading", false, null));
+    calls.drop(new ProvisioningException("this replica stopped leading", false, null));
   }
 
-  private void run(Job<T> job, Supplier<T> call, Consumer<RuntimeException> failed) {
-    job.began = true;
-    try {
-      end(job, call.get(), null);
-    } catch (RuntimeException e) {
-      failed.accept(e);
-      end(job, null, e);
-    } catch (Error e) {
-      end(job, null, e);
-    }
-  }
-
-  private void end(Job<T> job, T outcome, Throwable failure) {
-    job.ended = clock.instant();
-    if (failure == null) {
-      job.done.complete(outcome);
-    } else {
-      job.done.completeExceptionally(failure);
-    }
-  }
-
-  private StillMaking still(Job<T> job, CompletableFuture<?> wake) {
-    Duration soFar = Duration.between(job.queued, clock.instant());
-    String what = (job.began ? words.running() : words.waiting()).formatted(job.subject);
+  private StillMaking still(Calls.Call<T> call, CompletableFuture<?> wake) {
+    Duration soFar = call.soFar(clock);
+    String what = (call.running() ? words.running() : words.waiting()).formatted(call.subject());
     return new StillMaking(
         null,
         what + "; " + Pace.soFar(soFar),

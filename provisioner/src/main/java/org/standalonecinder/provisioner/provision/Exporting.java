@@ -76,9 +76,9 @@ final class Exporting {
     return calls.has(claimUid);
   }
 
-  /** Forgets the claim's export ({@link Background#forget}). */
-  void forget(String claimUid) {
-    calls.forget(claimUid);
+  /** The claim is gone ({@link Background#cancel}): whether its export is still running. */
+  boolean cancel(String claimUid) {
+    return calls.cancel(claimUid);
   }
 
   /** This replica stopped acting ({@link Background#drop}). */

@@ -125,7 +125,7 @@ final class Leftovers {
    * trace of a provisioning that failed or was cut short. Volumes of other clusters are never
    * listed, nor volumes that lack the claim's identity.
    */
-  List<VolumeProvisioner.Unfinished> unfinished() {
+  List<Unfinished> unfinished() {
     Map<String, String> filter = new LinkedHashMap<>();
     filter.put(Names.META_CLUSTER, settings.clusterId());
     filter.put(Names.META_STATE, Names.STATE_PROVISIONING);
@@ -139,7 +139,7 @@ final class Leftovers {
           .filter(v -> v.metadata().get(Names.META_PVC_NAME) != null)
           .map(
               v ->
-                  new VolumeProvisioner.Unfinished(
+                  new Unfinished(
                       v.id(),
                       v.metadata().get(Names.META_PVC_UID),
                       v.metadata().get(Names.META_PVC_NAMESPACE),

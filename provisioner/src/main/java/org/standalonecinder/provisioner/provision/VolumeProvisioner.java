@@ -160,6 +160,14 @@ public final class VolumeProvisioner {
         cinder, secrets, mappers, settings, backoff, schedulingGrace, copyLimits, p);
   }
 
+  /**
+   * Where claims' Cinder work runs off the loop's workers ({@link #withBackgroundThreads}): the
+   * claim loop runs its steps there too, so that one fair share bounds both.
+   */
+  public FairPool pool() {
+    return pool;
+  }
+
   /** This replica stopped acting: work not yet taken up is dropped ({@link Background#drop}). */
   public void paused() {
     exporting.drop();
@@ -330,7 +338,10 @@ public final class VolumeProvisioner {
    * @return how many of the claim's volumes Cinder is still deleting
    */
   public int deleteOrphans(String claimUid) {
-    exporting.forget(claimUid);
+    // A create or export that runs makes or changes what is looked for: looked for once it ends.
+    if (volumes.createRunning(claimUid) | exporting.cancel(claimUid)) {
+      return 1;
+    }
     int going = leftovers.deleteOrphans(claimUid);
     volumes.copyEnded(claimUid);
     if (going == 0) {
@@ -372,16 +383,6 @@ public final class VolumeProvisioner {
   public int sweepSharedSecrets() {
     return auth.sweepSharedSecrets();
   }
-
-  /**
-   * A volume of this cluster that was never handed to a PV, and the claim it was made for.
-   *
-   * @param volumeId the Cinder volume
-   * @param claimUid the uid of the claim it was made for
-   * @param namespace the claim's namespace
-   * @param name the claim's name
-   */
-  public record Unfinished(String volumeId, String claimUid, String namespace, String name) {}
 
   /**
    * The volumes of this cluster still {@link Names#STATE_PROVISIONING}: after a restart, the only

@@ -287,8 +287,17 @@ final class Volumes {
 
   /** The claim's copy is made or gone: it no longer counts among those in flight. */
   void copyEnded(String claimUid) {
-    creating.forget(claimUid);
     copies.release(claimUid);
+  }
+
+  /**
+   * The claim is gone: its create is cancelled unless it runs (on another thread: the look that
+   * runs it, which a deleted claim's path may meet).
+   *
+   * @return whether it runs: the volume it makes exists only once it ends
+   */
+  boolean createRunning(String claimUid) {
+    return creating.cancel(claimUid);
   }
 
   /** This replica stopped acting ({@link Background#drop}). */

@@ -16,6 +16,7 @@ import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -50,9 +51,11 @@ class ClaimControllerTest {
     }
 
     @Override
-    public synchronized ProvisionResult provision(ProvisionRequest request) {
-      calls.add("provision " + request.claim().getMetadata().getName());
-      return answer.apply(request);
+    public ProvisionResult provision(ProvisionRequest request) {
+      synchronized (this) {
+        calls.add("provision " + request.claim().getMetadata().getName());
+      }
+      return answer.apply(request); // unlocked: an answer may be held while others are asked
     }
 
     @Override
@@ -220,6 +223,11 @@ class ClaimControllerTest {
   }
 
   private void run(Function<ProvisionRequest, ProvisionResult> answer) {
+    run(answer, 2, FairPool.inline());
+  }
+
+  private void run(
+      Function<ProvisionRequest, ProvisionResult> answer, int workers, FairPool steps) {
     provisioner = new FakeProvisioner(answer);
     controller =
         new ClaimController(
@@ -229,9 +237,10 @@ class ClaimControllerTest {
             new EventRecorder(client, NAME, "test", Clock.systemUTC()),
             // Long enough that a pending look-again is still pending when a row checks for it.
             new RetryPolicy(Duration.ofMillis(300), Duration.ofMillis(400), 3),
-            2,
+            workers,
             Duration.ofMinutes(10),
-            new SimpleMeterRegistry());
+            new SimpleMeterRegistry(),
+            steps);
     processed = Processed.by(controller);
     controller.start();
     Cluster.await("synced", controller::synced, Duration.ofSeconds(10));
@@ -285,6 +294,57 @@ class ClaimControllerTest {
     if (row.pvCreated()) {
       assertThat(provisioner.calls()).containsExactly("provision data", "created " + pvName);
     }
+  }
+
+  /**
+   * The attack on the workers: a claim whose provisioning the storage holds (a long copy, a Cinder
+   * that does not answer), with a single worker. Its step runs off the worker: another claim gets
+   * its PV meanwhile, and the held one is told it is under way, with what it makes, once it has
+   * lasted. With the step on the worker (as before), the other claim waited for it.
+   */
+  @Test
+  void aProvisioningTheStorageHoldsHoldsNoWorker() throws Exception {
+    java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+    run(
+        r -> {
+          if (r.claim().getMetadata().getName().equals("held")) {
+            r.starting(" as a clone of apps/source");
+            try {
+              held.await(20, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          return ProvisionResult.finished(pvFor(r), "");
+        },
+        1,
+        FairPool.ofThreads(4, "test-steps"));
+    Cluster.createClass(client, "fake", NAME, Map.of(), "Delete", "Immediate");
+    PersistentVolumeClaim slow =
+        Cluster.createClaim(client, "held", "fake", NAME, "Filesystem", Map.of());
+    Cluster.await(
+        "the held step runs", () -> provisioner.provisions() >= 1, Duration.ofSeconds(10));
+    PersistentVolumeClaim quick =
+        Cluster.createClaim(client, "quick", "fake", NAME, "Filesystem", Map.of());
+    String quickPv = ProvisionRequest.pvName(quick.getMetadata().getUid());
+    Cluster.await(
+        "the other claim's PV while the held one waits for the storage",
+        () -> client.persistentVolumes().withName(quickPv).get() != null,
+        Duration.ofSeconds(10));
+    assertThat(held.getCount()).as("the held step still runs").isEqualTo(1);
+    Cluster.await(
+        "the held claim told what is under way",
+        () ->
+            events().stream()
+                .anyMatch(e -> e.contains("making its volume as a clone of apps/source")),
+        Duration.ofSeconds(10));
+    held.countDown();
+    String slowPv = ProvisionRequest.pvName(slow.getMetadata().getUid());
+    Cluster.await(
+        "the held claim's PV once the storage answers",
+        () -> client.persistentVolumes().withName(slowPv).get() != null,
+        Duration.ofSeconds(10));
+    assertThat(provisioner.provisions()).as("each asked once").isEqualTo(2);
   }
 
   /** Which claims reach the provisioner at all. */

@@ -323,6 +323,54 @@ class VolumeProvisionerTest {
   }
 
   /**
+   * A claim deleted while a look runs its create (on another thread: the deleted claim's path may
+   * meet a look that is still at it): the volume exists only once the create ends, so the deletion
+   * answers "still going" until then, and then finds and deletes it; nothing leaks.
+   */
+  @Test
+  void aClaimDeletedWhileItsCreateRunsHasTheVolumeItMakesDeleted() throws Exception {
+    var entered = new java.util.concurrent.CountDownLatch(1);
+    var open = new java.util.concurrent.CountDownLatch(1);
+    var gated =
+        org.standalonecinder.provisioner.cinder.CinderDecorator.wrap(
+            cinder,
+            (operation, args, call) -> {
+              if (operation.equals("createVolume")) {
+                entered.countDown();
+                try {
+                  open.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+              return call.proceed();
+            });
+    VolumeProvisioner p =
+        new VolumeProvisioner(
+            gated, secrets, VolumeMappers.standard(), Fixtures.settings(), Backoff.DEFAULT);
+    var look =
+        java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+              try {
+                p.provision(claim("1Gi"), storageClass(Map.of()), null, Map.of(), pv -> false);
+              } catch (StillMaking making) {
+                // Cinder makes it: the claim's next look would take it
+              }
+            });
+    assertThat(entered.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+    assertThat(p.deleteOrphans(UID)).as("still going while the create runs").isEqualTo(1);
+    assertThat(cinder.log()).doesNotContain(DELETE);
+    open.countDown();
+    look.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    for (int n = 0; n < UntilMade.LOOKS && p.deleteOrphans(UID) != 0; n++) {
+      // the fake deletes between two looks
+    }
+    assertThat(cinder.log()).contains(CREATE, DELETE);
+    assertThat(cinder.volumes()).isEmpty();
+  }
+
+  /**
    * A claim deleted while its export waits for its turn: the export never asks Cinder, and the
    * claim's volume goes by the deleted claim's path.
    */
@@ -1250,7 +1298,7 @@ class VolumeProvisionerTest {
     cinder.seed(volume("vol-c", "uid-c", "cluster-b", Names.STATE_PROVISIONING));
     cinder.seed(volume("vol-d", "uid-d", "cluster-a", null));
     assertThat(provisioner.unfinished())
-        .containsExactly(new VolumeProvisioner.Unfinished("vol-a", UID, "apps", "data"));
+        .containsExactly(new Unfinished("vol-a", UID, "apps", "data"));
   }
 
   // ------------------------------------------------------------------ delete
