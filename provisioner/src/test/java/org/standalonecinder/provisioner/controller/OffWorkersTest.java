@@ -301,6 +301,18 @@ class OffWorkersTest {
     assertThat(inner.calls()).hasSize(1);
   }
 
+  /**
+   * The attack on memory: a claim whose spec is as long as the API server takes. What its call
+   * keeps of it is a digest, not a second copy of the spec.
+   */
+  @Test
+  void aCallKeepsADigestOfTheClaimNotItsSpec() {
+    PersistentVolumeClaim huge = claim(Map.of(), Map.of());
+    huge.getSpec().setStorageClassName("c".repeat(1_400_000));
+    assertThat(OffWorkers.asked(huge)).hasSizeLessThan(100);
+    assertThat(OffWorkers.asked(huge)).isNotEqualTo(OffWorkers.asked(ASKED));
+  }
+
   @Test
   void aReleasedPvIsDeletedOffTheWorker() {
     PersistentVolume pv = pv();
