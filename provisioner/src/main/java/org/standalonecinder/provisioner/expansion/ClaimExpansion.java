@@ -156,6 +156,15 @@ public final class ClaimExpansion {
     }
     int asked = gib(request, RoundingMode.CEILING);
     if (asked > pvGib) {
+      // The cache may not have seen the PV grown by the look before this one: read as it is, so
+      // that a grown claim is not marked Resizing again for a moment (seen in ExpansionTest).
+      PersistentVolume now = client.persistentVolumes().withName(pv.getMetadata().getName()).get();
+      if (now != null && now.getSpec() != null && now.getSpec().getCapacity() != null) {
+        pv = now;
+        pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
+      }
+    }
+    if (asked > pvGib) {
       growable(pv, pvGib);
       String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
       setResizing(claim);
