@@ -146,7 +146,8 @@ class BusyCinderE2EIT {
           report.add(
               "plain claim bound after " + ms + " ms, with " + underWay + " copies under way");
           // Cinder shares this machine's cores with its copies, so its own calls are slower now
-          // too: what the provisioner adds to them may grow by 2 s at most.
+          // too: what the provisioner adds to them may grow by 2 s at most, and by how late its
+          // poll sees the create end (Backoff: a quarter of the wait; this test polls every 0.1 s).
           long cinderLoaded = cinderBusy.join();
           report.add("Cinder's own calls for one under that load: " + cinderLoaded + " ms");
           assertThat(ms)
@@ -158,7 +159,8 @@ class BusyCinderE2EIT {
                       + " ms then and "
                       + cinderLoaded
                       + " ms now")
-              .isLessThanOrEqualTo(unloaded + Math.max(0, cinderLoaded - cinderAlone) + 2000);
+              .isLessThanOrEqualTo(
+                  unloaded + Math.max(0, cinderLoaded - cinderAlone) + 2000 + cinderLoaded / 4);
           assertThat(underWay)
               .as("copies still being made as the plain claim was bound")
               .isGreaterThanOrEqualTo(2);

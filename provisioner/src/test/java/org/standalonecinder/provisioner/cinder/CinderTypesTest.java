@@ -76,12 +76,6 @@ class CinderTypesTest {
     assertThat(sent).as("the JVM's own name for x86_64 never reaches Cinder").isNotEqualTo("amd64");
   }
 
-  @ParameterizedTest(name = "attempt {0} waits {1} ms")
-  @CsvSource({"0, 100", "1, 200", "2, 400", "5, 3200", "6, 5000", "30, 5000"})
-  void backoffGrowsToItsCap(int attempt, long millis) {
-    assertThat(Backoff.DEFAULT.delay(attempt)).isEqualTo(Duration.ofMillis(millis));
-  }
-
   @Test
   void backoffRejectsNonsense() {
     assertThatThrownBy(() -> new Backoff(Duration.ZERO, 2, Duration.ofSeconds(1), Duration.ZERO))
