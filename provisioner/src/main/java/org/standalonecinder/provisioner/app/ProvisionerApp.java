@@ -310,6 +310,7 @@ public final class ProvisionerApp implements AutoCloseable {
           // Releasing the Lease at close() ends leading too; that is no loss.
           if (!closing.get()) {
             LOG.error("lost the Lease: this replica stopped acting");
+            engine.abandon();
             lost.run();
           }
         });

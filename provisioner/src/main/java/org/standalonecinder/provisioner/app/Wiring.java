@@ -11,6 +11,7 @@ import org.standalonecinder.provisioner.clone.KubernetesClusterReader;
 import org.standalonecinder.provisioner.controller.ClaimController;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.FairPool;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.expansion.ClaimExpansion;
 import org.standalonecinder.provisioner.plugin.CinderProvisioner;
@@ -123,7 +124,8 @@ public final class Wiring {
             resync,
             snapshotTiming,
             Clock.systemUTC(),
-            registry);
+            registry,
+            FairPool.ofThreads(SnapshotController.STEP_THREADS, "snapshots-cinder"));
     return new Parts(controller, snapshots, clones, cluster);
   }
 }

@@ -175,7 +175,14 @@ public final class Calls<T> {
             MDC.setContextMap(before == null ? Map.of() : before);
           }
         },
-        refused -> end(c, null, refused)); // never ran: nothing to undo
+        refused -> {
+          // Never ran: nothing to undo. Refused because this replica stopped leading: stale, so
+          // that no look tells it as the key's failure.
+          if (pool.standingBy()) {
+            c.stale = true;
+          }
+          end(c, null, refused);
+        });
     return c;
   }
 

@@ -92,6 +92,7 @@ public final class ClaimController implements Engine.Part {
     this.sync =
         new ClaimSync(client, cache, this.provisioner, events, metrics, notices, this::again);
     // Claims take turns by namespace; PVs, which only admins make, share one line.
+    LoopMetrics loopMetrics = new LoopMetrics(registry);
     this.loop =
         new Loop<>(
             "claims",
@@ -99,7 +100,8 @@ public final class ClaimController implements Engine.Part {
             retry,
             k -> k instanceof WorkKey.Claim c ? c.namespace() : "",
             new Claims(),
-            new LoopMetrics(registry));
+            loopMetrics);
+    loopMetrics.steps("claims", steps);
     metrics.queue(loop::size);
   }
 
@@ -353,12 +355,29 @@ public final class ClaimController implements Engine.Part {
     }
   }
 
-  /** Stops the informers and waits for the workers to finish their current key. */
+  /**
+   * Stops the informers, waits for the workers to finish their current key, then for the steps
+   * running off them ({@link FairPool#close}: {@link #STEPS_GRACE}, then interrupted): nothing of
+   * this replica acts once it returns, so the caller may close the clients and hand the lead on.
+   */
   @Override
   public void close() {
     running = false;
     loop.close();
+    steps.close(STEPS_GRACE);
     notices.shutdownNow();
     cache.close();
+  }
+
+  /**
+   * How long a stop waits for the running steps, and again once they are interrupted: with the
+   * snapshot loop's, well within Kubernetes' default 30 s between a Pod's TERM and its KILL.
+   */
+  static final Duration STEPS_GRACE = Duration.ofSeconds(5);
+
+  /** The Lease was lost: the running steps are interrupted now, not waited for. */
+  @Override
+  public void abandon() {
+    steps.close(Duration.ZERO);
   }
 }

@@ -40,6 +40,13 @@ public final class Engine implements AutoCloseable {
     default void close() {
       loop().close();
     }
+
+    /**
+     * The Lease was lost and the process is about to exit: what runs off the workers is cut short
+     * now (interrupted), not waited for, since another replica may already lead. After {@link
+     * #pause}.
+     */
+    default void abandon() {}
   }
 
   private final List<Part> parts;
@@ -74,6 +81,11 @@ public final class Engine implements AutoCloseable {
         LOG.error("the {} loop did not {}: {}", p.loop().name(), what, e.toString());
       }
     }
+  }
+
+  /** Cuts every loop's running work short: the Lease was lost ({@link Part#abandon}). */
+  public void abandon() {
+    each(parts, Part::abandon, "abandon its work");
   }
 
   /** Whether every worker of every loop is alive. */

@@ -1,5 +1,6 @@
 package org.standalonecinder.provisioner.controller;
 
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -7,11 +8,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Work that waits for Cinder, run off the loops' workers on a bounded number of threads, with lines
@@ -25,11 +30,15 @@ import java.util.function.Consumer;
  */
 public final class FairPool {
 
-  private record Task(Runnable run, Consumer<Throwable> refused) {}
+  private static final Logger LOG = LoggerFactory.getLogger(FairPool.class);
+
+  /** A task, with when it was submitted ({@link #oldestWait}). */
+  private record Task(Runnable run, Consumer<Throwable> refused, long since) {}
 
   private final Executor executor;
   private final int threads;
   private final int share;
+  private final LongSupplier nanoTime;
 
   /** A line with tasks waiting or running. */
   private static final class Line {
@@ -56,9 +65,15 @@ public final class FairPool {
    * @param threads how many tasks run at once
    */
   public FairPool(Executor executor, int threads) {
+    this(executor, threads, System::nanoTime);
+  }
+
+  /** The same, reading the time from {@code nanoTime} (for tests). */
+  FairPool(Executor executor, int threads, LongSupplier nanoTime) {
     this.executor = executor;
     this.threads = threads;
     this.share = Math.max(1, threads / 2);
+    this.nanoTime = nanoTime;
   }
 
   /** Runs each task on the thread that submits it. */
@@ -93,8 +108,16 @@ public final class FairPool {
    * @param refused told what the executor threw when it would not take the task (it never ran)
    */
   public void submit(String line, Runnable task, Consumer<Throwable> refused) {
+    if (standingBy) {
+      // A caller that checked standingBy() just before the lead was lost: never run on a standby.
+      refused.accept(new ProvisioningException("this replica stopped leading", false, null));
+      return;
+    }
     synchronized (this) {
-      lines.computeIfAbsent(line, l -> new Line()).waiting.add(new Task(task, refused));
+      lines
+          .computeIfAbsent(line, l -> new Line())
+          .waiting
+          .add(new Task(task, refused, nanoTime.getAsLong()));
     }
     startWhatMay();
   }
@@ -140,6 +163,96 @@ public final class FairPool {
     return lines.values().stream().mapToInt(l -> l.waiting.size()).sum();
   }
 
+  /** How many tasks run. */
+  public synchronized int running() {
+    return runningTotal;
+  }
+
+  /** How long the task that has waited longest has waited for its turn; zero when none waits. */
+  public synchronized Duration oldestWait() {
+    long now = nanoTime.getAsLong();
+    return Duration.ofNanos(
+        lines.values().stream()
+            .map(l -> l.waiting.peek())
+            .filter(java.util.Objects::nonNull)
+            .mapToLong(t -> now - t.since())
+            .max()
+            .orElse(0));
+  }
+
+  /**
+   * Stops for good, before what the tasks need is closed (the Kubernetes and Cinder clients) and
+   * before another replica may lead: what waits is dropped ({@link #standBy}); running tasks get
+   * {@code grace} to end, then are interrupted (a Cinder wait ends at once, as a retryable failure)
+   * and get {@code grace} again. Every task is safe to repeat, so one cut short is done again by
+   * the replica that leads next.
+   *
+   * @return how many tasks still run after that (0 unless one ignores interrupts), each logged
+   */
+  public int close(Duration grace) {
+    int left = stop(grace);
+    if (left > 0) {
+      LOG.warn(
+          "{} step(s) still run {} s after the stop, interrupted: the next leader does them again"
+              + " (each is safe to repeat)",
+          left,
+          2 * grace.toSeconds());
+    }
+    return left;
+  }
+
+  private int stop(Duration grace) {
+    standBy();
+    if (executor instanceof ExecutorService service) {
+      service.shutdown();
+      try {
+        if (!service.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+          neverBegun(service.shutdownNow());
+          service.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS);
+        }
+      } catch (InterruptedException e) {
+        neverBegun(service.shutdownNow());
+        Thread.currentThread().interrupt();
+      }
+    }
+    return running();
+  }
+
+  /** Tasks the executor had taken but not begun when it was shut down: told, and not counted. */
+  private void neverBegun(List<Runnable> left) {
+    for (Runnable r : left) {
+      if (r instanceof Started s) {
+        synchronized (this) {
+          uncount(s.line);
+        }
+        s.task.refused().accept(new ProvisioningException("the pool was closed", false, null));
+      }
+    }
+  }
+
+  /** A task handed to the executor, in its line. */
+  private final class Started implements Runnable {
+    final String line;
+    final Task task;
+    final java.util.concurrent.atomic.AtomicBoolean began;
+
+    Started(String line, Task task, java.util.concurrent.atomic.AtomicBoolean began) {
+      this.line = line;
+      this.task = task;
+      this.began = began;
+    }
+
+    @Override
+    public void run() {
+      began.set(true);
+      try {
+        task.run().run();
+      } finally {
+        ended(line);
+      }
+    }
+  }
+
   /**
    * Starts what may start, outside the lock: an inline executor runs the task right here. A task
    * the executor refuses frees its thread for the next one at once, so the tasks behind it do not
@@ -164,15 +277,7 @@ public final class FairPool {
       java.util.concurrent.atomic.AtomicBoolean began =
           new java.util.concurrent.atomic.AtomicBoolean();
       try {
-        executor.execute(
-            () -> {
-              began.set(true);
-              try {
-                task.run().run();
-              } finally {
-                ended(line);
-              }
-            });
+        executor.execute(new Started(line, task, began));
       } catch (RuntimeException | Error e) {
         if (began.get()) {
           throw e; // the task itself threw, on an inline executor: it was counted out as it ended

@@ -87,6 +87,11 @@ public final class Loop<K> {
     queue.add(key);
   }
 
+  /** Drops the key's delayed look, if one is pending ({@link WorkQueue#unschedule}). */
+  public void unschedule(K key) {
+    queue.unschedule(key);
+  }
+
   /** The key's object is gone: its failures are forgotten. */
   public void forget(K key) {
     failures.remove(key);

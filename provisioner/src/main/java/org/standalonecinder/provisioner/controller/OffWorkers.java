@@ -202,7 +202,9 @@ final class OffWorkers implements Provisioner {
         (call.running()
                 ? "the provisioner is deleting "
                 : "waits for its namespace's turn to delete ")
-            + call.subject(),
+            + call.subject()
+            + "; "
+            + Pace.soFar(soFar),
         new ProvisionResult.Progress(soFar, Pace.LONGEST_LOOK));
   }
 

@@ -150,6 +150,22 @@ public final class WorkQueue<K> {
     }
   }
 
+  /**
+   * Drops {@code key}'s delayed add, if one is pending: a look took the outcome that delay was
+   * waiting for (work run off the workers), and decides anew when the key comes back.
+   */
+  public void unschedule(K key) {
+    lock.lock();
+    try {
+      Pending pending = delayed.remove(key);
+      if (pending != null) {
+        pending.timer.cancel(false);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
   private void fire(K key, Pending mine) {
     lock.lock();
     try {

@@ -115,4 +115,12 @@ public record Content(
     }
     return !beingCreated && beingDeleted;
   }
+
+  /**
+   * Whether its next step asks Cinder (and so runs off the loop's workers): it is being taken, read
+   * or deleted. A ready content's step at most writes the content itself.
+   */
+  public boolean asksCinder() {
+    return toDelete() || status == null || !status.readyToUse();
+  }
 }

@@ -16,11 +16,13 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.controller.ClusterCache;
 import org.standalonecinder.provisioner.controller.Engine;
 import org.standalonecinder.provisioner.controller.EventRecorder;
+import org.standalonecinder.provisioner.controller.FairPool;
 import org.standalonecinder.provisioner.controller.KeyFailure;
 import org.standalonecinder.provisioner.controller.Loop;
 import org.standalonecinder.provisioner.controller.LoopMetrics;
 import org.standalonecinder.provisioner.controller.LoopWork;
 import org.standalonecinder.provisioner.controller.Pace;
+import org.standalonecinder.provisioner.controller.PooledWork;
 import org.standalonecinder.provisioner.controller.RetryPolicy;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 
@@ -83,11 +85,21 @@ public final class SnapshotController implements Engine.Part {
   private final SnapshotSync snapshots;
   private final SnapshotMetrics metrics;
   private final Loop<SnapshotKey> loop;
+  private final FairPool steps;
+  private final PooledWork<SnapshotKey> work;
+
+  /** Threads of the pool the contents' steps (each a few Cinder calls) run on, off the workers. */
+  public static final int STEP_THREADS = 8;
+
+  /** How long a stop waits for the running steps, and again once they are interrupted. */
+  static final Duration STEPS_GRACE = Duration.ofSeconds(3);
 
   /**
    * @param cluster the claim loop's view of claims and PVs (started by the claim loop)
    * @param workers how many keys are worked on at once
    * @param resync how often everything is looked at again and the sweep runs
+   * @param steps where the contents' steps run, off the workers ({@link PooledWork}); {@link
+   *     FairPool#inline()} runs each on the worker that asks
    */
   public SnapshotController(
       KubernetesClient client,
@@ -100,16 +112,30 @@ public final class SnapshotController implements Engine.Part {
       Duration resync,
       Timing timing,
       Clock clock,
-      io.micrometer.core.instrument.MeterRegistry registry) {
+      io.micrometer.core.instrument.MeterRegistry registry,
+      FairPool steps) {
     this.events = events;
+    this.steps = steps;
     this.resync = resync;
     this.cache = new SnapshotCache(client, resync);
     this.metrics = new SnapshotMetrics(registry);
     // A snapshot and its content take turns with the other namespaces' by the namespace of the
     // snapshot (its claim's): one tenant's hundred backups delay another's snapshot by one key.
-    this.loop =
-        new Loop<>(
-            "snapshots", workers, retry, this::lineOf, new Snapshots(), new LoopMetrics(registry));
+    // A content's step asks Cinder (find, take, read, delete); a snapshot's only reads the caches
+    // and writes its content, as does a ready content's: only the steps that ask Cinder leave the
+    // workers.
+    this.work =
+        new PooledWork<>(
+            new Snapshots(),
+            steps,
+            this::asksCinder,
+            this::lineOf,
+            k -> loop().add(k),
+            k -> loop().unschedule(k),
+            clock);
+    LoopMetrics loopMetrics = new LoopMetrics(registry);
+    this.loop = new Loop<>("snapshots", workers, retry, this::lineOf, work, loopMetrics);
+    loopMetrics.steps("snapshots", steps);
     metrics.queue(loop::size);
     ContentWrites writes = new ContentWrites(client);
     this.contents =
@@ -153,6 +179,14 @@ public final class SnapshotController implements Engine.Part {
           @Override
           public void onDelete(PersistentVolumeClaim c, boolean unknown) {}
         });
+  }
+
+  /** Whether the key's step asks Cinder: a content of ours being taken, read or deleted. */
+  private boolean asksCinder(SnapshotKey key, HasMetadata object) {
+    GenericKubernetesResource raw = (GenericKubernetesResource) object;
+    return key instanceof SnapshotKey.ContentOf
+        && contents.ours(raw)
+        && Content.of(raw).asksCinder();
   }
 
   private String lineOf(SnapshotKey key) {
@@ -325,9 +359,32 @@ public final class SnapshotController implements Engine.Part {
     contents.sweep();
   }
 
+  /**
+   * Stops acting: no worker takes another key, and no step waits or starts ({@link PooledWork}).
+   */
+  @Override
+  public void pause() {
+    loop.pause();
+    work.standBy();
+  }
+
+  @Override
+  public void resume() {
+    work.act();
+    loop.resume();
+  }
+
+  /** The Lease was lost: the running steps are interrupted now, not waited for. */
+  @Override
+  public void abandon() {
+    steps.close(Duration.ZERO);
+  }
+
+  /** Stops the workers, then the steps off them ({@link FairPool#close}), then the informers. */
   @Override
   public void close() {
     loop.close();
+    steps.close(STEPS_GRACE);
     cache.close();
   }
 }

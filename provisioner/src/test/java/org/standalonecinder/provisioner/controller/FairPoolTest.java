@@ -2,15 +2,21 @@ package org.standalonecinder.provisioner.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -113,5 +119,99 @@ class FairPoolTest {
     }
     assertThat(started).containsExactlyInAnyOrder("running", "running-b");
     assertThat(pool.waiting()).isZero();
+  }
+
+  @Test
+  void itCountsWhatWaitsAndRunsAndHowLongTheOldestHasWaited() {
+    long[] now = {0};
+    FairPool pool = new FairPool(handed::add, 1, () -> now[0]);
+    assertThat(pool.oldestWait()).isZero();
+    submit(pool, "a", "running");
+    submit(pool, "b", "first-waiting");
+    now[0] += 3_000_000_000L;
+    submit(pool, "a", "then-a");
+    now[0] += 1_000_000_000L;
+    assertThat(List.of(pool.running(), pool.waiting())).containsExactly(1, 2);
+    assertThat(pool.oldestWait()).isEqualTo(Duration.ofSeconds(4));
+    endOne();
+    assertThat(started).containsExactly("running");
+    assertThat(pool.oldestWait()).as("the older one started").isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void itsGaugesCountTheLoopsSteps() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    FairPool pool = new FairPool(handed::add, 1);
+    new LoopMetrics(registry).steps("claims", pool);
+    submit(pool, "tenant-a", "running");
+    submit(pool, "tenant-b", "waiting");
+    assertThat(
+            registry.get("standalone_cinder_steps_waiting").tag("loop", "claims").gauge().value())
+        .isEqualTo(1);
+    assertThat(
+            registry.get("standalone_cinder_steps_running").tag("loop", "claims").gauge().value())
+        .isEqualTo(1);
+  }
+
+  /** What a running step does when the pool is closed under it. */
+  enum Step {
+    ENDS_WITHIN_THE_GRACE(0, false),
+    WAITS_FOR_CINDER_UNTIL_INTERRUPTED(0, true),
+    IGNORES_INTERRUPTS(1, true);
+
+    final int left;
+    final boolean interrupted;
+
+    Step(int left, boolean interrupted) {
+      this.left = left;
+      this.interrupted = interrupted;
+    }
+  }
+
+  /**
+   * A stop waits for the running steps, interrupts the ones that outlast the grace, and says how
+   * many still run: the clients and the lead are handed on only after that.
+   */
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Step.class)
+  void closingGivesRunningStepsTheirGraceThenInterruptsThem(Step step) throws Exception {
+    FairPool pool = FairPool.ofThreads(2, "test-steps");
+    CountDownLatch began = new CountDownLatch(1);
+    AtomicBoolean interrupted = new AtomicBoolean();
+    AtomicBoolean stop = new AtomicBoolean();
+    pool.submit(
+        "a",
+        () -> {
+          began.countDown();
+          try {
+            switch (step) {
+              case ENDS_WITHIN_THE_GRACE -> Thread.sleep(100);
+              case WAITS_FOR_CINDER_UNTIL_INTERRUPTED -> Thread.sleep(60_000);
+              case IGNORES_INTERRUPTS -> {
+                while (!stop.get()) {
+                  if (Thread.interrupted()) {
+                    interrupted.set(true);
+                  }
+                  java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                }
+              }
+            }
+          } catch (InterruptedException e) {
+            interrupted.set(true);
+          }
+        },
+        e -> refused.add("running: " + e));
+    pool.submit("a", () -> started.add("never"), e -> refused.add("waiting"));
+    assertThat(began.await(10, TimeUnit.SECONDS)).isTrue();
+    try {
+      assertThat(pool.close(Duration.ofMillis(500))).as("still running").isEqualTo(step.left);
+      assertThat(interrupted.get()).as("interrupted").isEqualTo(step.interrupted);
+      assertThat(refused).as("what waited is told, never run").containsExactly("waiting");
+      assertThat(started).isEmpty();
+      pool.submit("b", () -> started.add("after the stop"), e -> refused.add("after the stop"));
+      assertThat(refused).contains("after the stop");
+    } finally {
+      stop.set(true);
+    }
   }
 }

@@ -319,6 +319,11 @@ class OffWorkersTest {
     pv.getMetadata().setUid("pv-uid");
     Provisioner.DeleteOutcome first = off.delete(pv);
     assertThat(first.state()).isEqualTo(Provisioner.DeleteOutcome.State.IN_PROGRESS);
+    assertThat(first.detail())
+        .as("what waits, and how long so far, as a pending provisioning says")
+        .startsWith("waits for its namespace's turn to delete the storage of ")
+        .contains("; ")
+        .contains(Pace.soFar(first.progress().soFar()));
     assertThat(inner.calls()).isEmpty();
     runAll();
     assertThat(woken).containsExactly(new WorkKey.Volume(pv.getMetadata().getName()));

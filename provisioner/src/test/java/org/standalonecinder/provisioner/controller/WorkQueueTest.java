@@ -103,4 +103,16 @@ class WorkQueueTest {
     assertThat(queue.pending()).isZero();
     assertThat(queue.size()).isZero();
   }
+
+  /** A look that took what its key waited for drops the key's delayed add: no timer is left. */
+  @org.junit.jupiter.api.Test
+  void anUnscheduledKeyLeavesNoTimerAndDoesNotCome() throws InterruptedException {
+    queue.addAfter("a/1", java.time.Duration.ofMillis(50));
+    queue.unschedule("a/1");
+    queue.unschedule("a/never-scheduled");
+    assertThat(queue.scheduled("a/1")).isFalse();
+    assertThat(queue.pending()).isZero();
+    Thread.sleep(200);
+    assertThat(queue.size()).as("it never came").isZero();
+  }
 }

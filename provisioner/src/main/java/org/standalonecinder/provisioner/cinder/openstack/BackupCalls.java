@@ -23,9 +23,11 @@ import org.standalonecinder.provisioner.cinder.Microversion;
 final class BackupCalls {
 
   private final CinderHttp http;
+  private final Waiting waits;
 
-  BackupCalls(CinderHttp http) {
+  BackupCalls(CinderHttp http, Waiting waits) {
     this.http = http;
+    this.waits = waits;
   }
 
   Backup createBackup(BackupSpec spec) {
@@ -81,7 +83,7 @@ final class BackupCalls {
   }
 
   Backup awaitBackupStatus(String backupId, Set<String> wanted, Backoff backoff) {
-    return Waiting.forStatus(
+    return waits.forStatus(
         "backup " + backupId,
         wanted,
         backoff,
@@ -127,7 +129,7 @@ final class BackupCalls {
   }
 
   void awaitBackupDeleted(String backupId, Backoff backoff) {
-    Waiting.forGone(
+    waits.forGone(
         "backup " + backupId, backoff, () -> getBackup(backupId), Backup::status, status -> null);
   }
 }

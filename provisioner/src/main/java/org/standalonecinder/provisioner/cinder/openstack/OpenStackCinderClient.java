@@ -45,10 +45,11 @@ public final class OpenStackCinderClient implements CinderClient {
 
   private OpenStackCinderClient(CinderHttp http) {
     this.http = http;
-    this.volumes = new VolumeCalls(http);
+    Waiting waits = new Waiting();
+    this.volumes = new VolumeCalls(http, waits);
     this.attachments = new AttachmentCalls(http);
-    this.snapshots = new SnapshotCalls(http);
-    this.backups = new BackupCalls(http);
+    this.snapshots = new SnapshotCalls(http, waits);
+    this.backups = new BackupCalls(http, waits);
     this.pools = new PoolCalls(http);
   }
 

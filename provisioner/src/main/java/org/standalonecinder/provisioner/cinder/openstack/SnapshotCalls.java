@@ -23,9 +23,11 @@ import org.standalonecinder.provisioner.cinder.SnapshotSpec;
 final class SnapshotCalls {
 
   private final CinderHttp http;
+  private final Waiting waits;
 
-  SnapshotCalls(CinderHttp http) {
+  SnapshotCalls(CinderHttp http, Waiting waits) {
     this.http = http;
+    this.waits = waits;
   }
 
   Snapshot createSnapshot(SnapshotSpec spec) {
@@ -70,7 +72,7 @@ final class SnapshotCalls {
   }
 
   Snapshot awaitSnapshotStatus(String snapshotId, Set<String> wanted, Backoff backoff) {
-    return Waiting.forStatus(
+    return waits.forStatus(
         "snapshot " + snapshotId,
         wanted,
         backoff,
@@ -104,7 +106,7 @@ final class SnapshotCalls {
     // Cinder marks a snapshot deleting before it answers the DELETE; one that is available again
     // was kept by its backend: on RBD a volume made from it depends on it (cinder-volume logs
     // SnapshotIsBusy). Deleting that volume first lets it go.
-    Waiting.forGone(
+    waits.forGone(
         "snapshot " + snapshotId,
         backoff,
         () -> getSnapshot(snapshotId),

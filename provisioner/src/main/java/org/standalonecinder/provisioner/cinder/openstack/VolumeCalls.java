@@ -23,9 +23,11 @@ import org.standalonecinder.provisioner.cinder.VolumeSpec;
 final class VolumeCalls {
 
   private final CinderHttp http;
+  private final Waiting waits;
 
-  VolumeCalls(CinderHttp http) {
+  VolumeCalls(CinderHttp http, Waiting waits) {
     this.http = http;
+    this.waits = waits;
   }
 
   Volume createVolume(VolumeSpec spec) {
@@ -81,32 +83,17 @@ final class VolumeCalls {
   }
 
   Volume awaitVolumeStatus(String volumeId, Set<String> wanted, Backoff backoff) {
-    long deadline = System.nanoTime() + backoff.deadline().toNanos();
-    String last = null;
-    for (int attempt = 0; ; attempt++) {
-      Volume v =
-          getVolume(volumeId)
-              .orElseThrow(
-                  () ->
-                      new CinderException.NotFound(
-                          "volume " + volumeId + " disappeared while waiting for " + wanted, null));
-      last = v.status();
-      if (wanted.contains(last)) {
-        return v;
-      }
-      if (last.startsWith("error")) {
-        throw new CinderException.UnexpectedState(
-            "volume " + volumeId + " went to status " + last + " while waiting for " + wanted,
-            last,
-            false);
-      }
-      Waiting.sleepOrGiveUp(
-          backoff, attempt, deadline, "volume " + volumeId, wanted.toString(), last);
-    }
+    return waits.forStatus(
+        "volume " + volumeId,
+        wanted,
+        backoff,
+        () -> getVolume(volumeId),
+        Volume::status,
+        v -> null);
   }
 
   void awaitVolumeDeleted(String volumeId, Backoff backoff) {
-    Waiting.forGone(
+    waits.forGone(
         "volume " + volumeId, backoff, () -> getVolume(volumeId), Volume::status, status -> null);
   }
 
