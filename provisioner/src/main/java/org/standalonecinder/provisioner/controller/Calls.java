@@ -71,6 +71,11 @@ public final class Calls<T> {
       return done.isDone();
     }
 
+    /** Whether it has ended by throwing. */
+    public boolean failed() {
+      return done.isCompletedExceptionally();
+    }
+
     /** Whether it runs (else it waits for its turn, or has ended). */
     public boolean running() {
       return state.get() == State.RUNNING && !done.isDone();

@@ -191,7 +191,9 @@ public final class FairPool {
    */
   public int close(Duration grace) {
     int left = stop(grace);
-    if (left > 0) {
+    if (left > 0 && grace.isZero()) {
+      LOG.info("interrupted {} running step(s): the next leader does them again", left);
+    } else if (left > 0) {
       LOG.warn(
           "{} step(s) still run {} s after the stop, interrupted: the next leader does them again"
               + " (each is safe to repeat)",

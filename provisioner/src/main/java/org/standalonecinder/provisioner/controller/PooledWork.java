@@ -89,11 +89,18 @@ public final class PooledWork<K> implements LoopWork<K> {
           return Optional.of(Pace.LONGEST_LOOK); // its end brings the key back sooner
         }
         // Waiting still, for an older version of the object: asked anew below, for this one.
-      } else if (!call.stale() && call.tag().equals(asked)) {
+      } else if (!call.stale() && (call.tag().equals(asked) || call.failed())) {
+        // A failure is taken whatever the version: told, counted and backed off from. What
+        // changed the object brought the key back already, and the look after this one steps
+        // anew; a failure discarded instead would never be told, and a step that fails after
+        // writing the object would loop unseen.
         unschedule.accept(key);
         return calls.take(call);
       } else {
         calls.discard(call);
+      }
+      if (!slow.test(key, object)) {
+        return inner.work(key, object);
       }
     }
     Calls.Call<Optional<Duration>> call =

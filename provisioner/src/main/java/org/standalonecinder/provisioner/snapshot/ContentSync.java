@@ -45,6 +45,10 @@ final class ContentSync {
 
   private static final long GIB = 1L << 30;
 
+  /** What {@link CinderException#getMessage} adds to a message: the call's request id. */
+  private static final java.util.regex.Pattern REQUEST_ID =
+      java.util.regex.Pattern.compile(" \\(request [^)]*\\)");
+
   private final ContentWrites writes;
   private final CinderClient cinder;
   private final Copies copies;
@@ -372,11 +376,14 @@ final class ContentSync {
 
   /** A failure told on the content's status too, as a CSI sidecar does. */
   private ProvisioningException failed(Content c, String message, boolean isFinal) {
+    // Cinder's request id differs at every call: kept in what is told, not in what is written.
+    String written = REQUEST_ID.matcher(message).replaceAll("");
     try {
       // Written once: each write is a change that brings the content back, and an error written
-      // again (with a new time) at every look would loop for as long as it lasts.
-      if (c.status() == null || !message.equals(c.status().error())) {
-        writes.status(c, null, false, null, 0, message, clock.instant());
+      // again (with a new time, or a new request id) at every look would loop for as long as it
+      // lasts.
+      if (c.status() == null || !written.equals(c.status().error())) {
+        writes.status(c, null, false, null, 0, written, clock.instant());
       }
     } catch (RuntimeException e) {
       LOG.debug("content {}: cannot write the error to its status", c.name(), e);

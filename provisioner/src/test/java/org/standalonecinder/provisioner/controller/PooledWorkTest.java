@@ -137,6 +137,34 @@ class PooledWorkTest {
     assertThat(work.work(SLOW, deleting)).contains(Duration.ofSeconds(2));
   }
 
+  /**
+   * A step that failed after writing its object (its error, to its status) is told and backed off
+   * from: the failure is taken though the version moved, never discarded unseen.
+   */
+  @Test
+  void aFailureIsTakenWhateverTheVersion() {
+    answer =
+        () -> {
+          throw new ProvisioningException("Cinder refused the snapshot", false, null);
+        };
+    work.work(SLOW, ASKED);
+    runAll();
+    assertThatThrownBy(() -> work.work(SLOW, object("uid-1", "11")))
+        .hasMessageContaining("Cinder refused");
+    assertThat(unscheduled).containsExactly(SLOW);
+  }
+
+  /** A content that became ready while its step ran: the step after is the worker's own. */
+  @Test
+  void aStepDiscardedForAQuickObjectRunsOnTheWorker() {
+    work.work(SLOW, ASKED);
+    runAll();
+    quickNow = true;
+    assertThat(work.work(SLOW, object("uid-1", "11"))).contains(Duration.ofSeconds(2));
+    assertThat(tasks).isEmpty();
+    assertThat(worked).containsExactly(SLOW + " at uid-1/10", SLOW + " at uid-1/11");
+  }
+
   /** One that runs already is not done twice at once: its end brings the key back. */
   @Test
   void aRunningStepIsNeverDoneTwiceAtOnce() {

@@ -245,6 +245,43 @@ class SnapshotsTest extends SnapshotLoopTest {
     assertThat(contentNow(content).beingCreated()).isTrue();
   }
 
+  /**
+   * The attack on the loop: Cinder refuses every snapshot (a tenant filled the project's quota),
+   * each refusal under a request id of its own. The content's error is written once, without the
+   * id, so its own write does not bring it straight back: the refusals are counted and backed off
+   * from, not repeated as fast as the API server answers (and, off the workers, unseen).
+   */
+  @Test
+  void aRefusalWithANewRequestIdEachTimeIsWrittenOnceAndBackedOffFrom() throws Exception {
+    boundClaim("db");
+    snapshotClass("cinder", DRIVER, "Delete", Map.of());
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    for (int i = 0; i < 500; i++) {
+      cinder.failNext(
+          "createSnapshot",
+          () ->
+              new org.standalonecinder.provisioner.cinder.CinderException.QuotaExceeded(
+                  "SnapshotLimitExceeded: Maximum number of snapshots allowed (10) exceeded",
+                  "req-" + asked.incrementAndGet()));
+    }
+    GenericKubernetesResource s = volumeSnapshot("daily", "db", "cinder");
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await(
+        "the refusal written",
+        () ->
+            contentNow(content) != null
+                && contentNow(content).status() != null
+                && contentNow(content).status().error() != null,
+        WAIT);
+    Thread.sleep(2_000);
+    assertThat(contentNow(content).status().error())
+        .contains("SnapshotLimitExceeded")
+        .doesNotContain("req-");
+    assertThat(asked.get()).as("Cinder asked within 2 s").isLessThanOrEqualTo(6);
+    assertThat(counted("take", "failed")).as("each refusal counted").isEqualTo(asked.get());
+  }
+
   @Test
   void deletedUnderDeleteTheCinderSnapshotGoesThenTheContent() {
     String content = readySnapshot("daily", "Delete");

@@ -287,6 +287,11 @@ final class CinderHttp {
             LAST_REQUEST_ID.remove();
           }
         };
+    if (Thread.currentThread().isInterrupted()) {
+      // A step cut short (its replica stops, or lost the Lease) asks Cinder nothing more: not
+      // even its undo, which could delete what the next leader already took over.
+      throw new CinderException.Unavailable(what + ": interrupted, not sent", 0, null, null);
+    }
     Future<Answered<T>> f;
     try {
       f = workers.submit(traced);

@@ -165,6 +165,26 @@ class OpenStackCinderClientTest {
     assertThat(lastCinder().getHeader("OpenStack-API-Version")).isEqualTo("volume " + sent);
   }
 
+  /**
+   * A step cut short as its replica stops (its thread interrupted) sends Cinder nothing more, not
+   * even the undo's delete, which could take a volume the next leader already took over.
+   */
+  @Test
+  void aCallFromAnInterruptedThreadIsNotSent() throws Exception {
+    OpenStackCinderClient c = client(noauth());
+    cloud.thenCinder(MockCloud.status(202, ""));
+    Thread.currentThread().interrupt();
+    try {
+      assertThatThrownBy(() -> c.deleteVolume("vol-1"))
+          .isInstanceOf(CinderException.Unavailable.class)
+          .hasMessageContaining("interrupted, not sent");
+    } finally {
+      Thread.interrupted();
+    }
+    Thread.sleep(200);
+    assertThat(cloud.cinderRequests).noneMatch(r -> "DELETE".equals(r.getMethod()));
+  }
+
   @Test
   void theZoneOfTheSpecIsAskedFor() throws Exception {
     // ignore-volume-az is the provisioner's placement's (PlacementTest), not the adapter's.
