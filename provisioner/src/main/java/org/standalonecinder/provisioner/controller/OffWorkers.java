@@ -317,15 +317,7 @@ final class OffWorkers implements Provisioner {
           });
     }
     // A digest: the tag is kept with the claim's call, and a claim's spec may be a megabyte long.
-    try {
-      byte[] d =
-          java.security.MessageDigest.getInstance("SHA-256")
-              .digest(
-                  (claim.getSpec() + " " + read).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      return "provision " + java.util.HexFormat.of().formatHex(d);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JVM has SHA-256", e);
-    }
+    return "provision " + org.standalonecinder.api.Digests.sha256Hex(claim.getSpec() + " " + read);
   }
 
   private static final Set<String> READ =

@@ -8,16 +8,13 @@ import io.fabric8.kubernetes.api.model.RBDPersistentVolumeSourceBuilder;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.SecretReference;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.standalonecinder.api.ClassParameters;
+import org.standalonecinder.api.Digests;
 import org.standalonecinder.provisioner.cinder.ConnectionInfo;
 
 /**
@@ -184,7 +181,7 @@ public final class RbdMapper implements VolumeMapper {
     }
     String base = adminSecret.length() > 230 ? adminSecret.substring(0, 230) : adminSecret;
     base = base.replaceAll("[.-]+$", "");
-    return base + "-" + form.spelling() + "-" + sha256(plain).substring(0, 12);
+    return base + "-" + form.spelling() + "-" + Digests.sha256Hex(plain).substring(0, 12);
   }
 
   private static Secret secret(
@@ -210,15 +207,5 @@ public final class RbdMapper implements VolumeMapper {
 
   private static boolean blank(String s) {
     return s == null || s.isBlank();
-  }
-
-  private static String sha256(String s) {
-    try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }
