@@ -18,6 +18,7 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderMetrics;
 import org.standalonecinder.provisioner.clone.ResolverServer;
 import org.standalonecinder.provisioner.controller.ClaimController;
+import org.standalonecinder.provisioner.controller.Deadline;
 import org.standalonecinder.provisioner.controller.Engine;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.HealthServer;
@@ -366,10 +367,15 @@ public final class ProvisionerApp implements AutoCloseable {
       resolver.close();
     }
     pools.close();
-    engine.close();
-    if (election != null) {
+    int left = engine.close(Deadline.after(Engine.STOP_GRACE));
+    if (election != null && left == 0) {
       // After the workers: the next leader starts only once nothing here acts any more.
       election.close();
+    } else if (election != null) {
+      LOG.warn(
+          "{} worker(s) or step(s) still run after the stop: the Lease is left to lapse, not"
+              + " released, so that no replica leads while they may act",
+          left);
     }
     cinder.close();
     client.close();

@@ -76,7 +76,9 @@ public final class ClaimController implements Engine.Part {
       MeterRegistry registry,
       FairPool steps) {
     this.cache = cache;
-    this.provisioner = new OffWorkers(provisioner, steps, this::again, java.time.Clock.systemUTC());
+    this.provisioner =
+        new OffWorkers(
+            provisioner, steps, this::again, this::unschedule, java.time.Clock.systemUTC());
     this.events = events;
     this.retry = retry;
     this.resync = resync;
@@ -108,6 +110,11 @@ public final class ClaimController implements Engine.Part {
   /** Work a key started in the background ended: the key is worked on again at once. */
   private void again(WorkKey key) {
     loop.add(key);
+  }
+
+  /** A look took a background step's outcome: the delayed look that waited for it is dropped. */
+  private void unschedule(WorkKey key) {
+    loop.unschedule(key);
   }
 
   @Override
@@ -356,24 +363,20 @@ public final class ClaimController implements Engine.Part {
   }
 
   /**
-   * Stops the informers, waits for the workers to finish their current key, then for the steps
-   * running off them ({@link FairPool#close}: {@link #STEPS_GRACE}, then interrupted): nothing of
-   * this replica acts once it returns, so the caller may close the clients and hand the lead on.
+   * Stops the workers (they finish their current key), then the steps running off them ({@link
+   * FairPool#close(Deadline)}: half of what is left, then interrupted), then the informers, all by
+   * {@code by}: unless it returns more than 0 (a worker or step that ignored its interrupt),
+   * nothing of this replica acts once it returns, so the caller may close the clients and hand the
+   * lead on.
    */
   @Override
-  public void close() {
+  public int close(Deadline by) {
     running = false;
-    loop.close();
-    steps.close(STEPS_GRACE);
+    int left = loop.close(by) + steps.close(by);
     notices.shutdownNow();
     cache.close();
+    return left;
   }
-
-  /**
-   * How long a stop waits for the running steps, and again once they are interrupted: with the
-   * snapshot loop's, well within Kubernetes' default 30 s between a Pod's TERM and its KILL.
-   */
-  static final Duration STEPS_GRACE = Duration.ofSeconds(5);
 
   /** The Lease was lost: the running steps are interrupted now, not waited for. */
   @Override

@@ -1,5 +1,6 @@
 package org.standalonecinder.provisioner.controller;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -35,10 +36,20 @@ public final class Engine implements AutoCloseable {
       loop().resume();
     }
 
-    /** Stops the loop and its informers. */
+    /** Stops the loop and its informers, by {@link Engine#STOP_GRACE}. */
     @Override
     default void close() {
-      loop().close();
+      close(Deadline.after(STOP_GRACE));
+    }
+
+    /**
+     * Stops the loop and its informers, and whatever it runs off its workers, by {@code by}: what
+     * still runs then is interrupted.
+     *
+     * @return how many workers or steps still run after that, ignoring the interrupt
+     */
+    default int close(Deadline by) {
+      return loop().close(by);
     }
 
     /**
@@ -48,6 +59,12 @@ public final class Engine implements AutoCloseable {
      */
     default void abandon() {}
   }
+
+  /**
+   * How long a stop of every loop may take, all together: within Kubernetes' default 30 s between a
+   * Pod's TERM and its KILL, with time left to release the Lease and close the clients.
+   */
+  public static final Duration STOP_GRACE = Duration.ofSeconds(20);
 
   private final List<Part> parts;
 
@@ -100,12 +117,33 @@ public final class Engine implements AutoCloseable {
         .collect(Collectors.joining(", "));
   }
 
-  /** Pauses every loop, then closes them last first. */
+  /** Pauses every loop, then closes them last first, all by one {@link #STOP_GRACE}. */
   @Override
   public void close() {
+    close(Deadline.after(STOP_GRACE));
+  }
+
+  /**
+   * Pauses every loop, then closes them last first, all by {@code by}: each gets an even share of
+   * what is left when its turn comes, so one whose steps run long leaves the others their time.
+   *
+   * @return how many workers and steps still run, interrupted and ignoring it: while any does, this
+   *     replica must not hand the lead on (the Lease is left to lapse instead)
+   */
+  public int close(Deadline by) {
     pause();
     List<Part> reversed = new ArrayList<>(parts);
     java.util.Collections.reverse(reversed);
-    each(reversed, Part::close, "close");
+    int left = 0;
+    for (int i = 0; i < reversed.size(); i++) {
+      Part p = reversed.get(i);
+      try {
+        left += p.close(Deadline.after(by.left().dividedBy(reversed.size() - i)));
+      } catch (RuntimeException e) {
+        LOG.error("the {} loop did not close: {}", p.loop().name(), e.toString());
+        left++; // what it left running is not known
+      }
+    }
+    return left;
   }
 }

@@ -190,27 +190,44 @@ public final class FairPool {
    * @return how many tasks still run after that (0 unless one ignores interrupts), each logged
    */
   public int close(Duration grace) {
-    int left = stop(grace);
+    int left = stop(grace, grace);
     if (left > 0 && grace.isZero()) {
       LOG.info("interrupted {} running step(s): the next leader does them again", left);
     } else if (left > 0) {
       LOG.warn(
-          "{} step(s) still run {} s after the stop, interrupted: the next leader does them again"
+          "{} step(s) still run {} ms after the stop, interrupted: the next leader does them again"
               + " (each is safe to repeat)",
           left,
-          2 * grace.toSeconds());
+          2 * grace.toMillis());
     }
     return left;
   }
 
-  private int stop(Duration grace) {
+  /**
+   * {@link #close(Duration)} by {@code by}: the running tasks get half of what is left of it, then
+   * are interrupted and get the other half, at least {@link #INTERRUPTED_GRACE} (a task that heeds
+   * the interrupt is not counted as running on).
+   */
+  public int close(Deadline by) {
+    Duration half = by.left().dividedBy(2);
+    int left = stop(half, half.compareTo(INTERRUPTED_GRACE) < 0 ? INTERRUPTED_GRACE : half);
+    if (left > 0) {
+      LOG.warn("{} step(s) still run after the stop and an interrupt", left);
+    }
+    return left;
+  }
+
+  /** How long tasks interrupted at a stop's deadline are waited for, at least. */
+  static final Duration INTERRUPTED_GRACE = Duration.ofMillis(200);
+
+  private int stop(Duration before, Duration after) {
     standBy();
     if (executor instanceof ExecutorService service) {
       service.shutdown();
       try {
-        if (!service.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+        if (!service.awaitTermination(before.toNanos(), TimeUnit.NANOSECONDS)) {
           neverBegun(service.shutdownNow());
-          service.awaitTermination(grace.toNanos(), TimeUnit.NANOSECONDS);
+          service.awaitTermination(after.toNanos(), TimeUnit.NANOSECONDS);
         }
       } catch (InterruptedException e) {
         neverBegun(service.shutdownNow());

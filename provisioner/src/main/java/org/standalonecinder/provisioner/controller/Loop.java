@@ -3,8 +3,6 @@ package org.standalonecinder.provisioner.controller;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,7 +37,10 @@ public final class Loop<K> {
   /** How soon a key whose object changed under a write (409) is looked at again. */
   static final Duration CONFLICT_DELAY = Duration.ofMillis(100);
 
-  /** Conflicts in a row after which a key's 409 counts as a failure (with backoff). */
+  /**
+   * Conflicts after which a key's 409 counts as a failure (with backoff); the count ends when the
+   * key is done or makes progress ({@link LoopWork#stepUnderWay}).
+   */
   static final int CONFLICTS_BEFORE_BACKOFF = 10;
 
   private final String name;
@@ -50,7 +51,7 @@ public final class Loop<K> {
   private final WorkQueue<K> queue;
   private final Map<K, Integer> failures = new ConcurrentHashMap<>();
   private final Map<K, Integer> conflicts = new ConcurrentHashMap<>();
-  private final List<Thread> threads = new ArrayList<>();
+  private final Workers threads = new Workers();
   private volatile BiConsumer<K, HasMetadata> processed = (k, o) -> {};
   private ScheduledExecutorService timer;
   private volatile boolean running;
@@ -171,18 +172,12 @@ public final class Loop<K> {
 
   /** Whether every worker is alive (always, between {@link #start} and {@link #close}). */
   public boolean healthy() {
-    synchronized (threads) {
-      return !running || threads.stream().allMatch(Thread::isAlive);
-    }
+    return !running || threads.allAlive();
   }
 
   /** The workers alive, of those started, and how many were replaced: {@code /healthz}'s words. */
   public String workersAlive() {
-    long alive;
-    synchronized (threads) {
-      alive = threads.stream().filter(Thread::isAlive).count();
-    }
-    return alive
+    return threads.alive()
         + " of "
         + workers
         + " workers alive ("
@@ -191,17 +186,7 @@ public final class Loop<K> {
   }
 
   private void startWorker(int slot) {
-    Thread t = new Thread(() -> serve(slot), name + "-worker-" + slot);
-    t.setDaemon(true);
-    // Started under the lock: /healthz never sees the new worker before it is alive.
-    synchronized (threads) {
-      if (slot < threads.size()) {
-        threads.set(slot, t);
-      } else {
-        threads.add(t);
-      }
-      t.start();
-    }
+    threads.start(slot, new Thread(() -> serve(slot), name + "-worker-" + slot));
   }
 
   private void serve(int slot) {
@@ -248,14 +233,19 @@ public final class Loop<K> {
       MDC.put(work.logLabel(key), key.toString());
       about[0] = work.lookUp(key);
       Optional<Duration> again = work.work(key, about[0]);
-      conflicts.remove(key);
       if (again.isPresent()) {
         // Under way, not done: the key's failures so far still count, so work that fails after
         // each step of progress (a volume made, then its export failing) backs off and gives up
-        // as any other instead of starting over at every step.
+        // as any other instead of starting over at every step. Progress ends a run of conflicts;
+        // a look that only started a step off the workers is none, or a step that meets a 409
+        // each time would be asked again every CONFLICT_DELAY for good.
+        if (!work.stepUnderWay(key)) {
+          conflicts.remove(key);
+        }
         queue.addAfter(key, again.get());
       } else {
         failures.remove(key);
+        conflicts.remove(key);
       }
     } catch (ProvisioningException e) {
       failed(key, about[0], e.getMessage(), e.isFinal(), e.reason());
@@ -351,22 +341,27 @@ public final class Loop<K> {
 
   /** Stops handing out keys and the housekeeping; waits for the workers to finish their key. */
   public void close() {
+    close(Deadline.after(Engine.STOP_GRACE));
+  }
+
+  /**
+   * Stops handing out keys and the housekeeping; waits, until {@code by}, for the workers to finish
+   * their key. A worker still at it then is interrupted (its API or Cinder call ends at once) and
+   * given {@link Workers#INTERRUPTED_GRACE}.
+   *
+   * @return how many workers still run after that (0 unless one ignores interrupts): the caller
+   *     must then not hand the lead on, as they may still act
+   */
+  public int close(Deadline by) {
     running = false;
     if (timer != null) {
       timer.shutdownNow();
     }
     queue.shutDown();
-    List<Thread> all;
-    synchronized (threads) {
-      all = List.copyOf(threads);
+    int left = threads.stop(by);
+    if (left > 0) {
+      LOG.warn("{}: {} worker(s) still at their key after the stop and an interrupt", name, left);
     }
-    for (Thread t : all) {
-      try {
-        t.join(TimeUnit.SECONDS.toMillis(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
+    return left;
   }
 }

@@ -34,6 +34,14 @@ public interface LoopWork<K> {
     return false;
   }
 
+  /**
+   * Whether {@code key}'s work waits on a step it runs off the workers: a look that only started
+   * one, or found it under way, is no progress, so the key's conflicts so far still count.
+   */
+  default boolean stepUnderWay(K key) {
+    return false;
+  }
+
   /** Every key there is now: what a replica that starts to lead looks at. */
   Stream<K> everything();
 

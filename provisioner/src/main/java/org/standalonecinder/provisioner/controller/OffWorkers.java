@@ -45,6 +45,7 @@ final class OffWorkers implements Provisioner {
   private final Provisioner inner;
   private final Calls<Object> calls;
   private final Consumer<WorkKey> again;
+  private final Consumer<WorkKey> unschedule;
   private final Clock clock;
 
   /** What each claim's running step said it makes, for the claim's event. */
@@ -52,11 +53,20 @@ final class OffWorkers implements Provisioner {
 
   /**
    * @param again brings a key back to the loop at once: what a step's end calls
+   * @param unschedule drops a key's delayed look ({@link Loop#unschedule}): the look that takes a
+   *     step's outcome decides anew when the key comes back, so the looks that found the step under
+   *     way leave none behind
    */
-  OffWorkers(Provisioner inner, FairPool pool, Consumer<WorkKey> again, Clock clock) {
+  OffWorkers(
+      Provisioner inner,
+      FairPool pool,
+      Consumer<WorkKey> again,
+      Consumer<WorkKey> unschedule,
+      Clock clock) {
     this.inner = inner;
     this.calls = new Calls<>(pool, clock);
     this.again = again;
+    this.unschedule = unschedule;
     this.clock = clock;
   }
 
@@ -271,6 +281,9 @@ final class OffWorkers implements Provisioner {
           return new Step.Pending(known);
         }
       } else if (same) {
+        if (wake != null) {
+          unschedule.accept(wake);
+        }
         return new Step.Done(calls.take(known));
       } else {
         calls.discard(known);

@@ -137,6 +137,12 @@ public final class PooledWork<K> implements LoopWork<K> {
     pool.act();
   }
 
+  /** A step of the key waits, runs, or has ended with its outcome not yet taken. */
+  @Override
+  public boolean stepUnderWay(K key) {
+    return calls.get(String.valueOf(key)).isPresent();
+  }
+
   @Override
   public boolean tell(K key, HasMetadata object, KeyFailure failure) {
     return inner.tell(key, object, failure);

@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.Deadline;
 import org.standalonecinder.provisioner.controller.Engine;
 import org.standalonecinder.provisioner.controller.EventRecorder;
 import org.standalonecinder.provisioner.controller.FairPool;
@@ -90,9 +91,6 @@ public final class SnapshotController implements Engine.Part {
 
   /** Threads of the pool the contents' steps (each a few Cinder calls) run on, off the workers. */
   public static final int STEP_THREADS = 8;
-
-  /** How long a stop waits for the running steps, and again once they are interrupted. */
-  static final Duration STEPS_GRACE = Duration.ofSeconds(3);
 
   /**
    * @param cluster the claim loop's view of claims and PVs (started by the claim loop)
@@ -380,11 +378,14 @@ public final class SnapshotController implements Engine.Part {
     steps.close(Duration.ZERO);
   }
 
-  /** Stops the workers, then the steps off them ({@link FairPool#close}), then the informers. */
+  /**
+   * Stops the workers, then the steps off them ({@link FairPool#close(Deadline)}), then the
+   * informers, all by {@code by}.
+   */
   @Override
-  public void close() {
-    loop.close();
-    steps.close(STEPS_GRACE);
+  public int close(Deadline by) {
+    int left = loop.close(by) + steps.close(by);
     cache.close();
+    return left;
   }
 }

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,12 +43,16 @@ class LoopTest {
     engines.forEach(Engine::close);
   }
 
+  /** What a scripted look answers for "a step started off the workers" (and nothing else does). */
+  static final Duration STEP_STARTED = Duration.ofMillis(10).plusNanos(1);
+
   /** A loop whose work on a key is what the test scripts for it; "ns/name" keys. */
   static final class Scripted implements LoopWork<String>, Engine.Part {
     final Map<String, Function<Integer, Optional<Duration>>> script = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
     final Map<String, AtomicInteger> lookUps = new ConcurrentHashMap<>();
     final List<String> told = new CopyOnWriteArrayList<>();
+    final Map<String, Boolean> underWay = new ConcurrentHashMap<>();
     final AtomicInteger housekept = new AtomicInteger();
     final Loop<String> loop;
 
@@ -75,7 +80,15 @@ class LoopTest {
     @Override
     public Optional<Duration> work(String key, HasMetadata object) {
       int n = attempts.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
-      return script.getOrDefault(key, i -> Optional.empty()).apply(n);
+      underWay.put(key, false);
+      Optional<Duration> again = script.getOrDefault(key, i -> Optional.empty()).apply(n);
+      underWay.put(key, again.equals(Optional.of(STEP_STARTED)));
+      return again;
+    }
+
+    @Override
+    public boolean stepUnderWay(String key) {
+      return underWay.getOrDefault(key, false);
     }
 
     @Override
@@ -215,6 +228,35 @@ class LoopTest {
                 4,
                 List.of()),
             new Answer(
+                "a step started, then a 409, over and over: the looks that start it do not start"
+                    + " the count over, and it backs off like a failure",
+                n -> {
+                  if (n % 2 == 1) {
+                    return Optional.of(STEP_STARTED);
+                  }
+                  throw new KubernetesClientException("conflict", 409, null);
+                },
+                2 * (Loop.CONFLICTS_BEFORE_BACKOFF + 2),
+                List.of(
+                    "a/k Failed: io.fabric8.kubernetes.client.KubernetesClientException: conflict",
+                    "a/k Failed: io.fabric8.kubernetes.client.KubernetesClientException: conflict",
+                    "a/k Failed: io.fabric8.kubernetes.client.KubernetesClientException: conflict"
+                        + " (gave up after 3 attempts; will try again at the next change or"
+                        + " resync)")),
+            new Answer(
+                "progress between 409s ends their run: never a failure",
+                n -> {
+                  if (n > 3 * Loop.CONFLICTS_BEFORE_BACKOFF) {
+                    return Optional.empty();
+                  }
+                  if (n % 2 == 1) {
+                    return Optional.of(Duration.ofMillis(10)); // a step of the work done
+                  }
+                  throw new KubernetesClientException("conflict", 409, null);
+                },
+                3 * Loop.CONFLICTS_BEFORE_BACKOFF + 1,
+                List.of()),
+            new Answer(
                 "a key changed under every write backs off like a failure",
                 n -> {
                   throw new KubernetesClientException("conflict", 409, null);
@@ -293,6 +335,86 @@ class LoopTest {
             Stream.of(loops)
                 .allMatch(
                     s -> Stream.of(0, 1, 2, 3).allMatch(i -> s.attempts("b/after-" + i) == 1)));
+  }
+
+  /** What a stuck worker or step does with the interrupt at the stop's deadline. */
+  enum Stuck {
+    HEEDS_THE_INTERRUPT(0),
+    IGNORES_IT(6);
+
+    final int left;
+
+    Stuck(int left) {
+      this.left = left;
+    }
+  }
+
+  /**
+   * A stop of every loop ends by one deadline, however much of each is stuck: here every worker of
+   * two loops is at a key, and each loop's pool runs a step, all past the deadline. Closed one by
+   * one, each worker joined for its own time and each pool for its own grace, it would take many
+   * times the deadline. It says how many still run, so that the Lease is not handed on while they
+   * may act.
+   */
+  @ParameterizedTest(name = "a stuck worker or step that {0}")
+  @EnumSource(Stuck.class)
+  void aStopEndsByOneDeadlineHoweverManyWorkersAndStepsAreStuck(Stuck how)
+      throws InterruptedException {
+    AtomicBoolean release = new AtomicBoolean();
+    java.util.concurrent.CountDownLatch stuck = new java.util.concurrent.CountDownLatch(6);
+    Runnable stick =
+        () -> {
+          stuck.countDown();
+          while (!release.get()) {
+            if (Thread.interrupted() && how == Stuck.HEEDS_THE_INTERRUPT) {
+              return;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+          }
+        };
+    List<Engine.Part> parts = new ArrayList<>();
+    List<Scripted> loops = new ArrayList<>();
+    for (String name : List.of("claims", "snapshots")) {
+      Scripted s = new Scripted(name, 2, metrics);
+      loops.add(s);
+      FairPool pool = FairPool.ofThreads(2, name + "-steps");
+      s.script.put(
+          "a/stuck-0",
+          n -> {
+            stick.run();
+            return Optional.empty();
+          });
+      s.script.put("a/stuck-1", s.script.get("a/stuck-0"));
+      parts.add(
+          new Engine.Part() {
+            @Override
+            public Loop<?> loop() {
+              return s.loop;
+            }
+
+            @Override
+            public int close(Deadline by) {
+              return s.loop.close(by) + pool.close(by);
+            }
+          });
+      pool.submit("a", stick, e -> {});
+    }
+    Engine engine = new Engine(parts);
+    engine.start();
+    for (Scripted s : loops) {
+      s.loop.add("a/stuck-0");
+      s.loop.add("a/stuck-1");
+    }
+    try {
+      assertThat(stuck.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("all stuck").isTrue();
+      long began = System.nanoTime();
+      int left = engine.close(Deadline.after(Duration.ofSeconds(1)));
+      Duration took = Duration.ofNanos(System.nanoTime() - began);
+      assertThat(took).as("one deadline for all of it").isLessThan(Duration.ofMillis(3000));
+      assertThat(left).as("still running, told to the caller").isEqualTo(how.left);
+    } finally {
+      release.set(true);
+    }
   }
 
   /** A standby holds what arrives; leading, it looks at everything and runs the housekeeping. */

@@ -31,9 +31,11 @@ class OffWorkersTest {
 
   private final List<Runnable> tasks = new ArrayList<>();
   private final List<WorkKey> woken = new ArrayList<>();
+  private final List<WorkKey> unscheduled = new ArrayList<>();
   private final Inner inner = new Inner();
   private final OffWorkers off =
-      new OffWorkers(inner, new FairPool(tasks::add, 4), woken::add, Clock.systemUTC());
+      new OffWorkers(
+          inner, new FairPool(tasks::add, 4), woken::add, unscheduled::add, Clock.systemUTC());
 
   /** Records what it was asked; each answer may act while its step runs. */
   private static class Inner implements Provisioner {
@@ -125,12 +127,16 @@ class OffWorkersTest {
         .as("a look while it waits starts nothing more")
         .isEqualTo(ProvisionResult.State.IN_BACKGROUND);
     assertThat(tasks).hasSize(1);
+    assertThat(unscheduled).as("the looks under way leave their delayed look").isEmpty();
 
     runAll();
     assertThat(woken).containsExactly(KEY);
     ProvisionResult taken = off.provision(request(ASKED));
     assertThat(taken.state()).isEqualTo(ProvisionResult.State.FINISHED);
     assertThat(inner.calls()).hasSize(1);
+    assertThat(unscheduled)
+        .as("the look that takes the outcome drops the delayed look the others left")
+        .containsExactly(KEY);
   }
 
   /** What changed of the claim between the look that asked and the look that takes. */
@@ -240,6 +246,7 @@ class OffWorkersTest {
     off.provision(request(ASKED));
     runAll();
     assertThatThrownBy(() -> off.provision(request(ASKED))).isInstanceOf(thrown.make().getClass());
+    assertThat(unscheduled).as("a failure's retry is the loop's to set").containsExactly(KEY);
     assertThat(off.provision(request(ASKED)).state())
         .as("taken once: the next look asks again")
         .isEqualTo(ProvisionResult.State.IN_BACKGROUND);
@@ -273,6 +280,7 @@ class OffWorkersTest {
             },
             new FairPool(tasks::add, 4),
             woken::add,
+            unscheduled::add,
             Clock.systemUTC());
     o.created(request(ASKED), pv());
     assertThat(o.provision(request(ASKED)).state()).isEqualTo(ProvisionResult.State.IN_BACKGROUND);
@@ -287,7 +295,7 @@ class OffWorkersTest {
   @Test
   void aStepAskedWhileThisReplicaStandsByNeverRuns() {
     FairPool pool = new FairPool(tasks::add, 4);
-    OffWorkers o = new OffWorkers(inner, pool, woken::add, Clock.systemUTC());
+    OffWorkers o = new OffWorkers(inner, pool, woken::add, unscheduled::add, Clock.systemUTC());
     pool.standBy();
     o.paused();
     assertThat(o.provision(request(ASKED)).state()).isEqualTo(ProvisionResult.State.IN_BACKGROUND);
@@ -328,11 +336,13 @@ class OffWorkersTest {
     runAll();
     assertThat(woken).containsExactly(new WorkKey.Volume(pv.getMetadata().getName()));
     assertThat(off.delete(pv)).isEqualTo(Provisioner.DeleteOutcome.DELETED);
+    assertThat(unscheduled).containsExactly(new WorkKey.Volume(pv.getMetadata().getName()));
   }
 
   @Test
   void onAnInlinePoolEachStepRunsInTheLookThatAsks() {
-    OffWorkers inline = new OffWorkers(inner, FairPool.inline(), woken::add, Clock.systemUTC());
+    OffWorkers inline =
+        new OffWorkers(inner, FairPool.inline(), woken::add, unscheduled::add, Clock.systemUTC());
     assertThat(inline.provision(request(ASKED)).state()).isEqualTo(ProvisionResult.State.FINISHED);
     assertThat(woken).isEmpty();
   }

@@ -113,10 +113,13 @@ class PooledWorkTest {
         .as("a look while it waits starts nothing more")
         .contains(Pace.LONGEST_LOOK);
     assertThat(tasks).hasSize(1);
+    assertThat(work.stepUnderWay(SLOW)).as("the looks so far made no progress").isTrue();
 
     runAll();
     assertThat(woken).containsExactly(SLOW);
+    assertThat(work.stepUnderWay(SLOW)).as("its outcome not yet taken").isTrue();
     assertThat(work.work(SLOW, ASKED)).as("the step's own answer").contains(Duration.ofSeconds(2));
+    assertThat(work.stepUnderWay(SLOW)).as("the look that took it made progress").isFalse();
     assertThat(worked).containsExactly(SLOW + " at uid-1/10");
     assertThat(unscheduled)
         .as("the look that started it left a delayed look, which the answer replaces")
