@@ -57,6 +57,30 @@ grep -E '^\[ERROR\]   [A-Za-z0-9_$.>]+[:.]' "$OUT" 2>/dev/null | sed 's/^\[ERROR
   | cut_line 200 | head -12 | sed 's/^/  /'
 
 left
+# The control plane: a dead or swamped kube-controller-manager names no provisioner for any claim,
+# and from outside that looks like a provisioner doing nothing.
+KSTATE="${KUBE_LOCAL_STATE:-/tmp/kube-local}"
+if [ -f "$KSTATE/kube-local.env" ]; then
+  # shellcheck disable=SC1091
+  . "$KSTATE/kube-local.env"
+  parts=""
+  for p in etcd kube-apiserver kube-controller-manager kube-scheduler; do
+    f="$KSTATE/run/$p.pid"
+    if [ -s "$f" ] && [ -d "/proc/$(cat "$f")" ]; then parts="$parts $p up,"; else parts="$parts $p DOWN,"; fi
+  done
+  echo "kube-local:${parts%,}"
+  cm="$KSTATE/logs/kube-controller-manager.log"
+  if [ -f "$cm" ] && grep -q '^panic\|nil pointer' "$cm"; then
+    echo "  kube-controller-manager panicked: $(grep -m1 '^panic\|nil pointer' "$cm" | cut_line 150)"
+  fi
+  # Claims by phase, and the namespaces holding the most pending ones.
+  "$KUBE_LOCAL_KUBECTL" --kubeconfig "$KUBE_LOCAL_KUBECONFIG" --request-timeout=20s get pvc -A \
+    --no-headers -o custom-columns=NS:.metadata.namespace,PHASE:.status.phase,GONE:.metadata.deletionTimestamp \
+    2>/dev/null | awk '{n[$2 ($3 == "<none>" ? "" : ", deleting")]++; if ($2 == "Pending") p[$1]++}
+      END {printf "claims:"; for (k in n) printf " %s %d;", k, n[k]; print "";
+           for (k in p) print p[k], k}' | { read -r first; echo "$first"; sort -rn | head -4 \
+      | awk '{print "  pending in " $2 ": " $1}'; }
+fi
 for f in "$STATE"/log/cinder-volume*.log "$STATE"/log/cinder-api*.log "$STATE"/log/cinder-scheduler*.log; do
   [ -f "$f" ] || continue
   n=$(grep -c ' ERROR ' "$f")

@@ -64,8 +64,10 @@ public final class Claims {
           },
           BOUND_WITHIN);
     } catch (IllegalStateException timedOut) {
-      // What the claim was told is what a failed run needs to be understood by.
-      throw new IllegalStateException(timedOut.getMessage() + "; its events: " + events(ns, name));
+      // What the claim was told, and whether Kubernetes ever handed it to a provisioner, is what
+      // a failed run needs to be understood by.
+      throw new IllegalStateException(
+          timedOut.getMessage() + "; " + handedTo(ns, name) + "; its events: " + events(ns, name));
     }
     String pv =
         admin
@@ -76,6 +78,26 @@ public final class Claims {
             .getSpec()
             .getVolumeName();
     return admin.persistentVolumes().withName(pv).get();
+  }
+
+  /**
+   * Whom kube-controller-manager's PV binder named as the claim's provisioner: no external
+   * provisioner acts before it does, and a binder slowed by thousands of pending claims looks from
+   * outside like a provisioner that does nothing.
+   */
+  private String handedTo(String ns, String name) {
+    var c = admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+    if (c == null) {
+      return "the claim is gone";
+    }
+    var annotations = c.getMetadata().getAnnotations();
+    String named =
+        annotations == null
+            ? null
+            : annotations.get("volume.beta.kubernetes.io/storage-provisioner");
+    return named == null
+        ? "kube-controller-manager has not named a provisioner for it yet"
+        : "named for " + named + " by kube-controller-manager";
   }
 
   /** The claim's last few events, oldest first, as {@code reason: message} (cut short). */
