@@ -127,12 +127,18 @@ class HostileObjectsE2EIT {
   /** Foreign claims of 200 KiB: {@code crowd.claims} (1,000 in CI; 2,000 in dev/reliability.sh). */
   static final int CROWD = Integer.getInteger("crowd.claims", 1_000);
 
+  /** VolumeSnapshots of 500 KiB beside them, of no class there is. */
+  static final int FAT_SNAPSHOTS = Integer.getInteger("crowd.snapshots", 200);
+
   /**
    * The attack on memory: claims anywhere in the cluster, of another provisioner's class, each with
-   * 200 KiB of annotations (within the 256 KiB an object's annotations may hold). Kept whole, 1,500
-   * of them are 300 MB, past the provisioner's heap (192 MiB of the Pod's 384 MiB): it died at
-   * every start. It keeps of each only what it reads, lists them a page at a time, starts within
-   * its memory limit, and provisions.
+   * 100 KiB of annotations (within the 256 KiB an object's annotations may hold) and a data source
+   * named with 100 KiB (the API server bounds no data source's name), and VolumeSnapshots whose
+   * source claim is named with 500 KiB (nor that). Kept whole, 1,500 claims of 200 KiB of
+   * annotations are 300 MB, past the provisioner's heap (192 MiB of the Pod's 384 MiB): it died at
+   * every start; a cache that trims the annotations but keeps the spec and the snapshots whole
+   * holds 200 MB of these. It keeps of each object only what it reads, each name bounded, lists
+   * them a page at a time, starts within its memory limit, and provisions.
    */
   @Test
   @org.junit.jupiter.api.Order(2)
@@ -161,7 +167,7 @@ class HostileObjectsE2EIT {
   }
 
   private void underTheCrowd(String ns) throws Exception {
-    String padding = "x".repeat(200 * 1024);
+    String padding = "x".repeat(100 * 1024);
     long pidBefore = it.processes.pid("provisioner");
     long t0 = System.nanoTime();
     java.util.concurrent.ExecutorService pool =
@@ -184,6 +190,7 @@ class HostileObjectsE2EIT {
                                 .endMetadata()
                                 .withNewSpec()
                                 .withStorageClassName("e2e-foreign")
+                                .withNewDataSource(null, "PersistentVolumeClaim", name + padding)
                                 .withAccessModes("ReadWriteOnce")
                                 .withNewResources()
                                 .addToRequests(
@@ -191,6 +198,18 @@ class HostileObjectsE2EIT {
                                 .endResources()
                                 .endSpec()
                                 .build())
+                        .create()));
+      }
+      String snapshotPadding = "s".repeat(500 * 1024);
+      for (int i = 0; i < FAT_SNAPSHOTS; i++) {
+        String name = "fat-" + i;
+        done.add(
+            pool.submit(
+                () ->
+                    it.admin
+                        .genericKubernetesResources(SnapshotObjects.SNAPSHOTS)
+                        .inNamespace(ns)
+                        .resource(fatSnapshot(name, name + snapshotPadding))
                         .create()));
       }
       for (var f : done) {
@@ -236,11 +255,13 @@ class HostileObjectsE2EIT {
     long boundMillis = (System.nanoTime() - t1) / 1_000_000;
     long rssAfter = WebhookFuzzE2EIT.rss(it.processes.pid("provisioner"));
     System.out.printf(
-        "HostileObjectsE2EIT: %d foreign claims of 200 KiB created in %.1f s; the provisioner's RSS"
+        "HostileObjectsE2EIT: %d foreign claims of 200 KiB and %d VolumeSnapshots of 500 KiB"
+            + " created in %.1f s; the provisioner's RSS"
             + " %.0f MiB then; restarted, ready in %.1f s, RSS %.0f MiB (the Pod's limit 384 MiB);"
             + " a plain claim named ours by kube-controller-manager %d ms after, bound %d ms"
             + " after%n",
         CROWD,
+        FAT_SNAPSHOTS,
         createdMillis / 1000.0,
         rssBefore / 1048576.0,
         readyMillis / 1000.0,
@@ -249,6 +270,22 @@ class HostileObjectsE2EIT {
         boundMillis);
     assertThat(rssAfter).as("within the Pod's memory limit").isLessThan(384L << 20);
     it.kubectl.ok(null, "delete", "pvc", "plain", "-n", plain, "--wait=false");
+  }
+
+  private static io.fabric8.kubernetes.api.model.GenericKubernetesResource fatSnapshot(
+      String name, String claim) {
+    var r = new io.fabric8.kubernetes.api.model.GenericKubernetesResource();
+    r.setApiVersion("snapshot.storage.k8s.io/v1");
+    r.setKind("VolumeSnapshot");
+    r.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName(name).build());
+    r.setAdditionalProperty(
+        "spec",
+        Map.of(
+            "volumeSnapshotClassName",
+            "e2e-no-such-class",
+            "source",
+            Map.of("persistentVolumeClaimName", claim)));
+    return r;
   }
 
   /**

@@ -23,8 +23,11 @@ import java.util.Map;
  */
 public final class LogConfigurator extends ContextAwareBase implements Configurator {
 
+  // A message is one line: a value a client wrote (a review's uid, say) that holds a line break
+  // would otherwise start a line of its own, a forged entry in the log. JSON escapes it by itself.
   static final String PATTERN =
-      "%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} -%replace( [%mdc]){' \\[\\]', ''} %msg%n";
+      "%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} -%replace( [%mdc]){' \\[\\]', ''}"
+          + " %replace(%msg){'[\\r\\n\\u2028\\u2029]', '\\\\n'}%n";
 
   @Override
   public ExecutionStatus configure(LoggerContext context) {

@@ -88,9 +88,7 @@ public final class SourceProtection {
    */
   public void unprotectIfCached(ClaimRef source, String cloneUid) {
     PersistentVolumeClaim cached = cache.claim(source.namespace(), source.name());
-    if (cached != null
-        && cached.getMetadata().getFinalizers() != null
-        && cached.getMetadata().getFinalizers().contains(Names.cloneFinalizer(cloneUid))) {
+    if (cached != null && ClusterCache.mayHaveFinalizer(cached, Names.cloneFinalizer(cloneUid))) {
       unprotect(source, cloneUid);
     }
   }

@@ -27,6 +27,12 @@ public final class ClusterCache implements AutoCloseable {
   /** The finalizers {@link #claimsWithFinalizer} finds claims by: the project's own. */
   public static final String OUR_FINALIZERS = "standalone-cinder.io/";
 
+  /**
+   * Kept in the cache in place of a claim's finalizers of ours past the first few ({@link
+   * ClaimStore#FINALIZERS}): such a claim may hold any one of ours.
+   */
+  public static final String MORE_OF_OURS = OUR_FINALIZERS + "more-than-kept";
+
   private static final String BY_OUR_FINALIZER = "our-finalizers";
 
   private final KubernetesClient client;
@@ -100,15 +106,35 @@ public final class ClusterCache implements AutoCloseable {
   }
 
   /**
-   * The claims that carry {@code finalizer}, one of the project's ({@link #OUR_FINALIZERS}): from
-   * an index kept as claims change, not a scan of every claim of the cluster (a scan per deleted
-   * claim made a namespace's deletion quadratic in the cluster's claims).
+   * The claims that carry {@code finalizer}, one of the project's ({@link #OUR_FINALIZERS}), or may
+   * carry it (those with more of ours than the cache keeps): from an index kept as claims change,
+   * not a scan of every claim of the cluster (a scan per deleted claim made a namespace's deletion
+   * quadratic in the cluster's claims). A caller reads each from the API server before it acts.
    */
   public List<PersistentVolumeClaim> claimsWithFinalizer(String finalizer) {
     if (!finalizer.startsWith(OUR_FINALIZERS)) {
       throw new IllegalArgumentException("not indexed: " + finalizer);
     }
-    return claims == null ? List.of() : claims.getIndexer().byIndex(BY_OUR_FINALIZER, finalizer);
+    if (claims == null) {
+      return List.of();
+    }
+    List<PersistentVolumeClaim> found =
+        new java.util.ArrayList<>(claims.getIndexer().byIndex(BY_OUR_FINALIZER, finalizer));
+    for (PersistentVolumeClaim c : claims.getIndexer().byIndex(BY_OUR_FINALIZER, MORE_OF_OURS)) {
+      if (!found.contains(c)) {
+        found.add(c);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Whether the cached claim carries {@code finalizer}, or may (it has more of ours than the cache
+   * keeps).
+   */
+  public static boolean mayHaveFinalizer(PersistentVolumeClaim cached, String finalizer) {
+    List<String> f = cached.getMetadata() == null ? null : cached.getMetadata().getFinalizers();
+    return f != null && (f.contains(finalizer) || f.contains(MORE_OF_OURS));
   }
 
   private static List<String> ourFinalizers(PersistentVolumeClaim c) {

@@ -371,10 +371,17 @@ public final class ClaimExpansion {
     return q != null && ClaimRequest.wholeGib(q).compareTo(BigDecimal.valueOf(gib)) > 0;
   }
 
+  /**
+   * Whole GiB, held within an int: a claim's status is written by nodes and controllers, and one
+   * that says 2^31 GiB or more once made every look at the claim throw, for good.
+   */
   private static int gib(Quantity q, RoundingMode mode) {
     if (q == null) {
       return 0;
     }
-    return Quantity.getAmountInBytes(q).divide(GIB, 0, mode).intValueExact();
+    BigDecimal g = Quantity.getAmountInBytes(q).divide(GIB, 0, mode);
+    return g.max(BigDecimal.valueOf(Integer.MIN_VALUE))
+        .min(BigDecimal.valueOf(Integer.MAX_VALUE))
+        .intValueExact();
   }
 }

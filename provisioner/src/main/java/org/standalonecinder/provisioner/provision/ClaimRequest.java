@@ -1,6 +1,7 @@
 package org.standalonecinder.provisioner.provision;
 
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import java.math.BigDecimal;
@@ -40,44 +41,13 @@ public record ClaimRequest(
       throw ProvisioningException.invalid(e.getMessage());
     }
     var spec = claim.getSpec();
+    noSelector(spec);
     List<String> modes = accessModes(spec.getAccessModes());
     boolean block = "Block".equals(spec.getVolumeMode());
     if (!block && spec.getVolumeMode() != null && !"Filesystem".equals(spec.getVolumeMode())) {
       throw ProvisioningException.invalid("unknown volumeMode " + spec.getVolumeMode());
     }
-    Quantity request =
-        spec.getResources() == null || spec.getResources().getRequests() == null
-            ? null
-            : spec.getResources().getRequests().get("storage");
-    if (request == null) {
-      throw ProvisioningException.invalid("the claim requests no storage size");
-    }
-    BigDecimal bytes = Quantity.getAmountInBytes(request);
-    if (bytes.signum() <= 0) {
-      throw ProvisioningException.invalid("the claim requests " + request + " of storage");
-    }
-    BigDecimal wholeGib = wholeGib(request);
-    if (wholeGib.compareTo(BigDecimal.valueOf(params.largestGib())) > 0) {
-      throw ProvisioningException.invalid(
-          "the claim requests "
-              + request
-              + "; "
-              + largest(sc.getMetadata().getName(), params)
-              + ": nothing was asked of Cinder");
-    }
-    long gib = wholeGib.longValueExact();
-    Quantity limit =
-        spec.getResources().getLimits() == null
-            ? null
-            : spec.getResources().getLimits().get("storage");
-    if (limit != null
-        && Quantity.getAmountInBytes(limit).compareTo(GIB.multiply(BigDecimal.valueOf(gib))) < 0) {
-      throw ProvisioningException.invalid(
-          "Cinder allocates whole GiB: the claim's request rounds up to "
-              + gib
-              + "Gi, above its limit of "
-              + limit);
-    }
+    long gib = sizeGib(spec, sc.getMetadata().getName(), params);
     boolean readOnly = modes.stream().allMatch("ReadOnlyMany"::equals);
     boolean multiNode = modes.contains("ReadWriteMany");
     AccessModes.refusal(modes, spec.getVolumeMode())
@@ -86,6 +56,66 @@ public record ClaimRequest(
               throw ProvisioningException.invalid(reason);
             });
     return new ClaimRequest((int) gib, params, block, readOnly, multiNode);
+  }
+
+  /**
+   * A claim that selects among existing PVs is not one to provision for, as Kubernetes' own
+   * provisioners say: a new volume matches no selector, and the claim would bind elsewhere.
+   */
+  private static void noSelector(PersistentVolumeClaimSpec spec) {
+    if (spec.getSelector() != null) {
+      throw ProvisioningException.invalid(
+          "the claim has a selector (spec.selector): it asks for an existing PV, and a"
+              + " provisioned volume matches no selector; remove the selector to have a volume"
+              + " made");
+    }
+  }
+
+  /** The whole GiB the claim asks for, within its limit and its class's largest size. */
+  private static long sizeGib(PersistentVolumeClaimSpec spec, String className, ClassParameters p) {
+    Quantity request =
+        spec.getResources() == null || spec.getResources().getRequests() == null
+            ? null
+            : spec.getResources().getRequests().get("storage");
+    if (request == null) {
+      throw ProvisioningException.invalid("the claim requests no storage size");
+    }
+    BigDecimal bytes = bytes(request, "storage request");
+    if (bytes.signum() <= 0) {
+      throw ProvisioningException.invalid("the claim requests " + request + " of storage");
+    }
+    BigDecimal wholeGib = wholeGib(request);
+    if (wholeGib.compareTo(BigDecimal.valueOf(p.largestGib())) > 0) {
+      throw ProvisioningException.invalid(
+          "the claim requests "
+              + request
+              + "; "
+              + largest(className, p)
+              + ": nothing was asked of Cinder");
+    }
+    long gib = wholeGib.longValueExact();
+    Quantity limit =
+        spec.getResources().getLimits() == null
+            ? null
+            : spec.getResources().getLimits().get("storage");
+    if (limit != null
+        && bytes(limit, "storage limit").compareTo(GIB.multiply(BigDecimal.valueOf(gib))) < 0) {
+      throw ProvisioningException.invalid(
+          "Cinder allocates whole GiB: the claim's request rounds up to "
+              + gib
+              + "Gi, above its limit of "
+              + limit);
+    }
+    return gib;
+  }
+
+  /** A quantity's bytes; one that is no size (kept quoted by the cache) refuses the claim. */
+  private static BigDecimal bytes(Quantity q, String what) {
+    try {
+      return Quantity.getAmountInBytes(q);
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      throw ProvisioningException.invalid("the claim's " + what + " " + q + " is not a size");
+    }
   }
 
   /** The claim's access modes, each one Kubernetes knows, at least one. */
@@ -105,7 +135,7 @@ public record ClaimRequest(
 
   /** The whole GiB a size takes, rounded up, however large (Cinder allocates whole GiB). */
   public static BigDecimal wholeGib(Quantity size) {
-    return Quantity.getAmountInBytes(size).divide(GIB, 0, RoundingMode.CEILING);
+    return bytes(size, "size").divide(GIB, 0, RoundingMode.CEILING);
   }
 
   /** What bounds a volume of the class, for a refusal. */

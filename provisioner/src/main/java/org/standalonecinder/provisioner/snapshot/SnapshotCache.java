@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClassParameters;
 import org.standalonecinder.provisioner.controller.Informers;
 
 /**
@@ -207,10 +208,39 @@ final class SnapshotCache implements AutoCloseable {
     return get(snapshots, namespace + "/" + name);
   }
 
-  /** The class from the cache, else the API server: one made a moment before its snapshot. */
+  /**
+   * How long after a snapshot's creation a class it names that the cache lacks is asked of the API
+   * server (a class applied with its snapshot may reach the cache after it). Past that, a class the
+   * cache lacks does not exist: a tenant's snapshots that name none cost no call at each resync.
+   */
+  static final Duration CLASS_LAG = Duration.ofMinutes(2);
+
+  /** The class from the cache, else the API server: one made a moment before its content. */
   SnapshotClass snapshotClass(String name) {
+    return snapshotClass(name, true);
+  }
+
+  /** The class {@code s} names: asked of the API server only while {@code s} is new. */
+  SnapshotClass classOf(VolumeSnapshot s) {
+    boolean young;
+    try {
+      young =
+          s.created() == null
+              || java.time.Instant.parse(s.created())
+                  .isAfter(java.time.Instant.now().minus(CLASS_LAG));
+    } catch (java.time.format.DateTimeParseException e) {
+      young = false;
+    }
+    return snapshotClass(s.className(), young);
+  }
+
+  private SnapshotClass snapshotClass(String name, boolean ask) {
+    // A tenant's name goes into no API path unless it can name a class.
+    if (!ClassParameters.isDnsSubdomain(name)) {
+      return null;
+    }
     GenericKubernetesResource r = get(classes, name);
-    if (r == null) {
+    if (r == null && ask) {
       r = client.genericKubernetesResources(SnapshotApi.CLASSES).withName(name).get();
     }
     return r == null ? null : SnapshotClass.of(r);

@@ -151,7 +151,7 @@ public final class SnapshotController implements Engine.Part {
         new SnapshotSync(
             writes,
             cluster,
-            cache::snapshotClass,
+            cache::classOf,
             name -> cache.content(name) != null,
             settings,
             metrics::contentMade);

@@ -7,13 +7,18 @@ import io.fabric8.kubernetes.client.informers.cache.BasicItemStore;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.standalonecinder.api.ClaimRef;
 
 /**
- * The VolumeSnapshot informer's store: of each snapshot, any tenant's, it keeps only its spec and
- * status and the metadata a write or an event needs, never its annotations, labels or managed
- * fields (up to 256 KiB each, the tenant's to fill), as the claims' store does.
+ * The VolumeSnapshot informer's store: of each snapshot, any tenant's, it keeps only the metadata a
+ * write or an event needs and the four names {@link VolumeSnapshot#of} reads, each bounded, never
+ * its annotations, labels, managed fields or the rest of its spec and status (the tenant's to fill,
+ * and VolumeSnapshots of claims that do not exist cost nothing to make), as the claims' store does.
  */
 final class SnapshotStore extends BasicItemStore<GenericKubernetesResource> {
+
+  /** A Kubernetes name's bound: a longer value names nothing, and is kept quoted. */
+  static final int NAME = 253;
 
   SnapshotStore() {
     super(Cache::metaNamespaceKeyFunc);
@@ -40,14 +45,31 @@ final class SnapshotStore extends BasicItemStore<GenericKubernetesResource> {
               .withDeletionTimestamp(m.getDeletionTimestamp())
               .build());
     }
+    Map<String, Object> spec = Json.map(r.getAdditionalProperties().get("spec"));
+    Map<String, Object> source = Json.map(spec.get("source"));
+    Map<String, Object> status = Json.map(r.getAdditionalProperties().get("status"));
+    Map<String, Object> keptSource = new LinkedHashMap<>();
+    name(source, "persistentVolumeClaimName", keptSource);
+    name(source, "volumeSnapshotContentName", keptSource);
+    Map<String, Object> keptSpec = new LinkedHashMap<>();
+    name(spec, "volumeSnapshotClassName", keptSpec);
+    keptSpec.put("source", keptSource);
     Map<String, Object> props = new LinkedHashMap<>();
-    for (String field : new String[] {"spec", "status"}) {
-      Object v = r.getAdditionalProperties().get(field);
-      if (v != null) {
-        props.put(field, v);
-      }
+    props.put("spec", keptSpec);
+    if (r.getAdditionalProperties().get("status") != null) {
+      Map<String, Object> keptStatus = new LinkedHashMap<>();
+      name(status, "boundVolumeSnapshotContentName", keptStatus);
+      props.put("status", keptStatus);
     }
     kept.setAdditionalProperties(props);
     return kept;
+  }
+
+  /** Copies the string {@code field} of {@code from}, quoted past {@link #NAME} characters. */
+  private static void name(Map<String, Object> from, String field, Map<String, Object> to) {
+    String v = Json.string(from.get(field));
+    if (v != null) {
+      to.put(field, v.length() <= NAME ? v : ClaimRef.quote(v));
+    }
   }
 }

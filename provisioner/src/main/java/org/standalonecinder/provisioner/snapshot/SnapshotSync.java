@@ -25,19 +25,19 @@ final class SnapshotSync {
 
   private final ContentWrites writes;
   private final ClusterCache cluster;
-  private final Function<String, SnapshotClass> classes;
+  private final Function<VolumeSnapshot, SnapshotClass> classes;
   private final java.util.function.Predicate<String> contentExists;
   private final ProvisionerSettings settings;
   private final Runnable made;
 
   /**
-   * @param classes the VolumeSnapshotClass by name, or null
+   * @param classes the VolumeSnapshotClass a snapshot names, or null
    * @param contentExists whether a content of that name exists, as the cache has it
    */
   SnapshotSync(
       ContentWrites writes,
       ClusterCache cluster,
-      Function<String, SnapshotClass> classes,
+      Function<VolumeSnapshot, SnapshotClass> classes,
       java.util.function.Predicate<String> contentExists,
       ProvisionerSettings settings,
       Runnable made) {
@@ -62,7 +62,7 @@ final class SnapshotSync {
     if (contentExists.test(contentName)) {
       return;
     }
-    SnapshotClass cls = s.className() == null ? null : classes.apply(s.className());
+    SnapshotClass cls = s.className() == null ? null : classes.apply(s);
     if (cls == null || !settings.provisionerName().equals(cls.driver())) {
       return;
     }

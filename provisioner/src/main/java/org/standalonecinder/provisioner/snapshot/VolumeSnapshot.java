@@ -15,6 +15,7 @@ import java.util.Map;
  * @param claimName the claim to snapshot ({@code spec.source.persistentVolumeClaimName}), or null
  * @param contentName the pre-provisioned content it binds to, or null
  * @param boundContentName {@code status.boundVolumeSnapshotContentName}, or null
+ * @param created its creation timestamp (RFC 3339), or null
  */
 public record VolumeSnapshot(
     String namespace,
@@ -25,7 +26,8 @@ public record VolumeSnapshot(
     String className,
     String claimName,
     String contentName,
-    String boundContentName) {
+    String boundContentName,
+    String created) {
 
   /** The view of {@code r}. */
   public static VolumeSnapshot of(GenericKubernetesResource r) {
@@ -42,7 +44,8 @@ public record VolumeSnapshot(
         Json.string(spec.get("volumeSnapshotClassName")),
         Json.string(source.get("persistentVolumeClaimName")),
         Json.string(source.get("volumeSnapshotContentName")),
-        Json.string(status.get("boundVolumeSnapshotContentName")));
+        Json.string(status.get("boundVolumeSnapshotContentName")),
+        m.getCreationTimestamp());
   }
 
   /** {@code namespace/name}. */

@@ -21,6 +21,10 @@ import org.standalonecinder.api.settings.LogSettings;
 class LogFormatTest {
 
   private static String log(String format) throws Exception {
+    return log(format, "pvc-1");
+  }
+
+  private static String log(String format, String pv) throws Exception {
     LoggerContext ctx = new LoggerContext();
     ctx.setMDCAdapter(MDC.getMDCAdapter());
     ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -32,7 +36,7 @@ class LogFormatTest {
       MDC.put("claim", "apps/data");
       MDC.put("volume", "vol-1");
       ctx.getLogger("org.standalonecinder.provisioner.controller.ClaimController")
-          .info("deleted volume {} (Cinder volume {})", "pvc-1", "vol-1");
+          .info("deleted volume {} (Cinder volume {})", pv, "vol-1");
     } finally {
       MDC.clear();
       ctx.stop();
@@ -63,6 +67,21 @@ class LogFormatTest {
         .contains("claim=apps/data")
         .contains("volume=vol-1")
         .endsWith("deleted volume pvc-1 (Cinder volume vol-1)" + System.lineSeparator());
+  }
+
+  /**
+   * The attack: a value a client wrote, logged, holds line breaks and what looks like an entry of
+   * its own. Each format keeps the message on its one line.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource({"text, text", "json, json"})
+  void aValueWithLineBreaksStaysOnItsLine(String name, String format) throws Exception {
+    String forged = "x\n00:00:00.000 ERROR [main] forged - an entry\r\nand\u2028more";
+    String out = log(format, forged);
+    assertThat(out.split("\r?\n|\r", -1)).as("lines in: " + out).containsExactly(out.strip(), "");
+    if (format.equals("text")) {
+      assertThat(out).contains("x\\n00:00:00.000 ERROR [main] forged - an entry\\n\\nand\\nmore");
+    }
   }
 
   /**

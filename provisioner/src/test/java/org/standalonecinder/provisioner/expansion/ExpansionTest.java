@@ -156,6 +156,44 @@ class ExpansionTest {
             new Expect(false, "1Gi", "1Gi", null, Resize.FAILED, "ceph-csi PVs")));
   }
 
+  /**
+   * The attack from a node: a claim's status (a node may write its Pods' claims' status) says more
+   * than any number of GiB an int holds. The look says whether the claim wants growing, and never
+   * throws: it once did for every look at such a claim, for good.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "a status of 2^31 GiB from a node: nothing wanted | 1Gi | 1Gi | 2147483648Gi | false",
+        "a status of 8 EiB: nothing wanted | 1Gi | 1Gi | 8Ei | false",
+        "a request past any int of GiB: wanted, refused by the bound | 9Ei | 1Gi | 1Gi | true",
+        "a status behind its PV: wanted | 2Gi | 2Gi | 1Gi | true",
+        "request, PV and status alike: nothing wanted | 1Gi | 1Gi | 1Gi | false",
+      })
+  void whetherAClaimWantsGrowingIsToldForAnySize(
+      String name, String request, String pvCapacity, String status, boolean wanted) {
+    var claim =
+        new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+            .withNewSpec()
+            .withNewResources()
+            .addToRequests("storage", new Quantity(request))
+            .endResources()
+            .endSpec()
+            .withNewStatus()
+            .withPhase("Bound")
+            .addToCapacity("storage", new Quantity(status))
+            .endStatus()
+            .build();
+    var pv =
+        new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+            .withNewSpec()
+            .addToCapacity("storage", new Quantity(pvCapacity))
+            .endSpec()
+            .build();
+    assertThat(ClaimExpansion.wanted(claim, pv)).isEqualTo(wanted);
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("expansions")
   void aClaimAskingForMoreGetsIt(

@@ -1027,7 +1027,29 @@ class VolumeProvisionerTest {
             "ReadWriteMany among other modes, Filesystem",
             claimOf(UID, "x", "1Gi", "Filesystem", "ReadWriteOnce", "ReadWriteMany"),
             Map.of(),
-            "or ReadOnlyMany to share a filesystem read-only"));
+            "or ReadOnlyMany to share a filesystem read-only"),
+        Arguments.of(
+            "a selector: it asks for an existing PV",
+            withSelector(claim("1Gi")),
+            Map.of(),
+            "the claim has a selector (spec.selector)"),
+        Arguments.of(
+            "a request the cache kept quoted (no size)",
+            withRequest(claim("1Gi"), new Quantity("9... (100000 characters)", null)),
+            Map.of(),
+            "the claim's storage request 9... (100000 characters) is not a size"));
+  }
+
+  private static io.fabric8.kubernetes.api.model.PersistentVolumeClaim withSelector(
+      io.fabric8.kubernetes.api.model.PersistentVolumeClaim c) {
+    c.getSpec().setSelector(new io.fabric8.kubernetes.api.model.LabelSelector());
+    return c;
+  }
+
+  private static io.fabric8.kubernetes.api.model.PersistentVolumeClaim withRequest(
+      io.fabric8.kubernetes.api.model.PersistentVolumeClaim c, Quantity q) {
+    c.getSpec().getResources().setRequests(Map.of("storage", q));
+    return c;
   }
 
   @ParameterizedTest(name = "{0}")

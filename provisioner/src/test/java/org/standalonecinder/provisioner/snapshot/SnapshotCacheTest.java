@@ -10,6 +10,7 @@ import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.controller.ScriptedApiServer;
@@ -101,6 +102,52 @@ class SnapshotCacheTest {
       } finally {
         cache.close();
       }
+    }
+  }
+
+  /**
+   * The attack: a tenant's snapshots naming classes that do not exist, or names that are API paths.
+   * A class the cache lacks is asked of the API server only while the snapshot is new (a class
+   * applied with it may come later), and a name that can name no class goes into no request.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "a class the cache lacks, named by a new snapshot: asked | e2e-class | 0 | true",
+        "a class the cache lacks, named by a snapshot 3 minutes old: not asked | e2e-class | 180"
+            + " | false",
+        "a name that is a path: not asked | ../../../api/v1/namespaces/kube-system/secrets/x | 0"
+            + " | false",
+        "a name of 100,000 characters: not asked | 100000 | 0 | false",
+      })
+  void aClassTheCacheLacksIsAskedForOnlyWhileItsSnapshotIsNew(
+      String row, String className, int ageSeconds, boolean asked) throws Exception {
+    String named =
+        className.matches("[0-9]+") ? "a".repeat(Integer.parseInt(className)) : className;
+    try (var api = new ScriptedApiServer();
+        KubernetesClient client = api.client()) {
+      SnapshotCache cache = new SnapshotCache(client, Duration.ofMinutes(5));
+      VolumeSnapshot s =
+          new VolumeSnapshot(
+              "apps",
+              "snap",
+              "u-1",
+              "1",
+              false,
+              named,
+              "data",
+              null,
+              null,
+              java.time.Instant.now().minusSeconds(ageSeconds).toString());
+      try {
+        cache.classOf(s);
+      } catch (RuntimeException answerNotAClass) {
+        // The scripted server answers every GET with a list: only whether it was asked matters.
+      }
+      assertThat(api.seen().stream().anyMatch(r -> r.contains("volumesnapshotclasses")))
+          .as("the API server asked; requests: " + api.seen())
+          .isEqualTo(asked);
     }
   }
 }
