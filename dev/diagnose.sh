@@ -76,8 +76,8 @@ if [ -f "$KSTATE/kube-local.env" ]; then
   # Claims by phase, and the namespaces holding the most pending ones.
   "$KUBE_LOCAL_KUBECTL" --kubeconfig "$KUBE_LOCAL_KUBECONFIG" --request-timeout=20s get pvc -A \
     --no-headers -o custom-columns=NS:.metadata.namespace,PHASE:.status.phase,GONE:.metadata.deletionTimestamp \
-    2>/dev/null | awk '{n[$2 ($3 == "<none>" ? "" : ", deleting")]++; if ($2 == "Pending") p[$1]++}
-      END {printf "claims:"; for (k in n) printf " %s %d;", k, n[k]; print "";
+    2>/dev/null | awk '{n[$2 ($3 == "<none>" ? "" : ", deleting")]++; t++; if ($2 == "Pending") p[$1]++}
+      END {printf "claims:"; if (!t) printf " none"; for (k in n) printf " %s %d;", k, n[k]; print "";
            for (k in p) print p[k], k}' | { read -r first; echo "$first"; sort -rn | head -4 \
       | awk '{print "  pending in " $2 ": " $1}'; }
 fi

@@ -94,7 +94,9 @@ public final class Claims {
     String named =
         annotations == null
             ? null
-            : annotations.get("volume.beta.kubernetes.io/storage-provisioner");
+            : annotations.getOrDefault(
+                "volume.kubernetes.io/storage-provisioner",
+                annotations.get("volume.beta.kubernetes.io/storage-provisioner"));
     return named == null
         ? "kube-controller-manager has not named a provisioner for it yet"
         : "named for " + named + " by kube-controller-manager";

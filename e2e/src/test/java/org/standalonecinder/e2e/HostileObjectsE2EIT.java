@@ -36,6 +36,7 @@ import org.standalonecinder.demo.Waits;
 class HostileObjectsE2EIT {
 
   private static final String NODE = "e2e-hostile-node";
+  private static final String OURS = "openstack.org/standalone-cinder";
 
   private LocalInstall it;
 
@@ -299,13 +300,11 @@ class HostileObjectsE2EIT {
         "kube-controller-manager naming our provisioner for " + ns + "/" + name,
         () -> {
           var c = it.admin.persistentVolumeClaims().inNamespace(ns).withName(name).get();
-          return c != null
-              && c.getMetadata().getAnnotations() != null
-              && "openstack.org/standalone-cinder"
-                  .equals(
-                      c.getMetadata()
-                          .getAnnotations()
-                          .get("volume.beta.kubernetes.io/storage-provisioner"));
+          var a = c == null ? null : c.getMetadata().getAnnotations();
+          // 1.20 writes the beta annotation; current releases write both.
+          return a != null
+              && (OURS.equals(a.get("volume.beta.kubernetes.io/storage-provisioner"))
+                  || OURS.equals(a.get("volume.kubernetes.io/storage-provisioner")));
         },
         Duration.ofMinutes(5));
     return (System.nanoTime() - since) / 1_000_000;

@@ -27,7 +27,7 @@ public final class LogConfigurator extends ContextAwareBase implements Configura
   // would otherwise start a line of its own, a forged entry in the log. JSON escapes it by itself.
   static final String PATTERN =
       "%d{HH:mm:ss.SSS} %-5level [%thread] %logger{36} -%replace( [%mdc]){' \\[\\]', ''}"
-          + " %replace(%msg){'[\\r\\n\\u2028\\u2029]', '\\\\n'}%n";
+          + " %replace(%msg){'[\\r\\n\\u000b\\u000c\\u0085\\u2028\\u2029]', '\\\\n'}%n";
 
   @Override
   public ExecutionStatus configure(LoggerContext context) {

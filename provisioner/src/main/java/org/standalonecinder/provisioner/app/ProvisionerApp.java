@@ -30,8 +30,8 @@ import org.standalonecinder.provisioner.provision.CopyLimits;
 import org.standalonecinder.provisioner.provision.KubernetesSecretStore;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.VolumeProvisioner;
-import org.standalonecinder.provisioner.snapshot.BackupLimits;
 import org.standalonecinder.provisioner.snapshot.SnapshotController;
+import org.standalonecinder.provisioner.snapshot.SnapshotLimits;
 
 /**
  * The running provisioner, wired: one Vert.x serves both the Kubernetes client and the health
@@ -100,7 +100,7 @@ public final class ProvisionerApp implements AutoCloseable {
       Duration poolStats,
       Resolver resolver,
       CopyLimits copies,
-      BackupLimits backups) {
+      SnapshotLimits backups) {
 
     /** Without an election. */
     public Options(
@@ -124,7 +124,7 @@ public final class ProvisionerApp implements AutoCloseable {
           DEFAULT_POOL_STATS,
           null,
           CopyLimits.DEFAULT,
-          BackupLimits.DEFAULT);
+          SnapshotLimits.DEFAULT);
     }
 
     /** How often the pools' capacity is refreshed unless told otherwise. */

@@ -16,7 +16,7 @@ import org.standalonecinder.provisioner.mapping.RbdOptions;
 import org.standalonecinder.provisioner.provision.CopyLimits;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings;
 import org.standalonecinder.provisioner.provision.ProvisionerSettings.RbdDefaults;
-import org.standalonecinder.provisioner.snapshot.BackupLimits;
+import org.standalonecinder.provisioner.snapshot.SnapshotLimits;
 
 /**
  * {@code run}'s settings: one table (flag, environment variable, parser, default, doc) and what
@@ -254,6 +254,8 @@ final class RunSettings {
               LimitSettings.MAX_COPIES_PER_NAMESPACE,
               LimitSettings.MAX_BACKUPS,
               LimitSettings.MAX_BACKUPS_PER_NAMESPACE,
+              LimitSettings.MAX_SNAPSHOTS_PER_CLAIM,
+              LimitSettings.MAX_SNAPSHOTS_PER_NAMESPACE,
               RESYNC_SECONDS,
               HEALTH_ADDRESS,
               HEALTH_PORT,
@@ -282,7 +284,7 @@ final class RunSettings {
       ProvisionerApp.Resolver resolver,
       int workers,
       CopyLimits copies,
-      BackupLimits backups,
+      SnapshotLimits backups,
       Duration resync,
       String healthAddress,
       int healthPort,

@@ -27,6 +27,14 @@ public final class SourceProtection {
   private final KubernetesClient client;
   private final ClusterCache cache;
 
+  /**
+   * The source of each clone this process protected or looked at, until its protection is released:
+   * the cache keeps a claim's first few finalizers of ours only, and a clone's past them is found
+   * here rather than by asking the API server for every claim that has more.
+   */
+  private final java.util.Map<String, ClaimRef> sources =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   public SourceProtection(KubernetesClient client, ClusterCache cache) {
     this.client = client;
     this.cache = cache;
@@ -44,6 +52,7 @@ public final class SourceProtection {
    * @throws ProvisioningException when the source is being deleted, or cannot be updated
    */
   public void protect(ClaimRef source, String cloneUid) {
+    sources.put(cloneUid, source);
     String finalizer = Names.cloneFinalizer(cloneUid);
     edit(
         source,
@@ -87,6 +96,7 @@ public final class SourceProtection {
    * no API call.
    */
   public void unprotectIfCached(ClaimRef source, String cloneUid) {
+    sources.put(cloneUid, source);
     PersistentVolumeClaim cached = cache.claim(source.namespace(), source.name());
     if (cached != null && ClusterCache.mayHaveFinalizer(cached, Names.cloneFinalizer(cloneUid))) {
       unprotect(source, cloneUid);
@@ -96,9 +106,24 @@ public final class SourceProtection {
   /** Takes the protection of a clone that is gone off every claim that has it. */
   public void release(String cloneUid) {
     String finalizer = Names.cloneFinalizer(cloneUid);
+    // The claims the cache has with it, and the source this process knows of, which may hold it
+    // past what the cache keeps. Not every claim marked as having more: a tenant can mark any
+    // number, and each would cost a GET at every deletion of a claim of ours.
+    java.util.Set<ClaimRef> holders = new java.util.LinkedHashSet<>();
     for (PersistentVolumeClaim c : cache.claimsWithFinalizer(finalizer)) {
-      unprotect(new ClaimRef(c.getMetadata().getNamespace(), c.getMetadata().getName()), cloneUid);
+      holders.add(new ClaimRef(c.getMetadata().getNamespace(), c.getMetadata().getName()));
     }
+    ClaimRef known = sources.get(cloneUid);
+    if (known != null) {
+      PersistentVolumeClaim cached = cache.claim(known.namespace(), known.name());
+      if (cached == null || ClusterCache.mayHaveFinalizer(cached, finalizer)) {
+        holders.add(known);
+      }
+    }
+    for (ClaimRef holder : holders) {
+      unprotect(holder, cloneUid);
+    }
+    sources.remove(cloneUid);
   }
 
   /**

@@ -111,9 +111,13 @@ final class ClaimFields {
       return null;
     }
     String text = q.toString();
-    // Kept quoted, unparsed: a reader that parses it refuses the claim with the value's start.
+    if (text.length() <= QUANTITY) {
+      return Map.of("storage", q);
+    }
+    // Kept as its start and length, unparsed: a reader that parses it refuses the claim so.
     return Map.of(
-        "storage", text.length() <= QUANTITY ? q : new Quantity(ClaimRef.quote(text), null));
+        "storage",
+        new Quantity(text.substring(0, 24) + "... (" + text.length() + " characters)", null));
   }
 
   private static List<String> accessModes(List<String> modes) {

@@ -106,26 +106,17 @@ public final class ClusterCache implements AutoCloseable {
   }
 
   /**
-   * The claims that carry {@code finalizer}, one of the project's ({@link #OUR_FINALIZERS}), or may
-   * carry it (those with more of ours than the cache keeps): from an index kept as claims change,
-   * not a scan of every claim of the cluster (a scan per deleted claim made a namespace's deletion
-   * quadratic in the cluster's claims). A caller reads each from the API server before it acts.
+   * The claims that carry {@code finalizer}, one of the project's ({@link #OUR_FINALIZERS}), among
+   * the first the cache keeps of each ({@link ClaimStore#FINALIZERS}): from an index kept as claims
+   * change, not a scan of every claim of the cluster (a scan per deleted claim made a namespace's
+   * deletion quadratic in the cluster's claims). A claim marked {@link #MORE_OF_OURS} may hold it
+   * past those; a caller that knows which claim asks the API server for that one.
    */
   public List<PersistentVolumeClaim> claimsWithFinalizer(String finalizer) {
     if (!finalizer.startsWith(OUR_FINALIZERS)) {
       throw new IllegalArgumentException("not indexed: " + finalizer);
     }
-    if (claims == null) {
-      return List.of();
-    }
-    List<PersistentVolumeClaim> found =
-        new java.util.ArrayList<>(claims.getIndexer().byIndex(BY_OUR_FINALIZER, finalizer));
-    for (PersistentVolumeClaim c : claims.getIndexer().byIndex(BY_OUR_FINALIZER, MORE_OF_OURS)) {
-      if (!found.contains(c)) {
-        found.add(c);
-      }
-    }
-    return found;
+    return claims == null ? List.of() : claims.getIndexer().byIndex(BY_OUR_FINALIZER, finalizer);
   }
 
   /**

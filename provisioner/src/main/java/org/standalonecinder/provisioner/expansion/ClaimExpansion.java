@@ -7,11 +7,9 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,8 +38,6 @@ import org.standalonecinder.provisioner.provision.VolumeExpander;
  * is safe to repeat: each compares what is with what is asked.
  */
 public final class ClaimExpansion {
-
-  private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
   private final KubernetesClient client;
   private final ClusterCache cache;
@@ -129,16 +125,23 @@ public final class ClaimExpansion {
     refused.remove(claim.getMetadata().getNamespace() + "/" + claim.getMetadata().getName());
   }
 
-  /** Whether the claim asks for more than its PV has, or its status still lags behind the PV. */
+  /**
+   * Whether the claim asks for more than its PV has, or its status still lags behind the PV. A
+   * request that is no size is wanted: the look that follows refuses it, and says why.
+   */
   static boolean wanted(PersistentVolumeClaim claim, PersistentVolume pv) {
-    int pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
-    if (exceeds(storage(claim.getSpec().getResources().getRequests()), pvGib)) {
+    int pvGib = Sizes.gib(Sizes.storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
+    try {
+      if (Sizes.exceeds(Sizes.storage(claim.getSpec().getResources().getRequests()), pvGib)) {
+        return true;
+      }
+    } catch (ProvisioningException noSize) {
       return true;
     }
     int status =
         claim.getStatus() == null
             ? 0
-            : gib(storage(claim.getStatus().getCapacity()), RoundingMode.FLOOR);
+            : Sizes.gib(Sizes.storage(claim.getStatus().getCapacity()), RoundingMode.FLOOR);
     return status < pvGib && !Resize.hasCondition(claim, Resize.FS_PENDING);
   }
 
@@ -149,19 +152,19 @@ public final class ClaimExpansion {
    * @throws ProvisioningException when something cannot be done (now or at all)
    */
   Optional<Duration> sync(PersistentVolumeClaim claim, PersistentVolume pv, StorageClass sc) {
-    int pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
-    Quantity request = storage(claim.getSpec().getResources().getRequests());
-    if (exceeds(request, pvGib)) {
+    int pvGib = Sizes.gib(Sizes.storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
+    Quantity request = Sizes.storage(claim.getSpec().getResources().getRequests());
+    if (Sizes.exceeds(request, pvGib)) {
       allowed(claim, sc, request, pvGib);
     }
-    int asked = gib(request, RoundingMode.CEILING);
+    int asked = Sizes.gib(request, RoundingMode.CEILING);
     if (asked > pvGib) {
       // The cache may not have seen the PV grown by the look before this one: read as it is, so
       // that a grown claim is not marked Resizing again for a moment (seen in ExpansionTest).
       PersistentVolume now = client.persistentVolumes().withName(pv.getMetadata().getName()).get();
       if (now != null && now.getSpec() != null && now.getSpec().getCapacity() != null) {
         pv = now;
-        pvGib = gib(storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
+        pvGib = Sizes.gib(Sizes.storage(pv.getSpec().getCapacity()), RoundingMode.FLOOR);
       }
     }
     if (asked > pvGib) {
@@ -219,7 +222,7 @@ public final class ClaimExpansion {
     } catch (InvalidClassParametersException e) {
       throw ProvisioningException.invalid(e.getMessage());
     }
-    if (exceeds(request, params.largestGib())) {
+    if (Sizes.exceeds(request, params.largestGib())) {
       throw ProvisioningException.invalid(
           "growing to "
               + request
@@ -350,38 +353,7 @@ public final class ClaimExpansion {
   }
 
   private static PersistentVolume withCapacity(PersistentVolume p, int gib) {
-    p.getSpec().setCapacity(withStorage(p.getSpec().getCapacity(), gib));
+    p.getSpec().setCapacity(Sizes.withStorage(p.getSpec().getCapacity(), gib));
     return p;
-  }
-
-  /** A copy of {@code capacity} (a PV's or a claim's status's) with {@code gib} of storage. */
-  private static Map<String, Quantity> withStorage(Map<String, Quantity> capacity, int gib) {
-    Map<String, Quantity> m =
-        capacity == null ? new LinkedHashMap<>() : new LinkedHashMap<>(capacity);
-    m.put("storage", new Quantity(gib + "Gi"));
-    return m;
-  }
-
-  private static Quantity storage(Map<String, Quantity> m) {
-    return m == null ? null : m.get("storage");
-  }
-
-  /** Whether {@code q} rounds up to more than {@code gib} GiB (however large it is). */
-  private static boolean exceeds(Quantity q, int gib) {
-    return q != null && ClaimRequest.wholeGib(q).compareTo(BigDecimal.valueOf(gib)) > 0;
-  }
-
-  /**
-   * Whole GiB, held within an int: a claim's status is written by nodes and controllers, and one
-   * that says 2^31 GiB or more once made every look at the claim throw, for good.
-   */
-  private static int gib(Quantity q, RoundingMode mode) {
-    if (q == null) {
-      return 0;
-    }
-    BigDecimal g = Quantity.getAmountInBytes(q).divide(GIB, 0, mode);
-    return g.max(BigDecimal.valueOf(Integer.MIN_VALUE))
-        .min(BigDecimal.valueOf(Integer.MAX_VALUE))
-        .intValueExact();
   }
 }

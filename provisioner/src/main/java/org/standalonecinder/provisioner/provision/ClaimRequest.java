@@ -28,6 +28,9 @@ public record ClaimRequest(
 
   private static final BigDecimal GIB = BigDecimal.valueOf(1L << 30);
 
+  /** The most digits a size is read to: past them, it is past every bound. */
+  public static final int MAX_DIGITS = 60;
+
   /**
    * Reads and checks the claim's request against its class.
    *
@@ -135,7 +138,13 @@ public record ClaimRequest(
 
   /** The whole GiB a size takes, rounded up, however large (Cinder allocates whole GiB). */
   public static BigDecimal wholeGib(Quantity size) {
-    return bytes(size, "size").divide(GIB, 0, RoundingMode.CEILING);
+    BigDecimal b = bytes(size, "size");
+    // "1e300000000" is eleven characters; dividing it whole would build all its digits, minutes
+    // of a worker's time for one look. Any size past this many digits is past every bound anyway.
+    if (b.precision() - b.scale() > MAX_DIGITS) {
+      return BigDecimal.TEN.pow(MAX_DIGITS).multiply(BigDecimal.valueOf(b.signum()));
+    }
+    return b.divide(GIB, 0, RoundingMode.CEILING);
   }
 
   /** What bounds a volume of the class, for a refusal. */

@@ -26,6 +26,8 @@ final class SnapshotCache implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotCache.class);
 
+  private static final String BY_NAMESPACE = "snapshot-namespace";
+
   /** VolumeSnapshots a list page holds. */
   static final long PAGE = 50;
 
@@ -88,7 +90,11 @@ final class SnapshotCache implements AutoCloseable {
                   .inAnyNamespace()
                   .withLimit(PAGE)
                   .runnableInformer(millis)
-                  .itemStore(new SnapshotStore()));
+                  .itemStore(new SnapshotStore())
+                  .addIndexers(
+                      java.util.Map.of(
+                          BY_NAMESPACE,
+                          o -> List.of(String.valueOf(o.getMetadata().getNamespace())))));
       s.addEventHandler(handler(SnapshotCache::snapshotKey, changed, gone)).run();
       var k =
           open(mine, client.genericKubernetesResources(SnapshotApi.CLASSES).runnableInformer(0));
@@ -244,6 +250,41 @@ final class SnapshotCache implements AutoCloseable {
       r = client.genericKubernetesResources(SnapshotApi.CLASSES).withName(name).get();
     }
     return r == null ? null : SnapshotClass.of(r);
+  }
+
+  /** The VolumeSnapshots of {@code namespace}, as kept: from an index, not a scan of them all. */
+  List<VolumeSnapshot> snapshotsIn(String namespace) {
+    var s = snapshots;
+    return s == null
+        ? List.of()
+        : s.getIndexer().byIndex(BY_NAMESPACE, namespace).stream().map(VolumeSnapshot::of).toList();
+  }
+
+  /**
+   * Why {@code s} may not be made under the caps on what is kept ({@link KeptCaps}), if it may not:
+   * counted among its namespace's VolumeSnapshots of classes the cache holds for {@code driver}.
+   */
+  java.util.Optional<String> overCap(VolumeSnapshot s, String driver, SnapshotLimits limits) {
+    return KeptCaps.refusal(
+        s,
+        snapshotsIn(s.namespace()),
+        x -> x.className() != null && cachedClassOf(x.className(), driver),
+        limits);
+  }
+
+  /** The VolumeSnapshots of {@code namespace} that still wait for a content to be made. */
+  List<SnapshotKey> toMake(String namespace) {
+    return snapshotsIn(namespace).stream()
+        .filter(s -> !s.deleting() && s.contentName() == null && s.uid() != null)
+        .filter(s -> content(SnapshotApi.contentName(s.uid())) == null)
+        .map(s -> (SnapshotKey) new SnapshotKey.Of(s.namespace(), s.name()))
+        .toList();
+  }
+
+  /** Whether the cache holds class {@code name} and it names {@code driver}; never asks. */
+  private boolean cachedClassOf(String name, String driver) {
+    GenericKubernetesResource r = ClassParameters.isDnsSubdomain(name) ? get(classes, name) : null;
+    return r != null && driver.equals(SnapshotClass.of(r).driver());
   }
 
   /** Every key the caches hold. */

@@ -62,19 +62,19 @@ public final class SnapshotController implements Engine.Part {
    *     is told as a warning (looked at still: Cinder may yet finish)
    * @param firstLook how soon work found under way is looked at again; the looks grow from there
    *     ({@link Pace})
-   * @param backups the bounds on backups being taken at once
+   * @param backups the bounds on backups being taken at once, and on snapshots kept
    */
-  public record Timing(Duration stuckAfter, Duration firstLook, BackupLimits backups) {
+  public record Timing(Duration stuckAfter, Duration firstLook, SnapshotLimits backups) {
     public static final Timing DEFAULT =
-        new Timing(Duration.ofMinutes(30), Pace.FIRST_LOOK, BackupLimits.DEFAULT);
+        new Timing(Duration.ofMinutes(30), Pace.FIRST_LOOK, SnapshotLimits.DEFAULT);
 
     /** With the default bounds on backups. */
     public Timing(Duration stuckAfter, Duration firstLook) {
-      this(stuckAfter, firstLook, BackupLimits.DEFAULT);
+      this(stuckAfter, firstLook, SnapshotLimits.DEFAULT);
     }
 
     /** The same, with these bounds on backups. */
-    public Timing withBackups(BackupLimits limits) {
+    public Timing withBackups(SnapshotLimits limits) {
       return new Timing(stuckAfter, firstLook, limits);
     }
   }
@@ -154,7 +154,8 @@ public final class SnapshotController implements Engine.Part {
             cache::classOf,
             name -> cache.content(name) != null,
             settings,
-            metrics::contentMade);
+            metrics::contentMade,
+            s -> cache.overCap(s, settings.provisionerName(), timing.backups()));
     wakeOnClaims(cluster);
   }
 
@@ -269,7 +270,7 @@ public final class SnapshotController implements Engine.Part {
     @Override
     public Duration housekeeping(boolean leading) {
       try {
-        cache.startIfServed(loop::add, loop::forget);
+        cache.startIfServed(loop::add, SnapshotController.this::gone);
         if (leading && cache.synced()) {
           contents.sweep();
         }
@@ -282,6 +283,14 @@ public final class SnapshotController implements Engine.Part {
     @Override
     public String logLabel(SnapshotKey key) {
       return key instanceof SnapshotKey.Of ? "volumesnapshot" : "content";
+    }
+  }
+
+  /** A snapshot gone may make room under a cap ({@link KeptCaps}): its namespace's others, now. */
+  private void gone(SnapshotKey key) {
+    loop.forget(key);
+    if (key instanceof SnapshotKey.Of of) {
+      cache.toMake(of.namespace()).forEach(loop::add);
     }
   }
 

@@ -29,13 +29,14 @@ final class SnapshotStore extends BasicItemStore<GenericKubernetesResource> {
     return super.put(key, trim(obj));
   }
 
+  /**
+   * The snapshot as kept: the object itself, trimmed in place (fabric8 hands the object put to the
+   * index and the handlers: a copy would leave them the whole one).
+   */
   static GenericKubernetesResource trim(GenericKubernetesResource r) {
     ObjectMeta m = r.getMetadata();
-    GenericKubernetesResource kept = new GenericKubernetesResource();
-    kept.setApiVersion(r.getApiVersion());
-    kept.setKind(r.getKind());
     if (m != null) {
-      kept.setMetadata(
+      r.setMetadata(
           new ObjectMetaBuilder()
               .withName(m.getName())
               .withNamespace(m.getNamespace())
@@ -47,7 +48,8 @@ final class SnapshotStore extends BasicItemStore<GenericKubernetesResource> {
     }
     Map<String, Object> spec = Json.map(r.getAdditionalProperties().get("spec"));
     Map<String, Object> source = Json.map(spec.get("source"));
-    Map<String, Object> status = Json.map(r.getAdditionalProperties().get("status"));
+    Object rawStatus = r.getAdditionalProperties().get("status");
+    Map<String, Object> status = Json.map(rawStatus);
     Map<String, Object> keptSource = new LinkedHashMap<>();
     name(source, "persistentVolumeClaimName", keptSource);
     name(source, "volumeSnapshotContentName", keptSource);
@@ -56,13 +58,13 @@ final class SnapshotStore extends BasicItemStore<GenericKubernetesResource> {
     keptSpec.put("source", keptSource);
     Map<String, Object> props = new LinkedHashMap<>();
     props.put("spec", keptSpec);
-    if (r.getAdditionalProperties().get("status") != null) {
+    if (rawStatus != null) {
       Map<String, Object> keptStatus = new LinkedHashMap<>();
       name(status, "boundVolumeSnapshotContentName", keptStatus);
       props.put("status", keptStatus);
     }
-    kept.setAdditionalProperties(props);
-    return kept;
+    r.setAdditionalProperties(props);
+    return r;
   }
 
   /** Copies the string {@code field} of {@code from}, quoted past {@link #NAME} characters. */

@@ -29,10 +29,12 @@ final class SnapshotSync {
   private final java.util.function.Predicate<String> contentExists;
   private final ProvisionerSettings settings;
   private final Runnable made;
+  private final Function<VolumeSnapshot, java.util.Optional<String>> overCap;
 
   /**
    * @param classes the VolumeSnapshotClass a snapshot names, or null
    * @param contentExists whether a content of that name exists, as the cache has it
+   * @param overCap why a snapshot of ours may not be made now ({@link KeptCaps}), if it may not
    */
   SnapshotSync(
       ContentWrites writes,
@@ -40,8 +42,10 @@ final class SnapshotSync {
       Function<VolumeSnapshot, SnapshotClass> classes,
       java.util.function.Predicate<String> contentExists,
       ProvisionerSettings settings,
-      Runnable made) {
+      Runnable made,
+      Function<VolumeSnapshot, java.util.Optional<String>> overCap) {
     this.made = made;
+    this.overCap = overCap;
     this.writes = writes;
     this.cluster = cluster;
     this.classes = classes;
@@ -66,6 +70,14 @@ final class SnapshotSync {
     if (cls == null || !settings.provisionerName().equals(cls.driver())) {
       return;
     }
+    // Final until something changes: looked at again at the resync, so it is made once older
+    // snapshots are deleted.
+    overCap
+        .apply(s)
+        .ifPresent(
+            why -> {
+              throw ProvisioningException.invalid(why);
+            });
     // A claim not there or not bound yet is waited for, quietly (the snapshot-controller tells the
     // user): the claim's next change brings the snapshot back.
     PersistentVolumeClaim claim = cluster.claim(s.namespace(), s.claimName());

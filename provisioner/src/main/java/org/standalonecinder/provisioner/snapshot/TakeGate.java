@@ -25,7 +25,7 @@ import org.standalonecinder.provisioner.provision.Names;
  * not a failure: asked anyway, the loop's retries would be spent on refusals for as long as it
  * lasts. A volume in an error state is a failure, retried with the backoff.
  *
- * <p>Backups are bounded ({@link BackupLimits}): a backup reads its whole volume, and one
+ * <p>Backups are bounded ({@link SnapshotLimits}): a backup reads its whole volume, and one
  * namespace's burst must not take cinder-backup from every other's.
  */
 final class TakeGate {

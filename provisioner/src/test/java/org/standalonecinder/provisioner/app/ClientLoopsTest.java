@@ -99,7 +99,7 @@ class ClientLoopsTest {
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
                 new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN),
                 org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT,
-                org.standalonecinder.provisioner.snapshot.BackupLimits.DEFAULT));
+                org.standalonecinder.provisioner.snapshot.SnapshotLimits.DEFAULT));
     await("ready", app::ready, Duration.ofSeconds(30));
     HttpClient http = HttpClient.newHttpClient();
 

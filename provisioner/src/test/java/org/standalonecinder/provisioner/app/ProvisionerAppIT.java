@@ -84,7 +84,7 @@ class ProvisionerAppIT {
                 ProvisionerApp.Options.DEFAULT_POOL_STATS,
                 new ProvisionerApp.Resolver("127.0.0.1", 0, TOKEN),
                 org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT,
-                org.standalonecinder.provisioner.snapshot.BackupLimits.DEFAULT));
+                org.standalonecinder.provisioner.snapshot.SnapshotLimits.DEFAULT));
     int port = app.healthPort();
     int resolver = app.resolverPort();
     try {

@@ -28,6 +28,24 @@ public final class Cluster {
    * A fresh CRUD mock API server. One per test: a shared one carries the previous test's watches
    * and objects, and its client's connection pool once ran dry in CI (a 10 s timeout).
    */
+  /** Starts the cache with handlers that do nothing: for a test of what reads it. */
+  public static void startCache(ClusterCache cache) {
+    cache.start(nothing(), nothing());
+  }
+
+  private static <T> io.fabric8.kubernetes.client.informers.ResourceEventHandler<T> nothing() {
+    return new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {}
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {}
+
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {}
+    };
+  }
+
   public static io.fabric8.kubernetes.client.server.mock.KubernetesMockServer newApiServer() {
     var server =
         new io.fabric8.kubernetes.client.server.mock.KubernetesMockServer(
@@ -87,6 +105,17 @@ public final class Cluster {
       ProvisionerSettings settings,
       io.micrometer.core.instrument.MeterRegistry registry,
       org.standalonecinder.provisioner.provision.CopyLimits copies) {
+    return parts(client, cinder, settings, registry, copies, QUICK);
+  }
+
+  /** As {@link #parts}, with the snapshot loop's timings and limits. */
+  public static org.standalonecinder.provisioner.app.Wiring.Parts parts(
+      KubernetesClient client,
+      org.standalonecinder.provisioner.cinder.CinderClient cinder,
+      ProvisionerSettings settings,
+      io.micrometer.core.instrument.MeterRegistry registry,
+      org.standalonecinder.provisioner.provision.CopyLimits copies,
+      org.standalonecinder.provisioner.snapshot.SnapshotController.Timing timing) {
     return org.standalonecinder.provisioner.app.Wiring.build(
         client,
         cinder,
@@ -104,7 +133,7 @@ public final class Cluster {
         2,
         Duration.ofSeconds(30),
         registry,
-        QUICK);
+        timing);
   }
 
   /** Settings of a provisioner instance of its own cluster id. */

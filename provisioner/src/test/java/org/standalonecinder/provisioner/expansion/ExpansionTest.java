@@ -170,7 +170,11 @@ class ExpansionTest {
         "a request past any int of GiB: wanted, refused by the bound | 9Ei | 1Gi | 1Gi | true",
         "a status behind its PV: wanted | 2Gi | 2Gi | 1Gi | true",
         "request, PV and status alike: nothing wanted | 1Gi | 1Gi | 1Gi | false",
+        "a status of 1e300000000 (300 million digits): nothing wanted | 1Gi | 1Gi | 1e300000000"
+            + " | false",
+        "a request of 1e300000000: wanted, refused by the bound | 1e300000000 | 1Gi | 1Gi | true",
       })
+  @org.junit.jupiter.api.Timeout(20)
   void whetherAClaimWantsGrowingIsToldForAnySize(
       String name, String request, String pvCapacity, String status, boolean wanted) {
     var claim =
@@ -332,13 +336,26 @@ class ExpansionTest {
     return changed;
   }
 
+  /**
+   * The user's edit of the request, tried again on a conflict as kubectl's would be: the
+   * provisioner may write the claim between the edit's read and its write.
+   */
   private void ask(String size) {
-    claimResource()
-        .edit(
-            x -> {
-              x.getSpec().getResources().getRequests().put("storage", new Quantity(size));
-              return x;
-            });
+    for (int attempt = 1; ; attempt++) {
+      try {
+        claimResource()
+            .edit(
+                x -> {
+                  x.getSpec().getResources().getRequests().put("storage", new Quantity(size));
+                  return x;
+                });
+        return;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 5) {
+          throw e;
+        }
+      }
+    }
   }
 
   private io.fabric8.kubernetes.client.dsl.Resource<PersistentVolumeClaim> claimResource() {

@@ -1029,6 +1029,11 @@ class VolumeProvisionerTest {
             Map.of(),
             "or ReadOnlyMany to share a filesystem read-only"),
         Arguments.of(
+            "a request of eleven characters and 300 million digits (1e300000000)",
+            claim("1e300000000"),
+            Map.of(),
+            "the largest volume is 65536 GiB: nothing was asked of Cinder"),
+        Arguments.of(
             "a selector: it asks for an existing PV",
             withSelector(claim("1Gi")),
             Map.of(),
@@ -1054,6 +1059,7 @@ class VolumeProvisionerTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("refusedClaims")
+  @org.junit.jupiter.api.Timeout(20)
   void claimsThatCannotWorkAreRefusedBeforeAnyCall(
       String name,
       io.fabric8.kubernetes.api.model.PersistentVolumeClaim claim,

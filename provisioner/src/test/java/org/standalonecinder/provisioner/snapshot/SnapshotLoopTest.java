@@ -39,11 +39,23 @@ abstract class SnapshotLoopTest {
 
   static final Duration WAIT = Duration.ofSeconds(10);
 
+  /** The snapshot loop's timings and limits for this class's tests. */
+  SnapshotController.Timing timing() {
+    return Cluster.QUICK;
+  }
+
   @org.junit.jupiter.api.BeforeEach
   void start() {
     server = Cluster.newApiServer();
     client = server.createClient();
-    parts = Cluster.parts(client, cinder, settings, registry);
+    parts =
+        Cluster.parts(
+            client,
+            cinder,
+            settings,
+            registry,
+            org.standalonecinder.provisioner.provision.CopyLimits.DEFAULT,
+            timing());
     parts.controller().start();
     parts.snapshots().start();
     Cluster.await("informers synced", parts.controller()::synced, Duration.ofSeconds(10));
