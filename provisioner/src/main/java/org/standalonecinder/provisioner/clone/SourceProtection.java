@@ -52,7 +52,7 @@ public final class SourceProtection {
    * @throws ProvisioningException when the source is being deleted, or cannot be updated
    */
   public void protect(ClaimRef source, String cloneUid) {
-    sources.put(cloneUid, source);
+    sources.putIfAbsent(cloneUid, source);
     String finalizer = Names.cloneFinalizer(cloneUid);
     edit(
         source,
@@ -96,11 +96,19 @@ public final class SourceProtection {
    * no API call.
    */
   public void unprotectIfCached(ClaimRef source, String cloneUid) {
-    sources.put(cloneUid, source);
+    sources.putIfAbsent(cloneUid, source);
     PersistentVolumeClaim cached = cache.claim(source.namespace(), source.name());
     if (cached != null && ClusterCache.mayHaveFinalizer(cached, Names.cloneFinalizer(cloneUid))) {
       unprotect(source, cloneUid);
     }
+  }
+
+  /**
+   * Remembers the source a clone named, seen as the clone goes: its protection is released once
+   * nothing of it is left, and the cache may not show every claim that holds it.
+   */
+  public void remember(ClaimRef source, String cloneUid) {
+    sources.putIfAbsent(cloneUid, source);
   }
 
   /** Takes the protection of a clone that is gone off every claim that has it. */

@@ -141,7 +141,7 @@ public final class ClaimExpansion {
     int status =
         claim.getStatus() == null
             ? 0
-            : Sizes.gib(Sizes.storage(claim.getStatus().getCapacity()), RoundingMode.FLOOR);
+            : Sizes.statusGib(Sizes.storage(claim.getStatus().getCapacity()));
     return status < pvGib && !Resize.hasCondition(claim, Resize.FS_PENDING);
   }
 

@@ -5,6 +5,7 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.ClaimRequest;
 
 /** Sizes as claims and PVs write them, read so that no value written on a claim can throw. */
@@ -43,7 +44,7 @@ final class Sizes {
     try {
       bytes = Quantity.getAmountInBytes(q);
     } catch (IllegalArgumentException | ArithmeticException e) {
-      return 0; // no size (kept quoted): read as none, so the status is written as the PV's
+      throw ProvisioningException.invalid(q + " is not a size");
     }
     if (bytes.precision() - bytes.scale() > ClaimRequest.MAX_DIGITS) {
       return bytes.signum() < 0 ? Integer.MIN_VALUE : Integer.MAX_VALUE;
@@ -52,5 +53,17 @@ final class Sizes {
     return g.max(BigDecimal.valueOf(Integer.MIN_VALUE))
         .min(BigDecimal.valueOf(Integer.MAX_VALUE))
         .intValueExact();
+  }
+
+  /**
+   * A claim status's GiB: one that is no size (a node wrote it, the cache kept it quoted) reads as
+   * none, so that the status is written as the PV's.
+   */
+  static int statusGib(Quantity q) {
+    try {
+      return gib(q, RoundingMode.FLOOR);
+    } catch (ProvisioningException noSize) {
+      return 0;
+    }
   }
 }

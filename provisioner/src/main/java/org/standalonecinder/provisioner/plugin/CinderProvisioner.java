@@ -293,6 +293,7 @@ public final class CinderProvisioner implements Provisioner {
       housekeeping.forget(pv);
     } else if (gone instanceof PersistentVolumeClaim claim) {
       expansion.forget(claim);
+      rememberSource(claim);
       Map<String, String> ann = claim.getMetadata().getAnnotations();
       if (ann != null
           && name().equals(ClaimAnnotations.provisioner(ann))
@@ -302,6 +303,25 @@ public final class CinderProvisioner implements Provisioner {
         // backup's identity, where no sweep finds it: the claim's deletion looks by its name.
         volumes.lookFor(claim.getMetadata().getUid());
       }
+    }
+  }
+
+  /**
+   * A clone of ours that goes: its source, for the release of its protection (SourceProtection).
+   * Only ours: the entry goes when the protection is released, which only our claims' do.
+   */
+  private void rememberSource(PersistentVolumeClaim clone) {
+    Map<String, String> ann = clone.getMetadata().getAnnotations();
+    if (ann == null
+        || !name().equals(ClaimAnnotations.provisioner(ann))
+        || clone.getMetadata().getUid() == null) {
+      return;
+    }
+    try {
+      CloneResolver.requested(clone)
+          .ifPresent(src -> protection.remember(src, clone.getMetadata().getUid()));
+    } catch (ProvisioningException e) {
+      // A clone request that names no claim: no source was ever protected for it.
     }
   }
 

@@ -1,86 +1,99 @@
 package org.standalonecinder.provisioner.snapshot;
 
-import java.util.Comparator;
-import java.util.List;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
-import java.util.stream.Stream;
+import java.util.function.ToIntFunction;
 
 /**
- * Which VolumeSnapshots the caps on what is kept admit ({@link SnapshotLimits#keptPerClaim}, {@link
- * SnapshotLimits#keptPerNamespace}): of a namespace's VolumeSnapshots of this provisioner's
- * classes, the oldest first. A rank, not a count of what was made: a burst of a thousand at once
- * admits the same ones whichever is looked at first, and one past the cap moves up as older ones
- * are deleted.
+ * The caps on what is kept ({@link SnapshotLimits#keptPerClaim}, {@link
+ * SnapshotLimits#keptPerNamespace}), counted in what holds Cinder's space: the contents of this
+ * provisioner's driver, by the volume they snapshot (one claim's) and by their VolumeSnapshot's
+ * namespace, whatever their VolumeSnapshots now say (a class changed, a deletion held by a claim
+ * restoring from it), with the contents this process made that the cache has not shown yet. A
+ * VolumeSnapshot is admitted, or refused in a few index look-ups, with words that stay the same
+ * while the cap does (the event recorder says them once).
  */
 final class KeptCaps {
 
-  private KeptCaps() {}
+  /** How long a content made here is counted before the cache shows it (or it failed). */
+  static final Duration PENDING = Duration.ofMinutes(2);
+
+  private record Pending(String namespace, String volumeId, Instant since) {}
+
+  private final SnapshotLimits limits;
+  private final ToIntFunction<String> ofVolume;
+  private final ToIntFunction<String> inNamespace;
+  private final Predicate<String> cached;
+  private final Clock clock;
+  private final Map<String, Pending> pending = new HashMap<>();
 
   /**
-   * Why {@code s} may not be made, if it may not.
-   *
-   * @param ofNamespace the VolumeSnapshots of its namespace, as cached
-   * @param ours whether a VolumeSnapshot is of a class of this provisioner
+   * @param ofVolume how many contents of this driver the cache holds of a Cinder volume
+   * @param inNamespace how many the cache holds for the VolumeSnapshots of a namespace
+   * @param cached whether the cache holds the content of this name
    */
-  static Optional<String> refusal(
-      VolumeSnapshot s,
-      List<VolumeSnapshot> ofNamespace,
-      Predicate<VolumeSnapshot> ours,
-      SnapshotLimits limits) {
-    List<VolumeSnapshot> counted =
-        Stream.concat(ofNamespace.stream(), Stream.of(s))
-            .filter(x -> x.namespace().equals(s.namespace()))
-            .filter(x -> !x.deleting() && x.claimName() != null && x.contentName() == null)
-            .filter(x -> x.key().equals(s.key()) || ours.test(x))
-            .distinct()
-            .sorted(OLDEST_FIRST)
-            .toList();
-    List<VolumeSnapshot> ofClaim =
-        counted.stream().filter(x -> x.claimName().equals(s.claimName())).toList();
-    int inClaim = rank(ofClaim, s);
-    if (inClaim >= limits.keptPerClaim()) {
-      return Optional.of(
-          over(s, "claim " + s.claimName(), ofClaim.size(), limits.keptPerClaim(), "per-claim"));
+  KeptCaps(
+      SnapshotLimits limits,
+      ToIntFunction<String> ofVolume,
+      ToIntFunction<String> inNamespace,
+      Predicate<String> cached,
+      Clock clock) {
+    this.limits = limits;
+    this.ofVolume = ofVolume;
+    this.inNamespace = inNamespace;
+    this.cached = cached;
+    this.clock = clock;
+  }
+
+  /**
+   * Admits the content {@code contentName} of {@code s} (a snapshot of volume {@code volumeId}) and
+   * counts it from now on, or says why not.
+   */
+  synchronized Optional<String> admit(VolumeSnapshot s, String volumeId, String contentName) {
+    Instant now = clock.instant();
+    pending
+        .entrySet()
+        .removeIf(
+            e ->
+                cached.test(e.getKey())
+                    || e.getValue().since().isBefore(now.minus(PENDING))
+                    || e.getKey().equals(contentName));
+    int ofClaim = ofVolume.applyAsInt(volumeId);
+    int ofNamespace = inNamespace.applyAsInt(s.namespace());
+    for (Pending p : pending.values()) {
+      ofClaim += p.volumeId().equals(volumeId) ? 1 : 0;
+      ofNamespace += p.namespace().equals(s.namespace()) ? 1 : 0;
     }
-    int inNamespace = rank(counted, s);
-    if (inNamespace >= limits.keptPerNamespace()) {
+    if (ofClaim >= limits.keptPerClaim()) {
+      return Optional.of(
+          over(s, "claim " + s.claimName(), limits.keptPerClaim(), "--max-snapshots-per-claim"));
+    }
+    if (ofNamespace >= limits.keptPerNamespace()) {
       return Optional.of(
           over(
               s,
               "namespace " + s.namespace(),
-              counted.size(),
               limits.keptPerNamespace(),
-              "per-namespace"));
+              "--max-snapshots-per-namespace"));
     }
+    pending.put(contentName, new Pending(s.namespace(), volumeId, now));
     return Optional.empty();
   }
 
-  /** By creation, then name: the order every replica and every look agree on. */
-  private static final Comparator<VolumeSnapshot> OLDEST_FIRST =
-      Comparator.comparing((VolumeSnapshot x) -> x.created() == null ? "~" : x.created())
-          .thenComparing(VolumeSnapshot::name);
-
-  private static int rank(List<VolumeSnapshot> ordered, VolumeSnapshot s) {
-    for (int i = 0; i < ordered.size(); i++) {
-      if (ordered.get(i).key().equals(s.key())) {
-        return i;
-      }
-    }
-    return ordered.size();
-  }
-
-  private static String over(VolumeSnapshot s, String of, int asked, int cap, String flag) {
+  private static String over(VolumeSnapshot s, String of, int cap, String flag) {
     return "VolumeSnapshot "
         + s.key()
         + " is not made: "
         + of
-        + " asks for "
-        + asked
-        + " snapshots and backups, and at most "
+        + " already keeps "
         + cap
-        + " are kept (--max-snapshots-"
+        + " snapshots and backups, the most "
         + flag
-        + ", the oldest first); it is made once older VolumeSnapshots are deleted";
+        + " allows; it is made at a look after one of them is deleted";
   }
 }

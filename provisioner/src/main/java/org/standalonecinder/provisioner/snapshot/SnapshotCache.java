@@ -26,7 +26,12 @@ final class SnapshotCache implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotCache.class);
 
-  private static final String BY_NAMESPACE = "snapshot-namespace";
+  private static final String BY_VOLUME = "content-volume";
+  private static final String BY_SNAPSHOT_NAMESPACE = "content-snapshot-namespace";
+
+  private static List<String> listOf(String v) {
+    return v == null ? List.of() : List.of(v);
+  }
 
   /** VolumeSnapshots a list page holds. */
   static final long PAGE = 50;
@@ -81,6 +86,12 @@ final class SnapshotCache implements AutoCloseable {
           open(
               mine,
               client.genericKubernetesResources(SnapshotApi.CONTENTS).runnableInformer(millis));
+      c.addIndexers(
+          java.util.Map.of(
+              BY_VOLUME,
+              o -> listOf(Content.of(o).volumeHandle()),
+              BY_SNAPSHOT_NAMESPACE,
+              o -> listOf(Content.of(o).snapshotNamespace())));
       c.addEventHandler(handler(SnapshotCache::contentKey, changed, gone)).run();
       var s =
           open(
@@ -90,11 +101,7 @@ final class SnapshotCache implements AutoCloseable {
                   .inAnyNamespace()
                   .withLimit(PAGE)
                   .runnableInformer(millis)
-                  .itemStore(new SnapshotStore())
-                  .addIndexers(
-                      java.util.Map.of(
-                          BY_NAMESPACE,
-                          o -> List.of(String.valueOf(o.getMetadata().getNamespace())))));
+                  .itemStore(new SnapshotStore()));
       s.addEventHandler(handler(SnapshotCache::snapshotKey, changed, gone)).run();
       var k =
           open(mine, client.genericKubernetesResources(SnapshotApi.CLASSES).runnableInformer(0));
@@ -252,39 +259,34 @@ final class SnapshotCache implements AutoCloseable {
     return r == null ? null : SnapshotClass.of(r);
   }
 
-  /** The VolumeSnapshots of {@code namespace}, as kept: from an index, not a scan of them all. */
-  List<VolumeSnapshot> snapshotsIn(String namespace) {
-    var s = snapshots;
-    return s == null
-        ? List.of()
-        : s.getIndexer().byIndex(BY_NAMESPACE, namespace).stream().map(VolumeSnapshot::of).toList();
+  /** The caps on what is kept, counted in this cache's contents of {@code driver}. */
+  KeptCaps caps(String driver, SnapshotLimits limits, java.time.Clock clock) {
+    return new KeptCaps(
+        limits,
+        v -> contentsOfVolume(v, driver),
+        ns -> contentsInNamespace(ns, driver),
+        name -> content(name) != null,
+        clock);
   }
 
-  /**
-   * Why {@code s} may not be made under the caps on what is kept ({@link KeptCaps}), if it may not:
-   * counted among its namespace's VolumeSnapshots of classes the cache holds for {@code driver}.
-   */
-  java.util.Optional<String> overCap(VolumeSnapshot s, String driver, SnapshotLimits limits) {
-    return KeptCaps.refusal(
-        s,
-        snapshotsIn(s.namespace()),
-        x -> x.className() != null && cachedClassOf(x.className(), driver),
-        limits);
+  /** How many contents of {@code driver} snapshot volume {@code volumeId}: from an index. */
+  int contentsOfVolume(String volumeId, String driver) {
+    return count(BY_VOLUME, volumeId, driver);
   }
 
-  /** The VolumeSnapshots of {@code namespace} that still wait for a content to be made. */
-  List<SnapshotKey> toMake(String namespace) {
-    return snapshotsIn(namespace).stream()
-        .filter(s -> !s.deleting() && s.contentName() == null && s.uid() != null)
-        .filter(s -> content(SnapshotApi.contentName(s.uid())) == null)
-        .map(s -> (SnapshotKey) new SnapshotKey.Of(s.namespace(), s.name()))
-        .toList();
+  /** How many contents of {@code driver} are for the VolumeSnapshots of {@code namespace}. */
+  int contentsInNamespace(String namespace, String driver) {
+    return count(BY_SNAPSHOT_NAMESPACE, namespace, driver);
   }
 
-  /** Whether the cache holds class {@code name} and it names {@code driver}; never asks. */
-  private boolean cachedClassOf(String name, String driver) {
-    GenericKubernetesResource r = ClassParameters.isDnsSubdomain(name) ? get(classes, name) : null;
-    return r != null && driver.equals(SnapshotClass.of(r).driver());
+  private int count(String index, String value, String driver) {
+    var c = contents;
+    return c == null
+        ? 0
+        : (int)
+            c.getIndexer().byIndex(index, value).stream()
+                .filter(o -> driver.equals(Content.of(o).driver()))
+                .count();
   }
 
   /** Every key the caches hold. */

@@ -155,7 +155,7 @@ public final class SnapshotController implements Engine.Part {
             name -> cache.content(name) != null,
             settings,
             metrics::contentMade,
-            s -> cache.overCap(s, settings.provisionerName(), timing.backups()));
+            cache.caps(settings.provisionerName(), timing.backups(), clock));
     wakeOnClaims(cluster);
   }
 
@@ -270,7 +270,7 @@ public final class SnapshotController implements Engine.Part {
     @Override
     public Duration housekeeping(boolean leading) {
       try {
-        cache.startIfServed(loop::add, SnapshotController.this::gone);
+        cache.startIfServed(loop::add, loop::forget);
         if (leading && cache.synced()) {
           contents.sweep();
         }
@@ -283,14 +283,6 @@ public final class SnapshotController implements Engine.Part {
     @Override
     public String logLabel(SnapshotKey key) {
       return key instanceof SnapshotKey.Of ? "volumesnapshot" : "content";
-    }
-  }
-
-  /** A snapshot gone may make room under a cap ({@link KeptCaps}): its namespace's others, now. */
-  private void gone(SnapshotKey key) {
-    loop.forget(key);
-    if (key instanceof SnapshotKey.Of of) {
-      cache.toMake(of.namespace()).forEach(loop::add);
     }
   }
 

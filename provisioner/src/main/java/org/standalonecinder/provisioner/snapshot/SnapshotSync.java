@@ -29,12 +29,12 @@ final class SnapshotSync {
   private final java.util.function.Predicate<String> contentExists;
   private final ProvisionerSettings settings;
   private final Runnable made;
-  private final Function<VolumeSnapshot, java.util.Optional<String>> overCap;
+  private final KeptCaps caps;
 
   /**
    * @param classes the VolumeSnapshotClass a snapshot names, or null
    * @param contentExists whether a content of that name exists, as the cache has it
-   * @param overCap why a snapshot of ours may not be made now ({@link KeptCaps}), if it may not
+   * @param caps the caps on the snapshots and backups kept
    */
   SnapshotSync(
       ContentWrites writes,
@@ -43,9 +43,9 @@ final class SnapshotSync {
       java.util.function.Predicate<String> contentExists,
       ProvisionerSettings settings,
       Runnable made,
-      Function<VolumeSnapshot, java.util.Optional<String>> overCap) {
+      KeptCaps caps) {
     this.made = made;
-    this.overCap = overCap;
+    this.caps = caps;
     this.writes = writes;
     this.cluster = cluster;
     this.classes = classes;
@@ -70,14 +70,6 @@ final class SnapshotSync {
     if (cls == null || !settings.provisionerName().equals(cls.driver())) {
       return;
     }
-    // Final until something changes: looked at again at the resync, so it is made once older
-    // snapshots are deleted.
-    overCap
-        .apply(s)
-        .ifPresent(
-            why -> {
-              throw ProvisioningException.invalid(why);
-            });
     // A claim not there or not bound yet is waited for, quietly (the snapshot-controller tells the
     // user): the claim's next change brings the snapshot back.
     PersistentVolumeClaim claim = cluster.claim(s.namespace(), s.claimName());
@@ -108,6 +100,13 @@ final class SnapshotSync {
               + cls.name()
               + " snapshots only that provisioner's volumes");
     }
+    // Final until something changes: looked at again at the resync (or a change of its claim),
+    // so it is made once one of those kept is deleted.
+    caps.admit(s, volumeId, contentName)
+        .ifPresent(
+            why -> {
+              throw ProvisioningException.invalid(why);
+            });
     if (writes.create(s, cls, settings.provisionerName(), volumeId, pv.getSpec().getVolumeMode())) {
       made.run();
       LOG.info(
