@@ -117,6 +117,11 @@ public final class ClaimController implements Engine.Part {
     loop.unschedule(key);
   }
 
+  /** The informers' view this controller reads: for a test that must wait until it has a change. */
+  ClusterCache cache() {
+    return cache;
+  }
+
   @Override
   public Loop<WorkKey> loop() {
     return loop;

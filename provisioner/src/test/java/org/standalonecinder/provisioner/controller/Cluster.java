@@ -224,6 +224,22 @@ public final class Cluster {
   }
 
   /**
+   * Waits until the controller's own cache holds this version of the PV (or a later one): a test
+   * that changes what only an admin changes must not race the informer.
+   */
+  public static void awaitCached(ClaimController controller, PersistentVolume pv) {
+    String wanted = pv.getMetadata().getResourceVersion();
+    await(
+        "the controller's cache has PV " + pv.getMetadata().getName() + " at " + wanted,
+        () -> {
+          PersistentVolume seen = controller.cache().volume(pv.getMetadata().getName());
+          return seen != null
+              && Long.parseLong(seen.getMetadata().getResourceVersion()) >= Long.parseLong(wanted);
+        },
+        Duration.ofSeconds(30));
+  }
+
+  /**
    * What Kubernetes' binder does once the PV of a claim exists: the claim names the PV (a merge
    * patch, as the provisioner may be annotating the claim meanwhile) and the PV is Bound.
    *

@@ -215,7 +215,7 @@ class ExpansionTest {
     Cluster.await(
         "the claim told " + expect.event(),
         () -> events().stream().anyMatch(e -> e.startsWith(expect.event() + ": ")),
-        Duration.ofSeconds(10));
+        Duration.ofSeconds(30));
     String said =
         events().stream().filter(e -> e.startsWith(expect.event() + ": ")).findFirst().get();
     assertThat(said).contains(expect.says());
@@ -325,14 +325,10 @@ class ExpansionTest {
                   }
                   return p;
                 });
-    // A real API server keeps a PV's source as it was made; only this test changes one, and the
+    // A real API server keeps a PV's source as it was made; only this test changes one, so the
     // controller's cache must have the change before the claim asks (a CI run under load once
-    // grew the PV it still saw as iSCSI).
-    try {
-      Thread.sleep(1_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    // grew a PV its cache still saw as iSCSI; a fixed sleep of 1 s was not enough).
+    Cluster.awaitCached(controller, changed);
     return changed;
   }
 
