@@ -352,8 +352,9 @@ class AdmissionE2EIT {
    * clones, makes it; the source carries no annotation.
    */
   /**
-   * The attack on the controller-manager: a user grows her claim of a Ceph RBD class that allows
-   * expansion. Kubernetes' expand controller takes in-tree rbd claims too, and on 1.20 it can crash
+   * The attack on the controller-manager: a user grows her claim of a Ceph RBD class whose admin
+   * allowed expansion after the claim was made (no in-tree rbd PV is made in a class that allows it
+   * already). Kubernetes' expand controller takes in-tree rbd claims too, and on 1.20 it can crash
    * the whole controller-manager while another writer updates the claim (GrowthE2EIT). The webhook
    * refuses the growth where it is asked for, with the API server authenticated, so the claim never
    * asks for more and that controller has nothing to act on.
@@ -369,7 +370,6 @@ class AdmissionE2EIT {
         provisioner: openstack.org/standalone-cinder
         parameters: {type: lab-rbd, fsType: ext4}
         reclaimPolicy: Delete
-        allowVolumeExpansion: true
         """,
         "apply",
         "-f",
@@ -378,19 +378,30 @@ class AdmissionE2EIT {
     mayUseClaims(mine, "carol", "create,get,patch");
     it.kubectl.ok(claim(mine, "data", "e2e-admit-rbd", ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(mine, "data");
+    it.kubectl.ok(
+        null, "patch", "storageclass", "e2e-admit-rbd", "-p", "{\"allowVolumeExpansion\":true}");
     String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
 
-    Kubectl.Result grown =
-        it.kubectl.run(
-            null,
-            "patch",
-            "pvc",
-            "data",
-            "-n",
-            mine,
-            "--as=carol",
-            "-p",
-            "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"3Gi\"}}}}");
+    // The API server's resize admission reads classes from its informer, a moment behind the
+    // patch: until then it refuses the growth itself, before the webhook is asked.
+    Kubectl.Result grown = null;
+    for (int i = 0; i < 30; i++) {
+      grown =
+          it.kubectl.run(
+              null,
+              "patch",
+              "pvc",
+              "data",
+              "-n",
+              mine,
+              "--as=carol",
+              "-p",
+              "{\"spec\":{\"resources\":{\"requests\":{\"storage\":\"3Gi\"}}}}");
+      if (grown.ok() || !grown.err().contains("must support resize")) {
+        break;
+      }
+      Thread.sleep(1_000);
+    }
     assertThat(grown.ok()).as(grown.toString()).isFalse();
     assertThat(grown.err())
         .contains(

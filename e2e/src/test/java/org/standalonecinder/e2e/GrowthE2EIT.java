@@ -40,13 +40,18 @@ import org.standalonecinder.demo.Waits;
 @Order(2)
 class GrowthE2EIT {
 
-  /** The classes the rows grow in: ext4 and xfs on iSCSI (the default type), and RBD. */
+  /**
+   * The classes the rows grow in: ext4 and xfs on iSCSI (the default type), and RBD; and an RBD
+   * class that does not allow expansion, until the RBD row's admin allows it.
+   */
   static final String CLASSES =
       String.join(
           "---\n",
           growing("e2e-growing-ext4", "fsType: ext4"),
           growing("e2e-growing-xfs", "fsType: xfs"),
-          growing("e2e-growing-rbd", "type: lab-rbd, fsType: ext4"));
+          growing("e2e-growing-rbd", "type: lab-rbd, fsType: ext4"),
+          growing("e2e-rbd-fixed", "type: lab-rbd, fsType: ext4")
+              .replace("allowVolumeExpansion: true\n", ""));
 
   private static String growing(String name, String parameters) {
     return """
@@ -265,10 +270,13 @@ class GrowthE2EIT {
   }
 
   /**
-   * The attack on the control plane: a user raises an RBD claim's request (its admin set
-   * allowVolumeExpansion on the class). The provisioner refuses and leaves the claim as it is;
-   * Kubernetes' own expand controller, which takes in-tree rbd claims too, fails its own try, and
-   * the controller-manager lives through it (while the provisioner grew such claims, it crashed).
+   * The attack on the control plane: a user raises an RBD claim's request, for Kubernetes' own
+   * expand controller to take it (it takes in-tree rbd claims too, and on 1.20 a claim written by
+   * another meanwhile crashed the whole controller-manager). A class that allows expansion gets no
+   * in-tree rbd PV at all; in one that does not, the API server itself refuses the raise, with no
+   * webhook asked. Only when the admin allows expansion on such a class afterwards does a raise
+   * reach the expand controller: the provisioner refuses it, and the controller-manager lives
+   * through the controller's own failed try.
    */
   @Test
   @Execution(ExecutionMode.CONCURRENT)
@@ -277,11 +285,29 @@ class GrowthE2EIT {
         java.nio.file.Path.of(it.kubeEnv.get("KUBE_LOCAL_CONTROLLER_MANAGER_PID"));
     long kcm = Long.parseLong(java.nio.file.Files.readString(pidFile).strip());
     String ns = it.namespace("e2e-growrbd");
-    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-growing-rbd", ""), "apply", "-f", "-");
+    it.kubectl.ok(Claims.yaml(ns, "growable", "e2e-growing-rbd", ""), "apply", "-f", "-");
+    Waits.await(
+        "the provisioner's refusal of an in-tree rbd PV in a class that allows expansion",
+        () ->
+            it.admin.v1().events().inNamespace(ns).list().getItems().stream()
+                .anyMatch(e -> e.getMessage().contains("allows volume expansion")),
+        Duration.ofSeconds(180));
+    assertThat(claim(it, ns, "growable").getSpec().getVolumeName()).as("no PV").isNull();
+
+    it.kubectl.ok(Claims.yaml(ns, "data", "e2e-rbd-fixed", ""), "apply", "-f", "-");
     PersistentVolume pv = it.claims.bound(ns, "data");
     String volumeId = pv.getMetadata().getAnnotations().get(ClaimAnnotations.VOLUME_ID);
+    var refused = ClaimLifecycleE2EIT.request(it, ns, "data", "3Gi");
+    assertThat(refused.ok()).as("the API server's own refusal: %s", refused).isFalse();
+    assertThat(refused.err()).contains("must support resize");
 
-    assertThat(ClaimLifecycleE2EIT.request(it, ns, "data", "3Gi").ok()).isTrue();
+    it.kubectl.ok(
+        null, "patch", "storageclass", "e2e-rbd-fixed", "-p", "{\"allowVolumeExpansion\":true}");
+    // The API server's admission reads classes from its own informer: a moment behind the patch.
+    Waits.await(
+        "the raise admitted once the class allows it",
+        () -> ClaimLifecycleE2EIT.request(it, ns, "data", "3Gi").ok(),
+        Duration.ofSeconds(30));
     Waits.await(
         "the provisioner's refusal",
         () ->

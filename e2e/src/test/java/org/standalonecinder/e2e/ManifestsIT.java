@@ -459,7 +459,8 @@ class ManifestsIT {
         "a setting in lower case | settings.log_format=json | log_format",
         "a string for a number | workers=many | workers",
         "adopted identities as a setting | settings.ADOPT_IDENTITIES=x | use adoptIdentities (a list), which also grants",
-        "an adopted identity with a space | adoptIdentities[0]=a b | adoptIdentities"
+        "an adopted identity with a space | adoptIdentities[0]=a b | adoptIdentities",
+        "a digest that is a tag | image.webhook.digest=latest | digest"
       })
   void badValuesAreRefusedWithWhatToSet(String name, String setting, String message) {
     Map<String, String> set = new LinkedHashMap<>(REQUIRED);
@@ -622,6 +623,24 @@ class ManifestsIT {
                   .as(key(o))
                   .isEqualTo("standalone-cinder");
             });
+  }
+
+  /**
+   * A digest pins the image a Pod runs: a tag can be pushed again by whoever holds the registry.
+   */
+  @Test
+  void aDigestPinsTheImages() throws IOException {
+    String digest = "sha256:" + "0123456789abcdef".repeat(4);
+    Map<String, String> set = new LinkedHashMap<>(REQUIRED);
+    set.put("image.webhook.digest", digest);
+    set.put("image.provisioner.digest", digest);
+    JsonNode pod =
+        only(objects(template(set, null)), "Deployment standalone-cinder")
+            .at("/spec/template/spec");
+    assertThat(pod.at("/containers/0/image").asText())
+        .isEqualTo(REQUIRED.get("image.webhook.repository") + "@" + digest);
+    assertThat(pod.at("/containers/1/image").asText())
+        .isEqualTo(REQUIRED.get("image.provisioner.repository") + "@" + digest);
   }
 
   /**

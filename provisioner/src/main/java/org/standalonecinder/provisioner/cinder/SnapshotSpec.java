@@ -14,6 +14,7 @@ public record SnapshotSpec(
     String name, String volumeId, String description, Map<String, String> metadata) {
 
   public SnapshotSpec {
-    metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+    description = CinderText.bounded(description);
+    metadata = CinderText.bounded(metadata);
   }
 }

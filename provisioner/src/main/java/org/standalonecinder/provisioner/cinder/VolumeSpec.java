@@ -38,7 +38,8 @@ public record VolumeSpec(
       throw new IllegalArgumentException(
           "a volume has one source: a volume, a snapshot or a backup");
     }
-    metadata = metadata == null ? Map.of() : Map.copyOf(metadata);
+    description = CinderText.bounded(description);
+    metadata = CinderText.bounded(metadata);
   }
 
   /** A blank volume with no type, zone or metadata. */

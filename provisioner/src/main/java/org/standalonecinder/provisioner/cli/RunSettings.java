@@ -28,9 +28,26 @@ final class RunSettings {
 
   static final Setting<String> CLUSTER_ID =
       Setting.text("--cluster-id")
+          .then(RunSettings::clusterId)
           .env("CLUSTER_ID")
           .required()
           .doc("written on every volume so clusters sharing a project stay apart");
+
+  /**
+   * The cluster id as given, at most 255 characters: it is metadata on every volume, snapshot and
+   * backup, and Cinder keeps 255 characters of a metadata value (the project's cut of longer text
+   * must never reach what identifies a volume).
+   */
+  static String clusterId(String id) {
+    if (id.length() > org.standalonecinder.provisioner.cinder.CinderText.MAX) {
+      throw new IllegalArgumentException(
+          "at most "
+              + org.standalonecinder.provisioner.cinder.CinderText.MAX
+              + " characters (Cinder keeps no more of a metadata value), not "
+              + id.length());
+    }
+    return id;
+  }
 
   static final Setting<String> IDENTITY =
       Setting.text("--identity")

@@ -42,18 +42,25 @@ final class CloneConsent {
    *       for that review can reach a claim through an update the webhook did not see.
    * </ol>
    *
+   * @return the uid of the source claim this consent was read from (null within a namespace, where
+   *     nothing is read): the clone is made of that claim or not at all
    * @throws ProvisioningException (final) when it may not
    */
-  void verify(PersistentVolumeClaim target, ClaimRef source) {
+  String verify(PersistentVolumeClaim target, ClaimRef source) {
     ClaimRef self =
         new ClaimRef(target.getMetadata().getNamespace(), target.getMetadata().getName());
     if (source.namespace().equals(self.namespace())) {
-      return;
+      return null;
     }
     String refused = "cloning " + source + " across namespaces is refused: ";
+    AdminPolicy policy = policy(refused);
+    if (policy.forbidsAll()) {
+      throw ProvisioningException.invalid(
+          refused + "the cluster's policy forbids clones across namespaces (crossNamespace: deny)");
+    }
     PersistentVolumeClaim now = cluster.claim(source.namespace(), source.name()).orElse(null);
     if (now != null && consents(now, self.namespace())) {
-      return;
+      return now.getMetadata().getUid();
     }
     Map<String, String> ann = target.getMetadata().getAnnotations();
     String token = ann == null ? null : ann.get(ClaimAnnotations.CLONE_TOKEN);
@@ -94,12 +101,39 @@ final class CloneConsent {
               + "the source claim is not the one admitted (deleted, or deleted and created again"
               + " under its name, since); create this claim again to have the present one judged");
     }
-    stillHolds(claims, source, self.namespace(), refused, noGrant);
+    stillHolds(claims, source, self.namespace(), refused, noGrant, policy);
+    return claims.sourceUid();
+  }
+
+  /**
+   * The admin's policy as it is now.
+   *
+   * @throws ProvisioningException (to be retried) when it cannot be read as a policy
+   */
+  private AdminPolicy policy(String refused) {
+    try {
+      return AdminPolicy.of(cluster.clonePolicy());
+    } catch (IllegalArgumentException e) {
+      throw new ProvisioningException(
+          refused
+              + "the admin's clone policy (ConfigMap "
+              + org.standalonecinder.api.ClonePolicyFile.CONFIG_MAP
+              + ") cannot be read: "
+              + e.getMessage()
+              + "; clones across namespaces wait until it is fixed",
+          false,
+          e);
+    }
   }
 
   /** The basis the webhook gave the token on, as it is now. */
   private void stillHolds(
-      CloneToken.Claims claims, ClaimRef source, String namespace, String refused, String noGrant) {
+      CloneToken.Claims claims,
+      ClaimRef source,
+      String namespace,
+      String refused,
+      String noGrant,
+      AdminPolicy policy) {
     switch (claims.basis()) {
       case GRANT ->
           throw ProvisioningException.invalid(
@@ -129,7 +163,15 @@ final class CloneConsent {
         }
       }
       case POLICY -> {
-        // The admin's policy allowed every clone across namespaces: nothing to ask again.
+        if (!policy.allowsAll()) {
+          throw ProvisioningException.invalid(
+              refused
+                  + noGrant
+                  + ", and its token allows it on a policy that allowed every clone across"
+                  + " namespaces, which the cluster's policy no longer does (crossNamespace: "
+                  + policy.crossNamespace()
+                  + "); create this claim again to have it judged under the present policy");
+        }
       }
     }
   }

@@ -116,18 +116,24 @@ public final class CloneResolver {
    * Checks, when the clone is about to be made, that a clone across namespaces may be made: see
    * {@link CloneConsent#verify}.
    *
+   * @return the uid of the source claim the consent was read from, for {@link #resolve} (null
+   *     within a namespace)
    * @throws ProvisioningException (final) when it may not
    */
-  public void verifyToken(PersistentVolumeClaim target, ClaimRef source) {
-    consent.verify(target, source);
+  public String verifyToken(PersistentVolumeClaim target, ClaimRef source) {
+    return consent.verify(target, source);
   }
 
   /**
    * Resolves and checks the source for a clone into {@code target} of class {@code sc}.
    *
+   * @param judgedUid the uid of the source claim whose consent {@link #verifyToken} read, or null:
+   *     the data is read of that very claim, never of one created again under its name between the
+   *     two reads (the grant of one claim would otherwise copy another's data)
    * @throws ProvisioningException saying why the clone cannot be made (now or at all)
    */
-  public VolumeSource resolve(ClaimRef source, PersistentVolumeClaim target, StorageClass sc) {
+  public VolumeSource.Clone resolve(
+      ClaimRef source, PersistentVolumeClaim target, StorageClass sc, String judgedUid) {
     ClaimRequest req = ClaimRequest.of(target, sc);
     if (!req.params().smartclone()) {
       throw ProvisioningException.invalid(
@@ -142,6 +148,13 @@ public final class CloneResolver {
         cluster
             .claim(source.namespace(), source.name())
             .orElseThrow(() -> retry("source claim " + source + " does not exist"));
+    if (judgedUid != null && !judgedUid.equals(claim.getMetadata().getUid())) {
+      // Not final: the next look reads both again, of one claim.
+      throw retry(
+          "source claim "
+              + source
+              + " was deleted and created again while it was being checked; it is checked again");
+    }
     if (claim.getMetadata().getDeletionTimestamp() != null
         && !SourceProtection.holds(claim, target.getMetadata().getUid())) {
       // A source held for this clone is deleted only once the clone is made: Cinder copies it.
@@ -169,7 +182,13 @@ public final class CloneResolver {
     Volume v = sourceVolume(source, volumeId);
     fits(v, source, req, sc);
     return new VolumeSource.Clone(
-        source, v.id(), v.sizeGib(), v.availabilityZone(), v.volumeType(), v.status());
+        source,
+        claim.getMetadata().getUid(),
+        v.id(),
+        v.sizeGib(),
+        v.availabilityZone(),
+        v.volumeType(),
+        v.status());
   }
 
   /** The source's Cinder volume, in a status Cinder clones. */

@@ -33,4 +33,10 @@ public interface ClusterReader {
    * for the first); empty where the kind is not installed.
    */
   org.standalonecinder.api.ReferenceGrants.Page referenceGrants(String namespace, String next);
+
+  /**
+   * The text of the admin's clone policy, the webhook's policy file as its ConfigMap holds it;
+   * empty when there is none (the webhook then runs on its defaults).
+   */
+  Optional<String> clonePolicy();
 }

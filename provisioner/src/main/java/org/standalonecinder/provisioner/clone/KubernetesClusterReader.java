@@ -63,6 +63,34 @@ public final class KubernetesClusterReader implements ClusterReader {
   }
 
   @Override
+  public Optional<String> clonePolicy() {
+    try {
+      var map =
+          client
+              .configMaps()
+              .inNamespace(ownNamespace)
+              .withName(org.standalonecinder.api.ClonePolicyFile.CONFIG_MAP)
+              .get();
+      return Optional.ofNullable(
+          map == null || map.getData() == null
+              ? null
+              : map.getData().get(org.standalonecinder.api.ClonePolicyFile.KEY));
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 403) {
+        // An install from before the rule: read as no policy, whose defaults honour no token
+        // given on a policy that allowed every clone.
+        LOG.warn(
+            "cannot read ConfigMap {}/{}: this account may not get it (apply the current RBAC);"
+                + " clones across namespaces follow the policy's defaults meanwhile",
+            ownNamespace,
+            org.standalonecinder.api.ClonePolicyFile.CONFIG_MAP);
+        return Optional.empty();
+      }
+      throw e;
+    }
+  }
+
+  @Override
   public boolean canCreatePods(CloneToken.Principal who, String namespace) {
     SubjectAccessReview review =
         new SubjectAccessReviewBuilder()

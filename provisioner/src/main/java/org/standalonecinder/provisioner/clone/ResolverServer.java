@@ -122,7 +122,8 @@ public final class ResolverServer {
       return a.put("allowed", false).put("reason", "StorageClass " + className + " does not exist");
     }
     try {
-      VolumeSource s = resolver.resolve(ref, claim, sc);
+      // The webhook asks before the claim exists: there is no consent read to compare with.
+      VolumeSource s = resolver.resolve(ref, claim, sc, null);
       a.put("allowed", true);
       ObjectNode src = a.putObject("source");
       src.put("claim", s.claim().toString());

@@ -47,16 +47,25 @@ public final class SourceProtection {
   }
 
   /**
-   * Puts the clone's finalizer on the source.
+   * Puts the clone's finalizer on the source, the claim of uid {@code sourceUid} (as resolved).
    *
-   * @throws ProvisioningException when the source is being deleted, or cannot be updated
+   * @throws ProvisioningException when the source is being deleted, is another claim now, or cannot
+   *     be updated
    */
-  public void protect(ClaimRef source, String cloneUid) {
+  public void protect(ClaimRef source, String sourceUid, String cloneUid) {
     sources.putIfAbsent(cloneUid, source);
     String finalizer = Names.cloneFinalizer(cloneUid);
     edit(
         source,
         c -> {
+          if (sourceUid != null && !sourceUid.equals(c.getMetadata().getUid())) {
+            // Created again under its name since it was resolved: the volume resolved is not
+            // this claim's, and this claim did not consent; the next look resolves it afresh.
+            throw new ProvisioningException(
+                "source claim " + source + " was deleted and created again; it is checked again",
+                false,
+                null);
+          }
           if (holds(c, cloneUid)) {
             return false; // an earlier look protected it: being deleted, it waits for the clone
           }

@@ -59,7 +59,7 @@ public final class RbdMapper implements VolumeMapper {
     String pool = img.pool();
     String image = img.image();
     List<String> monitors = img.monitors();
-    checkForm(o.form(), ctx.multiNode());
+    checkForm(o, ctx.multiNode());
     boolean auth = img.auth();
     Cephx cephx = o.cephx();
     boolean needsKey = auth || o.form() == RbdForm.CSI;
@@ -107,8 +107,9 @@ public final class RbdMapper implements VolumeMapper {
     return new MappedVolume(source, secret, true);
   }
 
-  /** Whether the PV form is known, and fit for the claim's access. */
-  private static void checkForm(RbdForm form, boolean multiNode) {
+  /** Whether the PV form is known, and fit for the claim's access and class. */
+  private static void checkForm(RbdOptions o, boolean multiNode) {
+    RbdForm form = o.form();
     if (form == null) {
       throw UnmappableExportException.awaitingConfiguration(
           "Cinder exported the volume over RBD, and the provisioner could not tell which PV form"
@@ -120,6 +121,16 @@ public final class RbdMapper implements VolumeMapper {
           "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi, with ceph-csi on"
               + " the nodes): Kubernetes' in-tree rbd plugin maps an image for writing on one node"
               + " at a time and would keep every other node's pod waiting for the first to let go");
+    }
+    if (form == RbdForm.RBD && o.growableClass() != null) {
+      throw new UnmappableExportException(
+          "Cinder exported the volume over RBD, and StorageClass "
+              + o.growableClass()
+              + " allows volume expansion: an in-tree rbd PV there could be grown by any user who"
+              + " may edit the claim, and Kubernetes' own expand controller takes such claims too"
+              + " (on 1.20 it crashed the whole controller-manager). Make Ceph volume types"
+              + " claims of a class without allowVolumeExpansion, or of the csi form (rbdForm"
+              + " csi); nothing was kept in Cinder");
     }
   }
 

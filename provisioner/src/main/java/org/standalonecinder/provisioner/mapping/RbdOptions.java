@@ -12,18 +12,43 @@ package org.standalonecinder.provisioner.mapping;
  * @param cephxLookup the credentials nodes map images with, looked up when an RBD export first
  *     needs them (an iSCSI or FC export never does, so its claim costs no read of the admin's
  *     Secret)
+ * @param growableClass the claim's class when it allows volume expansion, else null: no in-tree
+ *     {@code rbd} PV is made for such a claim (see {@link #inGrowableClass})
  */
 public record RbdOptions(
     RbdForm form,
     String clusterId,
     String csiDriver,
     String imageFeatures,
-    java.util.function.Supplier<Cephx> cephxLookup) {
+    java.util.function.Supplier<Cephx> cephxLookup,
+    String growableClass) {
+
+  /** In a class that does not allow volume expansion. */
+  public RbdOptions(
+      RbdForm form,
+      String clusterId,
+      String csiDriver,
+      String imageFeatures,
+      java.util.function.Supplier<Cephx> cephxLookup) {
+    this(form, clusterId, csiDriver, imageFeatures, cephxLookup, null);
+  }
 
   /** With the credentials known already. */
   public RbdOptions(
       RbdForm form, String clusterId, String csiDriver, String imageFeatures, Cephx cephx) {
-    this(form, clusterId, csiDriver, imageFeatures, () -> cephx);
+    this(form, clusterId, csiDriver, imageFeatures, () -> cephx, null);
+  }
+
+  /**
+   * The same options for a claim of {@code className}, which allows volume expansion (null: it does
+   * not). Kubernetes' API server refuses to grow a claim whose class does not allow it (its
+   * PersistentVolumeClaimResize admission, on by default, on 1.20 as on current releases), and so
+   * no request of a user's ever reaches Kubernetes' own expand controller, which takes in-tree rbd
+   * claims too and on 1.20 crashed the whole controller-manager: an in-tree rbd PV is made only in
+   * a class that does not allow expansion.
+   */
+  public RbdOptions inGrowableClass(String className) {
+    return new RbdOptions(form, clusterId, csiDriver, imageFeatures, cephxLookup, className);
   }
 
   /** The credentials nodes map images with. */

@@ -153,9 +153,9 @@ public final class CinderProvisioner implements Provisioner {
     boolean keep = false;
     boolean mayPass = true;
     try {
-      clones.verifyToken(claim, from);
-      VolumeSource source = clones.resolve(from, claim, request.storageClass());
-      protection.protect(from, uid);
+      String judged = clones.verifyToken(claim, from);
+      VolumeSource.Clone source = clones.resolve(from, claim, request.storageClass(), judged);
+      protection.protect(from, source.claimUid(), uid);
       request.starting(
           " as a clone of " + source.claim() + " (Cinder volume " + source.volumeId() + ")");
       ProvisionResult result = made(request, source);

@@ -33,20 +33,34 @@ final class RbdChoices {
    * only if Cinder exports over RBD, and its problems are reported then (and the export and the
    * volume are undone); an iSCSI or FC claim never reads it.
    */
-  RbdOptions of(ClassParameters p) {
+  RbdOptions of(ClassParameters p, io.fabric8.kubernetes.api.model.storage.StorageClass sc) {
+    // No in-tree rbd PV in a class that allows expansion: see RbdOptions#inGrowableClass.
+    String growableClass =
+        Boolean.TRUE.equals(sc.getAllowVolumeExpansion()) ? sc.getMetadata().getName() : null;
     ProvisionerSettings.RbdDefaults d = settings.rbd();
     RbdForm form = p.rbdForm() != null ? RbdForm.parse(p.rbdForm()) : d.form();
     String clusterId = p.cephClusterId() != null ? p.cephClusterId() : d.clusterId();
     String secretName = p.cephxSecret() != null ? p.cephxSecret() : d.cephxSecret();
+    if (p.namesCeph() && form == RbdForm.RBD && growableClass != null) {
+      // Known before Cinder is asked: nothing is made.
+      throw ProvisioningException.invalid(
+          "StorageClass "
+              + growableClass
+              + " asks for in-tree rbd volumes and allows volume expansion: such a PV could be"
+              + " grown by any user who may edit the claim, and Kubernetes' own expand controller"
+              + " takes it too (on 1.20 it crashed the whole controller-manager); remove"
+              + " allowVolumeExpansion from the class, or use rbdForm csi");
+    }
     if (!p.namesCeph()) {
       return new RbdOptions(
-          form,
-          clusterId,
-          d.csiDriver(),
-          d.imageFeatures(),
-          secretName == null
-              ? () -> Cephx.none(settings.secretNamespace())
-              : once(() -> cephx(secretName)));
+              form,
+              clusterId,
+              d.csiDriver(),
+              d.imageFeatures(),
+              secretName == null
+                  ? () -> Cephx.none(settings.secretNamespace())
+                  : once(() -> cephx(secretName)))
+          .inGrowableClass(growableClass);
     }
     Cephx cephx = secretName == null ? Cephx.none(settings.secretNamespace()) : cephx(secretName);
     if (!cephx.usable() && cephx.problem() != null) {
@@ -59,7 +73,8 @@ final class RbdChoices {
           false,
           null);
     }
-    return new RbdOptions(form, clusterId, d.csiDriver(), d.imageFeatures(), cephx);
+    return new RbdOptions(form, clusterId, d.csiDriver(), d.imageFeatures(), cephx)
+        .inGrowableClass(growableClass);
   }
 
   private static <T> java.util.function.Supplier<T> once(java.util.function.Supplier<T> s) {

@@ -233,7 +233,7 @@ public final class VolumeProvisioner {
     req.requireRoomFor(source);
     String uid = claim.getMetadata().getUid();
     String pvName = Names.pvName(uid);
-    RbdOptions rbdOptions = rbd.of(req.params());
+    RbdOptions rbdOptions = rbd.of(req.params(), storageClass);
     Rollback rollback = new Rollback();
     try {
       MDC.put("pv", pvName);

@@ -58,9 +58,13 @@ public sealed interface VolumeSource
     return "a clone of " + claim() + " (Cinder volume " + volumeId() + ")";
   }
 
-  /** A claim's Cinder volume, cloned by Cinder; the new volume stays in its zone and type. */
+  /**
+   * A claim's Cinder volume, cloned by Cinder; the new volume stays in its zone and type. {@code
+   * claimUid} is the uid of the source claim as resolved: what is protected is that claim.
+   */
   record Clone(
       ClaimRef claim,
+      String claimUid,
       String volumeId,
       int sizeGib,
       String availabilityZone,

@@ -3,6 +3,7 @@ package org.standalonecinder.provisioner.snapshot;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What this provisioner reads of a {@code VolumeSnapshotContent}. Read from the object's JSON
@@ -23,6 +24,8 @@ import java.util.Map;
  * @param snapshotNamespace the namespace of the VolumeSnapshot it is for
  * @param snapshotName that VolumeSnapshot's name
  * @param snapshotUid that VolumeSnapshot's uid, empty while a pre-provisioned content is unbound
+ * @param sourceVolumeMode the volume mode of what it was taken of ({@code spec.sourceVolumeMode},
+ *     else this provisioner's annotation), or null when it does not say (a pre-provisioned one)
  * @param status what {@code status} says, or null when it has none
  */
 public record Content(
@@ -41,6 +44,7 @@ public record Content(
     String snapshotNamespace,
     String snapshotName,
     String snapshotUid,
+    String sourceVolumeMode,
     Status status) {
 
   /**
@@ -85,6 +89,8 @@ public record Content(
         Json.string(ref.get("namespace")),
         Json.string(ref.get("name")),
         Json.string(ref.get("uid")),
+        Optional.ofNullable(Json.string(spec.get("sourceVolumeMode")))
+            .orElse(annotations.get(SnapshotApi.SOURCE_VOLUME_MODE)),
         status);
   }
 

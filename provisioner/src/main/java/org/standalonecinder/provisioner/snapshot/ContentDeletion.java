@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
@@ -78,7 +79,7 @@ final class ContentDeletion {
     } else {
       Map<String, Copy> doomed = new LinkedHashMap<>();
       if (handle != null) {
-        copies.get(handle).ifPresent(s -> doomed.put(s.id(), s));
+        copies.get(handle).map(s -> notForeign(c, s)).ifPresent(s -> doomed.put(s.id(), s));
       }
       if (c.dynamic()) {
         copies.find(kinds, c.name(), identifying).forEach(s -> doomed.putIfAbsent(s.id(), s));
@@ -102,6 +103,32 @@ final class ContentDeletion {
     writes.release(c);
     metrics.succeeded(SnapshotMetrics.DELETE);
     return Optional.empty();
+  }
+
+  /**
+   * A copy another cluster made is that cluster's to delete: a content naming it (one an admin
+   * made, with {@code deletionPolicy: Delete}) must not take it from under that cluster's
+   * VolumeSnapshot. A copy that names no cluster (made outside Kubernetes) is the admin's to give.
+   */
+  private Copy notForeign(Content c, Copy s) {
+    String owner = s.metadata().get(Names.META_CLUSTER);
+    if (owner == null || owner.equals(clusterId)) {
+      return s;
+    }
+    throw new ProvisioningException(
+            "content "
+                + c.name()
+                + " names "
+                + s.describe()
+                + ", which cluster "
+                + ClaimRef.quote(owner)
+                + " made (this one is "
+                + clusterId
+                + "): it is deleted only there; to let this content go without deleting it, set"
+                + " its deletionPolicy to Retain",
+            true,
+            null)
+        .toldAs(SnapshotController.DELETE_FAILED);
   }
 
   /**

@@ -3,7 +3,6 @@ package org.standalonecinder.provisioner.snapshot;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -14,7 +13,6 @@ import org.standalonecinder.provisioner.cinder.CinderClient;
 import org.standalonecinder.provisioner.cinder.CinderException;
 import org.standalonecinder.provisioner.controller.Pace;
 import org.standalonecinder.provisioner.controller.ProvisioningException;
-import org.standalonecinder.provisioner.provision.Names;
 
 /**
  * The part a CSI driver's snapshotter sidecar plays, for the {@code VolumeSnapshotContent}s of this
@@ -357,21 +355,11 @@ final class ContentSync {
   }
 
   private Map<String, String> metadata(Content c) {
-    Map<String, String> metadata = identifying(c.name());
-    if (c.snapshotNamespace() != null && c.snapshotName() != null) {
-      metadata.put(SnapshotApi.META_SNAPSHOT, c.snapshotNamespace() + "/" + c.snapshotName());
-    }
-    metadata.put(
-        SnapshotApi.META_POLICY,
-        SnapshotApi.RETAIN.equals(c.deletionPolicy()) ? SnapshotApi.RETAIN : SnapshotApi.DELETE);
-    return metadata;
+    return CopyMetadata.of(clusterId, c);
   }
 
   private Map<String, String> identifying(String contentName) {
-    Map<String, String> m = new LinkedHashMap<>();
-    m.put(Names.META_CLUSTER, clusterId);
-    m.put(SnapshotApi.META_CONTENT, contentName);
-    return m;
+    return CopyMetadata.identifying(clusterId, contentName);
   }
 
   /** A failure told on the content's status too, as a CSI sidecar does. */

@@ -40,8 +40,9 @@ public final class RestoreResolver {
   public VolumeSource resolve(ClaimRef snapshot, PersistentVolumeClaim claim) {
     String what = "VolumeSnapshot " + snapshot;
     GenericKubernetesResource rawContent = content(snapshot, what);
-    checkMode(what, rawContent, claim);
-    Copy cs = copy(Content.of(rawContent), what);
+    Content content = Content.of(rawContent);
+    Copy cs = copy(content, what);
+    checkMode(what, rawContent, content, cs, claim);
     if (cs.kind() == Copy.Kind.BACKUP) {
       // Cinder's backup service writes a backup into a new volume of any type, in any zone.
       return new VolumeSource.FromBackup(
@@ -135,24 +136,48 @@ public final class RestoreResolver {
 
   /**
    * A snapshot of a Block claim restored as a filesystem (or the reverse) would hand the node a
-   * device it misreads: refused unless the content's admin allowed it, as Kubernetes does.
+   * device it misreads, or a filesystem its owner wrote byte by byte for the node's kernel to
+   * mount: refused unless the content's admin allowed it, as Kubernetes does. The mode is the
+   * content's; a content that says none (one an admin makes for an existing snapshot) has the mode
+   * its copy recorded when this provisioner took it. A copy whose record disagrees with its content
+   * (its metadata is any Cinder user's to write) restores into neither without the admin's leave.
    */
   private static void checkMode(
-      String what, GenericKubernetesResource content, PersistentVolumeClaim claim) {
-    Map<String, String> ann = content.getMetadata().getAnnotations();
-    Map<String, Object> spec = Json.map(content.getAdditionalProperties().get("spec"));
-    String taken = Json.string(spec.get("sourceVolumeMode"));
-    if (taken == null && ann != null) {
-      taken = ann.get(SnapshotApi.SOURCE_VOLUME_MODE);
+      String what,
+      GenericKubernetesResource raw,
+      Content content,
+      Copy copy,
+      PersistentVolumeClaim claim) {
+    Map<String, String> ann = raw.getMetadata().getAnnotations();
+    boolean allowed = ann != null && "true".equals(ann.get(SnapshotApi.ALLOW_MODE_CHANGE));
+    if (allowed) {
+      return;
     }
+    String recorded = copy.metadata().get(SnapshotApi.META_SOURCE_MODE);
+    String stated = content.sourceVolumeMode();
     String wanted =
         claim.getSpec().getVolumeMode() == null ? "Filesystem" : claim.getSpec().getVolumeMode();
-    boolean allowed = ann != null && "true".equals(ann.get(SnapshotApi.ALLOW_MODE_CHANGE));
-    if (taken != null && !taken.equals(wanted) && !allowed) {
+    if (stated != null && recorded != null && !stated.equals(recorded)) {
+      throw ProvisioningException.invalid(
+          what
+              + " is of a "
+              + ClaimRef.quote(stated)
+              + " volume by its content, and its Cinder "
+              + copy.kind().noun
+              + " "
+              + copy.id()
+              + " says "
+              + ClaimRef.quote(recorded)
+              + ": it is restored only with the annotation "
+              + SnapshotApi.ALLOW_MODE_CHANGE
+              + ": \"true\" on its content");
+    }
+    String taken = stated != null ? stated : recorded;
+    if (taken != null && !taken.equals(wanted)) {
       throw ProvisioningException.invalid(
           what
               + " was taken of a "
-              + taken
+              + ClaimRef.quote(taken)
               + " volume and this claim asks for "
               + wanted
               + "; an admin may allow it with the annotation "

@@ -90,5 +90,11 @@ public final class SnapshotApi {
    */
   public static final String META_POLICY = "standalone-cinder.io/deletion-policy";
 
+  /**
+   * The volume mode of the claim it was taken of: a content an admin makes for it later (which says
+   * no mode) is restored into that mode only.
+   */
+  public static final String META_SOURCE_MODE = "standalone-cinder.io/source-volume-mode";
+
   private SnapshotApi() {}
 }

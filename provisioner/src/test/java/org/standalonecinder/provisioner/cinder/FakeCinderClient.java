@@ -207,6 +207,19 @@ public final class FakeCinderClient implements CinderClient {
     }
   }
 
+  /** What Cinder's API refuses: a description or a metadata value past 255 characters. */
+  private static void fits(String description, Map<String, String> metadata) {
+    boolean over =
+        (description != null && description.length() > CinderText.MAX)
+            || metadata.values().stream().anyMatch(v -> v != null && v.length() > CinderText.MAX);
+    if (over) {
+      throw new CinderException.BadRequest(
+          "Invalid input received: a description or metadata value past 255 characters",
+          400,
+          "req-fake");
+    }
+  }
+
   /** A delete of {@code status}: refused while being deleted, as Cinder refuses a second one. */
   private static void deletable(String what, String id, String status) {
     if (status.equals("deleting")) {
@@ -390,6 +403,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized Volume createVolume(VolumeSpec spec) {
     call("createVolume", spec.name());
+    fits(spec.description(), spec.metadata());
     if (spec.sourceVolumeId() != null) {
       // What the real Cinder checks of a clone (see CinderClientIT).
       Volume src = volumes.get(spec.sourceVolumeId());
@@ -534,6 +548,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void updateVolumeMetadata(String volumeId, Map<String, String> metadata) {
     call("updateVolumeMetadata", volumeId);
+    fits(null, metadata);
     Volume v = existing(volumeId);
     Map<String, String> merged = new java.util.LinkedHashMap<>(v.metadata());
     merged.putAll(metadata);
@@ -779,6 +794,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized Snapshot createSnapshot(SnapshotSpec spec) {
     call("createSnapshot", spec.name());
+    fits(spec.description(), spec.metadata());
     return snapshots.create(spec, existing(spec.volumeId()));
   }
 
@@ -805,6 +821,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void updateSnapshotMetadata(String snapshotId, Map<String, String> metadata) {
     call("updateSnapshotMetadata", snapshotId);
+    fits(null, metadata);
     snapshots.metadata(snapshotId, metadata);
   }
 
@@ -829,6 +846,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized Backup createBackup(BackupSpec spec) {
     call("createBackup", spec.name());
+    fits(spec.description(), spec.metadata());
     Volume v = existing(spec.volumeId());
     Backup b = backups.create(spec, v);
     // As Cinder: the volume is backing-up until its backup is made, then back to what it was.
@@ -863,6 +881,7 @@ public final class FakeCinderClient implements CinderClient {
   @Override
   public synchronized void updateBackupMetadata(String backupId, Map<String, String> metadata) {
     call("updateBackupMetadata", backupId);
+    fits(null, metadata);
     backups.metadata(backupId, metadata);
   }
 

@@ -25,6 +25,7 @@ class RunCommandTest {
       value = {
         "no cluster id | --initiator-name=iqn.2026-11.org.x:k8s | --cluster-id (or env CLUSTER_ID) is required",
         "no initiator | --cluster-id=c1 | --initiator-name (or env INITIATOR_NAME) is required",
+        "a cluster id past what Cinder keeps | --cluster-id=LONGID --initiator-name=iqn.2026-11.org.x:k8s | --cluster-id: at most 255 characters (Cinder keeps no more of a metadata value), not 256",
         "initiator not an IQN | --cluster-id=c1 --initiator-name=node-1 | --initiator-name: initiator name 'node-1' is not an iSCSI qualified name such as iqn.2026-11.org.example:k8s",
         "workers out of range | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --workers=0 | --workers: must be between 1 and 64, was 0",
         "resync too short | --cluster-id=c1 --initiator-name=iqn.2026-11.org.x:k8s --resync-seconds=1 | --resync-seconds: must be at least 10, was 1",
@@ -57,7 +58,8 @@ class RunCommandTest {
           a.replace("CONF", conf.toString())
               .replace("GOOD", good.toString())
               .replace("TOKEN", dir.resolve("token").toString())
-              .replace("SHORT", shortToken.toString()));
+              .replace("SHORT", shortToken.toString())
+              .replace("LONGID", "c".repeat(256)));
     }
     message = message.replace("SHORT", shortToken.toString()).replace("CONF", conf.toString());
     StringWriter err = new StringWriter();

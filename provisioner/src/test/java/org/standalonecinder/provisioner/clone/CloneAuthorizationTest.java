@@ -51,6 +51,14 @@ class CloneAuthorizationTest {
     CloneToken.Keys keys = CloneToken.Keys.of(KEY, null);
     int accessReviews;
 
+    /** The admin's policy file as its ConfigMap holds it; null when there is none. */
+    String policy;
+
+    @Override
+    public Optional<String> clonePolicy() {
+      return Optional.ofNullable(policy);
+    }
+
     Cluster() {
       claims.put("victim/db", source(SOURCE_UID, "attacker"));
       podCreators.add("bob@victim");
@@ -91,6 +99,18 @@ class CloneAuthorizationTest {
       return org.standalonecinder.api.ReferenceGrants.Page.of(
           referenceGrants.getOrDefault(namespace, List.of()));
     }
+  }
+
+  /** The clone of {@link #SOURCE} the attacker's namespace asks for, made at {@link #CREATED}. */
+  static PersistentVolumeClaim target() {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withNamespace("attacker")
+        .withName("copy")
+        .withCreationTimestamp(CREATED.toString())
+        .addToAnnotations(ClaimAnnotations.CLONE_REQUEST, SOURCE.toString())
+        .endMetadata()
+        .build();
   }
 
   static PersistentVolumeClaim source(String uid, String grant) {
@@ -250,9 +270,43 @@ class CloneAuthorizationTest {
                 ungranted.andThen(c -> c.podCreators.add("admin@victim")),
                 "a review whose sender the webhook did not authenticate (no --client-ca)"),
             new Row(
-                "the admin's policy allowed every clone",
+                "the admin's policy allows every clone, as when the token was given",
+                token(Basis.POLICY, "mallory", SOURCE_UID, KEY),
+                ungranted.andThen(c -> c.policy = "crossNamespace: allow"),
+                null),
+            new Row(
+                "the attack on a policy since tightened: a token given when it allowed every"
+                    + " clone",
+                token(Basis.POLICY, "mallory", SOURCE_UID, KEY),
+                ungranted.andThen(c -> c.policy = "crossNamespace: authorized"),
+                "which the cluster's policy no longer does (crossNamespace: authorized)"),
+            new Row(
+                "a token given on the policy, the policy's ConfigMap deleted since (defaults)",
                 token(Basis.POLICY, "mallory", SOURCE_UID, KEY),
                 ungranted,
+                "which the cluster's policy no longer does (crossNamespace: authorized)"),
+            new Row(
+                "the admin forbade clones across namespaces: the source's grant does not do",
+                null,
+                c -> c.policy = "crossNamespace: deny",
+                "the cluster's policy forbids clones across namespaces (crossNamespace: deny)"),
+            new Row(
+                "the admin forbade them: a token given on the requester's rights does not do",
+                byBob,
+                ungranted.andThen(c -> c.policy = "crossNamespace: deny"),
+                "the cluster's policy forbids clones across namespaces"),
+            new Row(
+                "forbidden in audit mode only: the source's grant does",
+                null,
+                c -> c.policy = "mode: audit\ncrossNamespace: deny",
+                null),
+            new Row(
+                "forbidden, but the policy exempts namespaces (by labels not read here): the"
+                    + " grant does",
+                null,
+                c ->
+                    c.policy =
+                        "crossNamespace: deny\nexemptNamespaces: {matchLabels: {sandbox: \"true\"}}",
                 null),
             new Row(
                 "the token key was rotated; the previous key still verifies",
@@ -288,15 +342,7 @@ class CloneAuthorizationTest {
     Cluster cluster = new Cluster();
     row.meanwhile().accept(cluster);
     CloneResolver resolver = new CloneResolver(cluster, null, ProvisionerSettings.DEFAULT_NAME);
-    PersistentVolumeClaim target =
-        new PersistentVolumeClaimBuilder()
-            .withNewMetadata()
-            .withNamespace("attacker")
-            .withName("copy")
-            .withCreationTimestamp(CREATED.toString())
-            .addToAnnotations(ClaimAnnotations.CLONE_REQUEST, SOURCE.toString())
-            .endMetadata()
-            .build();
+    PersistentVolumeClaim target = target();
     if (row.token() != null) {
       target.getMetadata().getAnnotations().put(ClaimAnnotations.CLONE_TOKEN, row.token());
     }
@@ -309,5 +355,72 @@ class CloneAuthorizationTest {
       assertThat(e.isFinal()).as("waiting does not make it allowed").isTrue();
       assertThat(e.getMessage()).contains(row.refusal());
     }
+  }
+
+  /**
+   * The attack between the two reads of the source: its consent is read of the claim that grants
+   * the clone, and by the time its data is read the claim was deleted and another one created under
+   * its name, which grants nothing. The data is never read of the second one.
+   */
+  @org.junit.jupiter.api.Test
+  void theDataIsReadOfTheClaimWhoseConsentWasRead() {
+    Cluster cluster = new Cluster();
+    CloneResolver resolver = new CloneResolver(cluster, null, ProvisionerSettings.DEFAULT_NAME);
+    PersistentVolumeClaim target = target();
+    target.setSpec(
+        new io.fabric8.kubernetes.api.model.PersistentVolumeClaimSpecBuilder()
+            .withAccessModes("ReadWriteOnce")
+            .withNewResources()
+            .addToRequests("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi"))
+            .endResources()
+            .build());
+    StorageClass smartclone =
+        new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+            .withNewMetadata()
+            .withName("smartclone")
+            .endMetadata()
+            .withProvisioner(ProvisionerSettings.DEFAULT_NAME)
+            .addToParameters("smartclone", "true")
+            .build();
+
+    String judged = resolver.verifyToken(target, SOURCE);
+    cluster.claims.put("victim/db", source("uid-of-another-db", null));
+    ProvisioningException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ProvisioningException.class,
+            () -> resolver.resolve(SOURCE, target, smartclone, judged));
+
+    assertThat(judged).isEqualTo(SOURCE_UID);
+    assertThat(e.getMessage()).contains("deleted and created again");
+    assertThat(e.isFinal()).as("the next look reads both again").isFalse();
+  }
+
+  /**
+   * A policy the admin broke (the webhook keeps its last good one, which the provisioner cannot
+   * know): no clone across namespaces until it is fixed, and the look is tried again.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "not YAML | 'crossNamespace: [' ",
+        "a value the webhook does not know | crossNamespace: everyone",
+        "no map | just a string",
+        "allow, with a key the webhook does not know (it keeps its last good policy) |"
+            + " '{crossNamespace: allow, smartcloneClass: [fast]}'",
+        "allow, with a value the webhook refuses | '{crossNamespace: allow, undersizedClone: grow}'",
+        "a boolean for a word | crossNamespace: true",
+      })
+  void aPolicyThatIsNoPolicyClonesNothingAcrossNamespacesUntilFixed(String name, String text) {
+    Cluster cluster = new Cluster();
+    cluster.policy = text;
+    CloneResolver resolver = new CloneResolver(cluster, null, ProvisionerSettings.DEFAULT_NAME);
+    PersistentVolumeClaim target = target();
+    ProvisioningException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ProvisioningException.class, () -> resolver.verifyToken(target, SOURCE));
+    assertThat(e.isFinal()).as("fixed, it clones").isFalse();
+    assertThat(e.getMessage())
+        .contains("the admin's clone policy (ConfigMap standalone-cinder-webhook-policy)");
   }
 }

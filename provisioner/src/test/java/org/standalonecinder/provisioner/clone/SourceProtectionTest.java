@@ -17,6 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.standalonecinder.api.ClaimRef;
 import org.standalonecinder.provisioner.controller.Cluster;
 import org.standalonecinder.provisioner.controller.ClusterCache;
+import org.standalonecinder.provisioner.controller.ProvisioningException;
 import org.standalonecinder.provisioner.provision.Names;
 
 /**
@@ -94,7 +95,7 @@ class SourceProtectionTest {
     protection = new SourceProtection(client, cache);
     if (known) {
       // The clone's own look: it finds the source holding its finalizer, and writes nothing.
-      protection.protect(new ClaimRef("apps", "src"), CLONE);
+      protection.protect(new ClaimRef("apps", "src"), uidOf("apps", "src"), CLONE);
     }
     int requests = server.getRequestCount();
     protection.release(CLONE);
@@ -107,5 +108,40 @@ class SourceProtectionTest {
         .doesNotContain(Names.cloneFinalizer(CLONE))
         .hasSize(before);
     assertThat(asked).as("API calls for one release (a GET and an update)").isLessThanOrEqualTo(4);
+  }
+
+  /**
+   * The attack between two reads: the source resolved (its volume, its owner's consent) is deleted
+   * and another claim created under its name before the clone's finalizer goes on. The new claim
+   * gets no finalizer and the look fails to be tried again, resolving afresh.
+   */
+  @org.junit.jupiter.api.Test
+  void aSourceCreatedAgainUnderItsNameIsNotTakenForTheOneResolved() {
+    claim("apps", "src", List.of());
+    Cluster.startCache(cache);
+    protection = new SourceProtection(client, cache);
+    String resolved = "uid-of-the-claim-resolved-before";
+
+    ProvisioningException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            ProvisioningException.class,
+            () -> protection.protect(new ClaimRef("apps", "src"), resolved, CLONE));
+
+    assertThat(e.isFinal()).as("the next look resolves the claim there now").isFalse();
+    assertThat(e.getMessage()).contains("deleted and created again");
+    assertThat(client.persistentVolumeClaims().inNamespace("apps").withName("src").get())
+        .extracting(c -> c.getMetadata().getFinalizers())
+        .asList()
+        .isEmpty();
+  }
+
+  private String uidOf(String ns, String name) {
+    return client
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName(name)
+        .get()
+        .getMetadata()
+        .getUid();
   }
 }

@@ -372,7 +372,24 @@ class RbdMapperTest {
             lab(),
             ctx(opts(RbdForm.RBD, null, CEPHX), "ext4", true, false).withMultiNode(true),
             false,
-            "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi"));
+            "ReadWriteMany on Ceph needs the csi form of RBD volumes (rbdForm csi"),
+        Arguments.of(
+            "the attack on the controller-manager: in-tree, in a class that allows expansion",
+            lab(),
+            ctx(opts(RbdForm.RBD, null, CEPHX).inGrowableClass("fast"), "ext4", false, false),
+            false,
+            "StorageClass fast allows volume expansion: an in-tree rbd PV there could be grown"));
+  }
+
+  /** The csi form is grown by ceph-csi's resizer, never by Kubernetes' in-tree expand plugin. */
+  @org.junit.jupiter.api.Test
+  void theCsiFormIsMadeInAClassThatAllowsExpansion() {
+    MappingContext growable =
+        ctx(opts(RbdForm.CSI, "ceph-a", CEPHX).inGrowableClass("fast"), "ext4", false, false);
+    var spec = new io.fabric8.kubernetes.api.model.PersistentVolumeSpec();
+    map(lab(), growable).source().accept(spec);
+    assertThat(spec.getCsi()).isNotNull();
+    assertThat(spec.getRbd()).isNull();
   }
 
   @ParameterizedTest(name = "{0}")

@@ -669,6 +669,18 @@ class CloningTest {
     assertThat(eventsOf("forged").get(0))
         .contains("standalone-cinder.io/clone-token was not signed by the webhook");
 
+    // A token given on the admin's policy holds while the policy still allows every clone.
+    client
+        .configMaps()
+        .inNamespace(settings.secretNamespace())
+        .resource(
+            new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+                .withNewMetadata()
+                .withName(org.standalonecinder.api.ClonePolicyFile.CONFIG_MAP)
+                .endMetadata()
+                .addToData(org.standalonecinder.api.ClonePolicyFile.KEY, "crossNamespace: allow\n")
+                .build())
+        .create();
     String valid =
         CloneToken.sign(
             new CloneToken.Claims(

@@ -35,7 +35,8 @@ class BeingMadeTest {
             : backupId != null
                 ? new VolumeSource.FromBackup(SOURCE, backupId, null, 1, "available")
                 : volumeId != null
-                    ? new VolumeSource.Clone(SOURCE, volumeId, 1, null, null, "available")
+                    ? new VolumeSource.Clone(
+                        SOURCE, "uid-src", volumeId, 1, null, null, "available")
                     : null;
     assertThat(BeingMade.filling(source)).isEqualTo(words);
   }

@@ -292,6 +292,49 @@ class RbdProvisioningTest {
     assertThat(shared()).isNull();
   }
 
+  /**
+   * The attack on the controller-manager: an in-tree rbd PV in a class that allows expansion would
+   * let any user who may edit the claim hand it to Kubernetes' own expand controller (on 1.20 it
+   * crashed the whole controller-manager). No such PV is made: a class that names Ceph is refused
+   * before anything is asked; one silent on Ceph learns it from the export and undoes it. The csi
+   * form is grown by ceph-csi, and is made.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "class names in-tree rbd: refused before anything is asked | rbd | false",
+        "class silent on Ceph, Cinder exports over RBD: undone | | false",
+        "class names the csi form: made | csi | true",
+      })
+  void noInTreeRbdPvIsMadeInAClassThatAllowsExpansion(String name, String form, boolean made) {
+    adminSecretIs(Map.of("key", KEY));
+    var sc =
+        storageClass(
+            form == null
+                ? Map.of()
+                : form.equals("csi")
+                    ? Map.of("rbdForm", "csi", "cephClusterID", "ceph-a")
+                    : Map.of("rbdForm", form));
+    sc.setAllowVolumeExpansion(true);
+    if (made) {
+      assertThat(UntilMade.provision(provisioner, claim("1Gi"), sc).getSpec().getCsi()).isNotNull();
+      return;
+    }
+    assertThatThrownBy(() -> UntilMade.provision(provisioner, claim("1Gi"), sc))
+        .isInstanceOfSatisfying(
+            ProvisioningException.class,
+            e -> assertThat(e.isFinal()).as("the class must change first").isTrue())
+        .hasMessageContaining("allows volume expansion")
+        .hasMessageContaining("rbdForm csi");
+    assertThat(cinder.volumes()).as("nothing kept in Cinder").isEmpty();
+    assertThat(cinder.attachments()).isEmpty();
+    assertThat(shared()).isNull();
+    if (form != null) {
+      assertThat(cinder.log()).as("nothing asked").isEmpty();
+    }
+  }
+
   @Test
   void cephCsiWithoutAClusterIdIsRefusedBeforeAnyCinderCall() {
     adminSecretIs(Map.of("key", KEY));

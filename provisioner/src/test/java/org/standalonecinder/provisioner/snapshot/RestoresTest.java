@@ -122,6 +122,75 @@ class RestoresTest extends SnapshotLoopTest {
         .isNull();
   }
 
+  /**
+   * The attack through the volume mode: a tenant writes a filesystem image byte by byte on a Block
+   * claim, snapshots it, and asks for a Filesystem claim of it, for the node's kernel to mount.
+   * Through a content that says no mode (as one an admin makes for an existing Cinder snapshot
+   * does), the mode the Cinder snapshot recorded holds; a record rewritten by a Cinder user that
+   * disagrees with its content restores nothing without the admin's leave.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "a content that says no mode, as Filesystem: refused | true | | Filesystem | false"
+            + " | was taken of a Block volume and this claim asks for Filesystem",
+        "a content that says no mode, as Block: made | true | | Block | false |",
+        "a content that says no mode, the admin allowing a change: made | true | | Filesystem"
+            + " | true |",
+        "the Cinder snapshot's record rewritten to Filesystem, as Filesystem: refused | false"
+            + " | Filesystem | Filesystem | false | is of a Block volume by its content, and its"
+            + " Cinder snapshot",
+        "the record rewritten, the content saying no mode, as Filesystem: made (Cinder's word) |"
+            + " true | Filesystem | Filesystem | false |",
+      })
+  void aRestoreIsMadeOnlyInTheModeItsSnapshotWasTakenOf(
+      String name,
+      boolean contentSaysNoMode,
+      String record,
+      String mode,
+      boolean allowed,
+      String refusal) {
+    String content = readySnapshotOf("raw", "Block");
+    String snapshotId = cinderSnapshots().get(0).id();
+    assertThat(cinderSnapshots().get(0).metadata())
+        .containsEntry(SnapshotApi.META_SOURCE_MODE, "Block");
+    if (record != null) {
+      cinder.updateSnapshotMetadata(snapshotId, Map.of(SnapshotApi.META_SOURCE_MODE, record));
+    }
+    String annotations =
+        (contentSaysNoMode ? "\"" + SnapshotApi.SOURCE_VOLUME_MODE + "\":null" : "")
+            + (allowed
+                ? (contentSaysNoMode ? "," : "")
+                    + "\""
+                    + SnapshotApi.ALLOW_MODE_CHANGE
+                    + "\":\"true\""
+                : "");
+    client
+        .genericKubernetesResources(SnapshotApi.CONTENTS)
+        .withName(content)
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            "{\"metadata\":{\"annotations\":{"
+                + annotations
+                + "}}"
+                + (contentSaysNoMode ? ",\"spec\":{\"sourceVolumeMode\":null}" : "")
+                + "}");
+    Cluster.await(
+        "the content as the row has it",
+        () -> (contentNow(content).sourceVolumeMode() == null) == contentSaysNoMode,
+        WAIT);
+    int volumes = cinder.volumes().size();
+    PersistentVolumeClaim c = restore("mounted", "1Gi", mode);
+    if (refusal != null) {
+      Cluster.await(
+          "told", () -> eventsAbout("mounted").stream().anyMatch(e -> e.contains(refusal)), WAIT);
+      assertThat(cinder.volumes()).hasSize(volumes);
+    } else {
+      Cluster.bind(client, c);
+    }
+  }
+
   @Test
   void aSnapshotBeingTakenIsWaitedForNotRefused() throws Exception {
     String content = snapshotBeingTakenOf("db", "Filesystem");

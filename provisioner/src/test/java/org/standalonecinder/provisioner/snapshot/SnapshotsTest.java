@@ -44,6 +44,29 @@ class SnapshotsTest extends SnapshotLoopTest {
     return content;
   }
 
+  /**
+   * Names as long as Kubernetes allows (253 characters) make descriptions and metadata values past
+   * the 255 characters Cinder keeps: the claim is still provisioned and its snapshot taken, the
+   * text cut, not the request refused.
+   */
+  @Test
+  void theLongestNamesStillGetAVolumeAndASnapshot() {
+    String claim = "c".repeat(253);
+    String snapshot = "s".repeat(253);
+    boundClaim(claim);
+    snapshotClass("cinder-long", DRIVER, "Delete", Map.of());
+    GenericKubernetesResource s = volumeSnapshot(snapshot, claim, "cinder-long");
+    String content = SnapshotApi.contentName(s.getMetadata().getUid());
+    Cluster.await("content " + content, () -> contentNow(content) != null, WAIT);
+    controllerBinds(content);
+    Cluster.await("a Cinder snapshot", () -> !cinderSnapshots().isEmpty(), WAIT);
+
+    assertThat(cinderSnapshots().get(0).metadata().get(SnapshotApi.META_SNAPSHOT))
+        .hasSize(255)
+        .startsWith("apps/sss")
+        .endsWith("...");
+  }
+
   @Test
   void aSnapshotOfOurClaimGetsAContentTheSnapshotControllerBindsAndACinderSnapshot() {
     String name = readySnapshot("daily", "Delete");
@@ -353,6 +376,56 @@ class SnapshotsTest extends SnapshotLoopTest {
     client.genericKubernetesResources(SnapshotApi.CONTENTS).withName("imported").delete();
     Cluster.await("content gone", () -> contentNow("imported") == null, WAIT);
     assertThat(cinder.snapshots()).containsKey(old.id());
+  }
+
+  /**
+   * The attack through a content an admin (or anyone who may make contents) makes for a Cinder
+   * snapshot another cluster took, with {@code deletionPolicy: Delete}: deleting the content must
+   * not delete that cluster's snapshot from under its VolumeSnapshot. A snapshot made outside
+   * Kubernetes (no cluster named) is the admin's to give, and goes.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "another cluster's snapshot: kept, the content stays and says why | other-cluster | true",
+        "a snapshot made outside Kubernetes: deleted with its content | | false",
+      })
+  void aPreProvisionedContentUnderDeleteDeletesNoOtherClustersSnapshot(
+      String name, String owner, boolean kept) {
+    seedVolume("vol-old", 3);
+    Snapshot old =
+        cinder.createSnapshot(
+            new SnapshotSpec(
+                "theirs",
+                "vol-old",
+                null,
+                owner == null ? Map.of() : Map.of(Names.META_CLUSTER, owner)));
+    cinder.setSnapshotStatus(old.id(), "available");
+    content("imported", Map.of("snapshotHandle", old.id()), "Delete", "restored");
+    Cluster.await(
+        "ready",
+        () ->
+            contentNow("imported").status() != null && contentNow("imported").status().readyToUse(),
+        WAIT);
+    controllerDeletes("imported");
+    if (kept) {
+      Cluster.await(
+          "told",
+          () ->
+              eventsAbout("imported").stream()
+                  .anyMatch(
+                      e ->
+                          e.startsWith(SnapshotController.DELETE_FAILED + ": ")
+                              && e.contains("which cluster other-cluster made")),
+          WAIT);
+      assertThat(cinder.snapshots()).containsKey(old.id());
+      assertThat(cinder.log()).doesNotContain("deleteSnapshot " + old.id());
+      assertThat(contentNow("imported")).as("kept until an admin retains it").isNotNull();
+    } else {
+      Cluster.await("content gone", () -> contentNow("imported") == null, WAIT);
+      assertThat(cinder.snapshots()).doesNotContainKey(old.id());
+    }
   }
 
   @Test

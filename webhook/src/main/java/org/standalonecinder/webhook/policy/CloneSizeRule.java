@@ -7,6 +7,11 @@ import io.fabric8.kubernetes.api.model.Quantity;
  * A clone holds at least what its source holds: Cinder refuses a smaller one. By policy the
  * mutating endpoint raises the request instead. A larger Filesystem clone gets a warning, as its
  * filesystem keeps the source's size until it is grown.
+ *
+ * <p>What the source holds is read as the smaller of its status capacity and its request: a node
+ * may write the status of its Pods' claims (any capacity), and the source's owner its request;
+ * neither alone raises a clone in another namespace past the source's real size (and so takes the
+ * project's quota). The provisioner checks the clone against the Cinder volume itself.
  */
 final class CloneSizeRule implements ClaimRule {
 
@@ -30,10 +35,7 @@ final class CloneSizeRule implements ClaimRule {
   }
 
   private static void compare(ClaimReview r, PersistentVolumeClaim source, Findings f) {
-    Quantity held =
-        source.getStatus() == null || source.getStatus().getCapacity() == null
-            ? null
-            : source.getStatus().getCapacity().get("storage");
+    Quantity held = held(source);
     Quantity wanted = r.claim.storageRequest();
     if (held == null || wanted == null) {
       return;
@@ -85,6 +87,29 @@ final class CloneSizeRule implements ClaimRule {
               + held
               + "): the cloned filesystem keeps the source's size until it is grown");
     }
+  }
+
+  /**
+   * What the source holds, as far as a claim says: its status capacity, unless its request is
+   * smaller (a capacity a node wrote past it); null when it says no capacity.
+   */
+  private static Quantity held(PersistentVolumeClaim source) {
+    Quantity capacity =
+        source.getStatus() == null || source.getStatus().getCapacity() == null
+            ? null
+            : source.getStatus().getCapacity().get("storage");
+    Quantity request =
+        source.getSpec() == null
+                || source.getSpec().getResources() == null
+                || source.getSpec().getResources().getRequests() == null
+            ? null
+            : source.getSpec().getResources().getRequests().get("storage");
+    if (capacity == null || request == null) {
+      return capacity;
+    }
+    java.math.BigDecimal c = bytes(capacity);
+    java.math.BigDecimal q = bytes(request);
+    return c != null && q != null && q.compareTo(c) < 0 ? request : capacity;
   }
 
   /** The quantity in bytes; null when it is no quantity. */

@@ -75,16 +75,7 @@ public record PolicyConfig(
           Undersized.DENY,
           CheckUnavailable.DENY);
 
-  private static final Set<String> KEYS =
-      Set.of(
-          "mode",
-          "crossNamespace",
-          "exemptNamespaces",
-          "smartcloneClasses",
-          "undersizedClone",
-          "cinderCheckUnavailable",
-          "deputies",
-          "trustedDeputies");
+  private static final Set<String> KEYS = org.standalonecinder.api.ClonePolicyFile.KEYS;
 
   /** Parses the YAML text; empty text gives {@link #DEFAULTS}. */
   @SuppressWarnings("unchecked")

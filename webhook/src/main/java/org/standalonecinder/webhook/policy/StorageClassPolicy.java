@@ -31,6 +31,13 @@ public final class StorageClassPolicy implements AdmissionController {
   public static final String RULE_NORMALISE = "storageclass-normalise";
 
   /**
+   * A class of in-tree rbd volumes that allows expansion: the provisioner makes no claim of it
+   * (Kubernetes' own expand controller takes in-tree rbd claims too, and on 1.20 crashed the
+   * controller-manager), and an admin who allows expansion on such a class later opens that path.
+   */
+  public static final String RULE_RBD_EXPANSION = "storageclass-rbd-expansion";
+
+  /**
    * Why an empty smartclone becomes "true": users coming from the Go standalone-cinder, where the
    * key's presence enabled cloning, keep their classes' meaning and learn the spelling stored.
    */
@@ -97,6 +104,18 @@ public final class StorageClassPolicy implements AdmissionController {
               + name
               + " may not enable smartclone: the cluster's policy allows it only for "
               + smartcloneClasses.stream().sorted().toList());
+    }
+    if ("rbd".equalsIgnoreCase(parsed.rbdForm())
+        && object.path("allowVolumeExpansion").asBoolean(false)) {
+      return Decision.deny(
+          400,
+          RULE_RBD_EXPANSION,
+          "StorageClass "
+              + name
+              + " asks for in-tree rbd volumes (rbdForm: rbd) and allows volume expansion: users"
+              + " could then grow its claims, which Kubernetes' own expand controller takes too"
+              + " (on Kubernetes 1.20 that can crash the controller-manager), so the provisioner"
+              + " makes no claim of such a class; remove allowVolumeExpansion, or use rbdForm: csi");
     }
     if (!mutating) {
       return Decision.allow();

@@ -242,4 +242,35 @@ class StorageClassPolicyTest {
       assertThat(d.jsonPatch()).isNull();
     }
   }
+
+  /**
+   * An admin's class of in-tree rbd volumes that allows expansion, made so or changed so later: its
+   * claims could be grown by users into Kubernetes' own expand controller. Denied on both
+   * endpoints; the csi form and a class that does not allow expansion pass.
+   */
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(
+      delimiter = '|',
+      value = {
+        "in-tree rbd, expansion allowed at creation: denied | CREATE | rbd | true | false",
+        "in-tree rbd, expansion allowed later: denied | UPDATE | rbd | true | false",
+        "in-tree rbd, spelled RBD: denied | CREATE | RBD | true | false",
+        "in-tree rbd, no expansion: allowed | CREATE | rbd | false | true",
+        "the csi form, expansion allowed: allowed | UPDATE | csi | true | true",
+      })
+  void aClassOfInTreeRbdVolumesDoesNotAllowExpansion(
+      String name, String op, String form, boolean expansion, boolean allowed) {
+    for (boolean mutating : new boolean[] {true, false}) {
+      AdmissionRequest r = request(op, OURS, params("rbdForm", form));
+      ((io.fabric8.kubernetes.api.model.storage.StorageClass) r.getObject())
+          .setAllowVolumeExpansion(expansion);
+      Decision d = policy.review(LeanRequests.of(r), mutating);
+      assertThat(d.allowed()).as("mutating %s", mutating).isEqualTo(allowed);
+      if (!allowed) {
+        assertThat(d.message())
+            .contains("StorageClass fast asks for in-tree rbd volumes (rbdForm: rbd)")
+            .contains("remove allowVolumeExpansion, or use rbdForm: csi");
+      }
+    }
+  }
 }
