@@ -88,6 +88,10 @@ class InstallDocsE2EIT {
     for (String dir : List.of("manifests", "charts")) {
       copyTree(ROOT.resolve(dir), copy.resolve(dir));
     }
+    // What the page asks the reader to bring: the CA of the API server's webhook client
+    // certificate (dev/kube-local makes one, CN kube-apiserver-webhook-client).
+    Files.copy(
+        Path.of(kube.get("KUBE_LOCAL_WEBHOOK_CLIENT_CA")), copy.resolve("apiserver-client-ca.crt"));
     Path bin = Files.createDirectories(copy.resolve(".bin"));
     script(
         bin.resolve("kubectl"),
@@ -121,6 +125,7 @@ class InstallDocsE2EIT {
             "Uninstall (kustomize)",
             "4. Install with Helm",
             "Verify the install",
+            "The API server authenticates to the webhook (Helm)",
             "Change the cloud.conf",
             "Take the webhook out of the path in an emergency",
             "Put the webhook back",
@@ -218,6 +223,39 @@ class InstallDocsE2EIT {
   /** What the cluster holds after each section, and what its commands printed. */
   private static Map<String, java.util.function.BiConsumer<KubernetesClient, String>> checks() {
     String ns = LocalInstall.NS;
+    Map<String, java.util.function.BiConsumer<KubernetesClient, String>> more =
+        new java.util.HashMap<>(checksOfTheMainPath(ns));
+    more.put(
+        "The API server authenticates to the webhook (Helm)",
+        (k, out) -> {
+          var webhook =
+              k.apps()
+                  .deployments()
+                  .inNamespace(ns)
+                  .withName("standalone-cinder")
+                  .get()
+                  .getSpec()
+                  .getTemplate()
+                  .getSpec()
+                  .getContainers()
+                  .get(0);
+          assertThat(webhook.getArgs())
+              .contains(
+                  "--client-ca=/etc/standalone-cinder-apiserver-client/ca.crt",
+                  "--client-name=kube-apiserver-webhook-client");
+          assertThat(
+                  k.configMaps()
+                      .inNamespace(ns)
+                      .withName("standalone-cinder-apiserver-client-ca")
+                      .get()
+                      .getData())
+              .containsKey("ca.crt");
+        });
+    return more;
+  }
+
+  private static Map<String, java.util.function.BiConsumer<KubernetesClient, String>>
+      checksOfTheMainPath(String ns) {
     return Map.of(
         "3. Install with kustomize",
         (k, out) -> {

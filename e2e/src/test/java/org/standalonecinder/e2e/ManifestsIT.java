@@ -460,7 +460,8 @@ class ManifestsIT {
         "a string for a number | workers=many | workers",
         "adopted identities as a setting | settings.ADOPT_IDENTITIES=x | use adoptIdentities (a list), which also grants",
         "an adopted identity with a space | adoptIdentities[0]=a b | adoptIdentities",
-        "a digest that is a tag | image.webhook.digest=latest | digest"
+        "a digest that is a tag | image.webhook.digest=latest | digest",
+        "a client CA without the name in its certificate | webhook.clientCA.configMap=apiserver-ca | webhook.clientCA.name is required with webhook.clientCA.configMap"
       })
   void badValuesAreRefusedWithWhatToSet(String name, String setting, String message) {
     Map<String, String> set = new LinkedHashMap<>(REQUIRED);
@@ -623,6 +624,41 @@ class ManifestsIT {
                   .as(key(o))
                   .isEqualTo("standalone-cinder");
             });
+  }
+
+  /**
+   * docs/install.md's first way to close the webhook's port, with one value: the webhook mounts the
+   * API server's client CA and serves with --client-ca and --client-name, as the overlay
+   * dev/node-local/deployment does with a kustomize patch (which DeploymentE2EIT runs).
+   */
+  @Test
+  void aClientCaValueAuthenticatesTheApiServer() throws IOException {
+    Map<String, String> set = new LinkedHashMap<>(REQUIRED);
+    set.put("webhook.clientCA.configMap", "standalone-cinder-apiserver-client-ca");
+    set.put("webhook.clientCA.name", "kube-apiserver-webhook-client");
+    JsonNode pod =
+        only(objects(template(set, null)), "Deployment standalone-cinder")
+            .at("/spec/template/spec");
+    JsonNode webhook = pod.at("/containers/0");
+    List<String> args = new java.util.ArrayList<>();
+    webhook.path("args").forEach(a -> args.add(a.asText()));
+    assertThat(args)
+        .contains(
+            "--client-ca=/etc/standalone-cinder-apiserver-client/ca.crt",
+            "--client-name=kube-apiserver-webhook-client");
+    assertThat(webhook.path("volumeMounts").toString())
+        .contains(
+            "{\"name\":\"apiserver-client-ca\",\"mountPath\":\"/etc/standalone-cinder-apiserver-client\","
+                + "\"readOnly\":true}");
+    assertThat(pod.path("volumes").toString())
+        .contains(
+            "{\"name\":\"apiserver-client-ca\",\"configMap\":{\"name\":"
+                + "\"standalone-cinder-apiserver-client-ca\"}}");
+    List<String> without = new java.util.ArrayList<>();
+    only(RENDERS.get("helm template (required values)"), "Deployment standalone-cinder")
+        .at("/spec/template/spec/containers/0/args")
+        .forEach(a -> without.add(a.asText()));
+    assertThat(without).noneMatch(a -> a.startsWith("--client-"));
   }
 
   /**
