@@ -370,6 +370,7 @@ class AdmissionE2EIT {
         provisioner: openstack.org/standalone-cinder
         parameters: {type: lab-rbd, fsType: ext4}
         reclaimPolicy: Delete
+        allowVolumeExpansion: false
         """,
         "apply",
         "-f",
