@@ -369,23 +369,25 @@ class HostileObjectsE2EIT {
 
   /**
    * Deletes a namespace without waiting: kube-controller-manager's deletion of thousands of claims
-   * keeps the API server busy for a minute or two, which the next class, CinderFaultsE2EIT (mostly
-   * waiting for Cinder's outages to pass), can run beside. {@link #awaitDeletions} waits for it
-   * before a class that needs a quiet API server.
+   * keeps the machine busy for many minutes. {@link #awaitDeletions} waits for it before a class
+   * that needs a quiet API server or a prompt Cinder.
    */
   static void startDeleting(LocalInstall it, String ns) {
     it.kubectl.ok(null, "delete", "namespace", ns, "--wait=false");
     DELETING.add(new Deleting(ns, System.nanoTime()));
   }
 
-  /** Waits until every namespace {@link #startDeleting} deleted is gone (5 min each at most). */
+  /**
+   * Waits until every namespace {@link #startDeleting} deleted is gone (20 min each at most: 647 s
+   * and 870 s from their start in a clean-clone CI run).
+   */
   static void awaitDeletions(LocalInstall it) {
     for (Deleting d; (d = DELETING.poll()) != null; ) {
       String ns = d.namespace();
       Waits.await(
           ns + " gone",
           () -> it.admin.namespaces().withName(ns).get() == null,
-          Duration.ofSeconds(300));
+          Duration.ofSeconds(1200));
       System.out.printf(
           "HostileObjectsE2EIT: %s deleted in %.1f s (behind the classes after it)%n",
           ns, (System.nanoTime() - d.since()) / 1e9);

@@ -149,10 +149,8 @@ final class Volumes {
       ready = makeAvailable(volume);
     } catch (CinderException.NotFound gone) {
       // Cinder's 404 is final for a call, not for the claim: the next attempt makes a new volume
-      throw new ProvisioningException(
-          "volume " + id + " of this claim was deleted while it was made ready; a new one is made",
-          false,
-          gone);
+      String said = "Cinder volume " + id + " of this claim was deleted while it was made ready";
+      throw new ProvisioningException(said + "; a new one is made", false, gone);
     }
     return fromBackup ? RestoredFromBackup.identityBack(cinder, ready, meta) : ready;
   }
