@@ -200,6 +200,18 @@ class InstallDocsE2EIT {
         .create();
   }
 
+  /** The Pod template of the install's Deployment, as the API server holds it. */
+  private static io.fabric8.kubernetes.api.model.PodTemplateSpec podTemplate(
+      KubernetesClient k, String ns) {
+    return k.apps()
+        .deployments()
+        .inNamespace(ns)
+        .withName("standalone-cinder")
+        .get()
+        .getSpec()
+        .getTemplate();
+  }
+
   /** Which of the project's two webhook configurations exist. */
   private static List<String> webhookConfigurations(KubernetesClient k) {
     var v1 = k.admissionRegistration().v1();
@@ -228,17 +240,7 @@ class InstallDocsE2EIT {
     more.put(
         "The API server authenticates to the webhook (Helm)",
         (k, out) -> {
-          var webhook =
-              k.apps()
-                  .deployments()
-                  .inNamespace(ns)
-                  .withName("standalone-cinder")
-                  .get()
-                  .getSpec()
-                  .getTemplate()
-                  .getSpec()
-                  .getContainers()
-                  .get(0);
+          var webhook = podTemplate(k, ns).getSpec().getContainers().get(0);
           assertThat(webhook.getArgs())
               .contains(
                   "--client-ca=/etc/standalone-cinder-apiserver-client/ca.crt",
@@ -327,16 +329,7 @@ class InstallDocsE2EIT {
                       java.util.Base64.getDecoder().decode(secret.getData().get("cloud.conf")),
                       StandardCharsets.UTF_8))
               .contains("[BlockStorage]\nrequest-timeout = 120");
-          assertThat(
-                  k.apps()
-                      .deployments()
-                      .inNamespace(ns)
-                      .withName("standalone-cinder")
-                      .get()
-                      .getSpec()
-                      .getTemplate()
-                      .getMetadata()
-                      .getAnnotations())
+          assertThat(podTemplate(k, ns).getMetadata().getAnnotations())
               .containsKey("kubectl.kubernetes.io/restartedAt");
         },
         "Take the webhook out of the path in an emergency",

@@ -124,14 +124,21 @@ public final class RbdMapper implements VolumeMapper {
     }
     if (form == RbdForm.RBD && o.growableClass() != null) {
       throw new UnmappableExportException(
-          "Cinder exported the volume over RBD, and StorageClass "
-              + o.growableClass()
-              + " allows volume expansion: an in-tree rbd PV there could be grown by any user who"
-              + " may edit the claim, and Kubernetes' own expand controller takes such claims too"
-              + " (on 1.20 it crashed the whole controller-manager). Make Ceph volume types"
-              + " claims of a class without allowVolumeExpansion, or of the csi form (rbdForm"
-              + " csi); nothing was kept in Cinder");
+          "Cinder exported the volume over RBD, and " + growableRefusal(o.growableClass()));
     }
+  }
+
+  /**
+   * Why no in-tree rbd PV is made in {@code className}, which allows volume expansion: said when
+   * the class asks for them (before Cinder is asked) and when Cinder exports over RBD.
+   */
+  public static String growableRefusal(String className) {
+    return "StorageClass "
+        + className
+        + " allows volume expansion: an in-tree rbd PV there could be grown by any user who may"
+        + " edit the claim, and Kubernetes' own expand controller takes such claims too (on 1.20"
+        + " it crashed the whole controller-manager). Give Ceph volume types a class without"
+        + " allowVolumeExpansion, or the csi form (rbdForm csi); nothing is kept in Cinder";
   }
 
   /** Kubernetes' in-tree {@code rbd} source. */

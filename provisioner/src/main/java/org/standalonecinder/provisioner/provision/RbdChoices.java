@@ -44,12 +44,8 @@ final class RbdChoices {
     if (p.namesCeph() && form == RbdForm.RBD && growableClass != null) {
       // Known before Cinder is asked: nothing is made.
       throw ProvisioningException.invalid(
-          "StorageClass "
-              + growableClass
-              + " asks for in-tree rbd volumes and allows volume expansion: such a PV could be"
-              + " grown by any user who may edit the claim, and Kubernetes' own expand controller"
-              + " takes it too (on 1.20 it crashed the whole controller-manager); remove"
-              + " allowVolumeExpansion from the class, or use rbdForm csi");
+          "it asks for in-tree rbd volumes (rbdForm rbd), and "
+              + org.standalonecinder.provisioner.mapping.RbdMapper.growableRefusal(growableClass));
     }
     if (!p.namesCeph()) {
       return new RbdOptions(
